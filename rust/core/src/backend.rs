@@ -1,0 +1,124 @@
+//! The one interface between the write path and whatever answers Fluss requests.
+//!
+//! The sender, the admin API and the read-back helpers speak **Fluss requests** (the protobuf
+//! messages of `wire::proto`) to a [`Backend`]. Two backends answer the same requests:
+//! the embedded engine (`embedded`), in process, and the network client (`cluster`), over the
+//! Fluss wire protocol. So the write path cannot tell them apart, and every test of it on the
+//! embedded engine exercises the exact bytes a real server would receive.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::error::{Error, Result};
+use crate::wire::proto;
+
+/// A boxed future returned by a backend.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'static>>;
+
+/// Where a request goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dest {
+    /// The coordinator (DDL).
+    Coordinator,
+    /// Any server (read-only metadata, InitWriter goes to any tablet server).
+    Any,
+    /// A tablet server by node id (bucket leaders).
+    Tablet(i32),
+}
+
+macro_rules! requests {
+    ($($name:ident($req:ident, $resp:ident) = $key:expr, $version:expr;)*) => {
+        /// One Fluss request.
+        #[derive(Clone, Debug)]
+        pub enum Request { $($name(proto::$req),)* }
+        /// One Fluss response (success body; request-level errors are `Err`).
+        #[derive(Clone, Debug)]
+        pub enum Response { $($name(proto::$resp),)* }
+
+        impl Request {
+            /// The Fluss API key.
+            pub fn api_key(&self) -> i16 { match self { $(Request::$name(_) => $key,)* } }
+            /// The API version fluss-writer sends to a 0.9.x server.
+            pub fn api_version(&self) -> i16 { match self { $(Request::$name(_) => $version,)* } }
+            /// Short name for logs and errors.
+            pub fn name(&self) -> &'static str { match self { $(Request::$name(_) => stringify!($name),)* } }
+            /// Protobuf body.
+            pub fn encode_body(&self) -> Vec<u8> {
+                use prost::Message;
+                match self { $(Request::$name(r) => r.encode_to_vec(),)* }
+            }
+        }
+
+        impl Response {
+            /// Decode the success body of the response to a request with this API key.
+            pub fn decode(api_key: i16, body: &[u8]) -> Result<Response> {
+                use prost::Message;
+                match api_key {
+                    $($key => proto::$resp::decode(body).map(Response::$name)
+                        .map_err(|e| Error::protocol(format!("bad {} body: {e}", stringify!($resp)))),)*
+                    k => Err(Error::protocol(format!("unexpected api key {k}"))),
+                }
+            }
+        }
+
+        $(
+            impl Rpc for proto::$req {
+                type Response = proto::$resp;
+                fn into_request(self) -> Request { Request::$name(self) }
+                fn from_response(r: Response) -> Result<proto::$resp> {
+                    match r {
+                        Response::$name(x) => Ok(x),
+                        other => Err(Error::protocol(format!("expected {} but got {:?}", stringify!($resp), other))),
+                    }
+                }
+            }
+        )*
+    };
+}
+
+requests! {
+    ApiVersions(ApiVersionsRequest, ApiVersionsResponse) = 1000, 0;
+    CreateDatabase(CreateDatabaseRequest, CreateDatabaseResponse) = 1001, 0;
+    DropDatabase(DropDatabaseRequest, DropDatabaseResponse) = 1002, 0;
+    ListDatabases(ListDatabasesRequest, ListDatabasesResponse) = 1003, 0;
+    DatabaseExists(DatabaseExistsRequest, DatabaseExistsResponse) = 1004, 0;
+    CreateTable(CreateTableRequest, CreateTableResponse) = 1005, 0;
+    DropTable(DropTableRequest, DropTableResponse) = 1006, 0;
+    GetTableInfo(GetTableInfoRequest, GetTableInfoResponse) = 1007, 0;
+    ListTables(ListTablesRequest, ListTablesResponse) = 1008, 0;
+    TableExists(TableExistsRequest, TableExistsResponse) = 1010, 0;
+    Metadata(MetadataRequest, MetadataResponse) = 1012, 0;
+    ProduceLog(ProduceLogRequest, ProduceLogResponse) = 1014, 0;
+    FetchLog(FetchLogRequest, FetchLogResponse) = 1015, 0;
+    PutKv(PutKvRequest, PutKvResponse) = 1016, 1;
+    Lookup(LookupRequest, LookupResponse) = 1017, 1;
+    ListOffsets(ListOffsetsRequest, ListOffsetsResponse) = 1021, 0;
+    InitWriter(InitWriterRequest, InitWriterResponse) = 1026, 0;
+}
+
+/// A typed request: its response type and its place in [`Request`] / [`Response`].
+pub trait Rpc: Sized + Send + 'static {
+    type Response: Send + 'static;
+    fn into_request(self) -> Request;
+    fn from_response(r: Response) -> Result<Self::Response>;
+}
+
+/// What answers Fluss requests: the embedded engine or the network client.
+///
+/// A request-level failure (a Fluss ERROR_RESPONSE, a dropped connection, a timeout) is `Err`
+/// with the Fluss code (`NETWORK_EXCEPTION` = 1 for transport failures); per-bucket failures are
+/// inside the response, as on the wire.
+pub trait Backend: Send + Sync + 'static {
+    /// Send one request and await its response.
+    fn send(&self, dest: Dest, request: Request) -> BoxFuture<Response>;
+    /// Node ids of the live tablet servers, for logs (the embedded engine has one, id 0).
+    fn describe(&self) -> String;
+    /// Release connections and files. Later requests fail with `CONNECTION_CLOSED`.
+    fn close(&self);
+}
+
+/// Send a typed request through a backend.
+pub async fn call<R: Rpc>(backend: &dyn Backend, dest: Dest, req: R) -> Result<R::Response> {
+    let resp = backend.send(dest, req.into_request()).await?;
+    R::from_response(resp)
+}

@@ -1,0 +1,331 @@
+//! Connection configuration: Fluss's client keys where they exist, plus ours.
+//!
+//! Values take Fluss's forms (`"64mb"`, `"30s"`, `"100 ms"`) or plain numbers (bytes,
+//! milliseconds). Unknown keys are an error, so a typo never silently falls back to a default.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::error::{ClientCode, Error, Result};
+
+/// How rows of a log table without bucket key are spread over buckets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoKeyAssigner {
+    /// Keep one bucket until its batch is full, then move to another (default).
+    Sticky,
+    /// One bucket after another, per record.
+    RoundRobin,
+}
+
+/// When the durable embedded engine calls fsync.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsyncPolicy {
+    /// fsync every touched file before a write is acknowledged (survives power loss).
+    Always,
+    /// Only write(2) before acknowledging: survives a killed process, not a crashed machine.
+    Never,
+}
+
+/// Parsed configuration. Build it with [`Config::from_pairs`] or start from
+/// [`Config::default`] and set fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `bootstrap.servers`: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
+    pub bootstrap_servers: String,
+    /// `client.writer.buffer.memory-size` (64 MiB).
+    pub buffer_memory_size: u64,
+    /// `client.writer.buffer.wait-timeout`: `None` = unbounded (default), `Some(0)` = never block.
+    pub buffer_wait_timeout: Option<Duration>,
+    /// `client.writer.batch-size` (2 MiB).
+    pub batch_size: u64,
+    /// `client.writer.batch-timeout` (100 ms): how long a non-full batch lingers.
+    pub batch_timeout: Duration,
+    /// `client.writer.acks`: -1 (all, default), 0 or 1.
+    pub acks: i32,
+    /// `client.writer.retries` (i32::MAX).
+    pub retries: u32,
+    /// `client.writer.retry-backoff` (100 ms), doubled per attempt up to 1 s.
+    pub retry_backoff: Duration,
+    /// `client.writer.enable-idempotence` (true).
+    pub enable_idempotence: bool,
+    /// `client.writer.max-inflight-requests-per-bucket` (5; at most 5 with idempotence, forced to 1
+    /// without it so that retries cannot reorder a bucket).
+    pub max_inflight_per_bucket: usize,
+    /// `client.writer.request-max-size` (10 MiB).
+    pub request_max_size: u64,
+    /// `client.request-timeout` (30 s).
+    pub request_timeout: Duration,
+    /// `client.writer.delivery-timeout` (120 s): every operation completes within it.
+    pub delivery_timeout: Duration,
+    /// `client.writer.bucket.no-key-assigner` (sticky).
+    pub no_key_assigner: NoKeyAssigner,
+    /// `client.io-threads` (1): tokio worker threads of the connection's I/O runtime.
+    pub io_threads: usize,
+    /// `embedded.fsync` (always): fsync policy of `embedded:<dir>`.
+    pub embedded_fsync: FsyncPolicy,
+    /// `embedded.default-bucket-number` (1): bucket count when a descriptor gives none.
+    pub default_bucket_number: i32,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            bootstrap_servers: "embedded".into(),
+            buffer_memory_size: 64 << 20,
+            buffer_wait_timeout: None,
+            batch_size: 2 << 20,
+            batch_timeout: Duration::from_millis(100),
+            acks: -1,
+            retries: i32::MAX as u32,
+            retry_backoff: Duration::from_millis(100),
+            enable_idempotence: true,
+            max_inflight_per_bucket: 5,
+            request_max_size: 10 << 20,
+            request_timeout: Duration::from_secs(30),
+            delivery_timeout: Duration::from_secs(120),
+            no_key_assigner: NoKeyAssigner::Sticky,
+            io_threads: 1,
+            embedded_fsync: FsyncPolicy::Always,
+            default_bucket_number: 1,
+        }
+    }
+}
+
+/// Every key [`Config::set`] understands.
+pub const KEYS: &[&str] = &[
+    "bootstrap.servers",
+    "client.writer.buffer.memory-size",
+    "client.writer.buffer.wait-timeout",
+    "client.writer.batch-size",
+    "client.writer.batch-timeout",
+    "client.writer.acks",
+    "client.writer.retries",
+    "client.writer.retry-backoff",
+    "client.writer.enable-idempotence",
+    "client.writer.max-inflight-requests-per-bucket",
+    "client.writer.request-max-size",
+    "client.request-timeout",
+    "client.writer.delivery-timeout",
+    "client.writer.bucket.no-key-assigner",
+    "client.io-threads",
+    "embedded.fsync",
+    "embedded.default-bucket-number",
+];
+
+fn invalid(key: &str, value: &str, why: &str) -> Error {
+    Error::client(ClientCode::InvalidConfig, format!("{key} = {value:?}: {why}"))
+}
+
+/// Parse a size: `"64mb"`, `"2 MiB"`, `"512k"`, `"1g"`, or plain bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match unit.trim() {
+        "" | "b" | "bytes" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+/// Parse a duration: `"30s"`, `"100 ms"`, `"2min"`, `"1h"`, `"500us"`, or plain milliseconds.
+pub fn parse_duration(s: &str) -> Option<Duration> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    if !n.is_finite() || n < 0.0 {
+        return None;
+    }
+    let secs = match unit.trim() {
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => n / 1e3,
+        "us" | "micros" | "microsecond" | "microseconds" => n / 1e6,
+        "ns" | "nanos" | "nanosecond" | "nanoseconds" => n / 1e9,
+        "s" | "sec" | "secs" | "second" | "seconds" => n,
+        "m" | "min" | "mins" | "minute" | "minutes" => n * 60.0,
+        "h" | "hour" | "hours" => n * 3600.0,
+        "d" | "day" | "days" => n * 86400.0,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(secs))
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+impl Config {
+    /// Set one key. Unknown keys and unparsable values are [`ClientCode::InvalidConfig`].
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let size = || parse_size(value).ok_or_else(|| invalid(key, value, "expected a size such as \"64mb\" or a number of bytes"));
+        let dur = || parse_duration(value).ok_or_else(|| invalid(key, value, "expected a duration such as \"30s\" or a number of milliseconds"));
+        let int = |lo: i64, hi: i64| {
+            value
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (lo..=hi).contains(n))
+                .ok_or_else(|| invalid(key, value, &format!("expected an integer in {lo}..={hi}")))
+        };
+        match key {
+            "bootstrap.servers" => {
+                if value.trim().is_empty() {
+                    return Err(invalid(key, value, "must not be empty"));
+                }
+                self.bootstrap_servers = value.trim().to_string();
+            }
+            "client.writer.buffer.memory-size" => self.buffer_memory_size = size()?.max(1),
+            "client.writer.buffer.wait-timeout" => {
+                self.buffer_wait_timeout = match value.trim().to_ascii_lowercase().as_str() {
+                    "unbounded" | "infinite" | "inf" | "max" | "-1" => None,
+                    _ => Some(dur()?),
+                }
+            }
+            "client.writer.batch-size" => {
+                let n = size()?;
+                if n < 1024 {
+                    return Err(invalid(key, value, "must be at least 1kb"));
+                }
+                self.batch_size = n;
+            }
+            "client.writer.batch-timeout" => self.batch_timeout = dur()?,
+            "client.writer.acks" => {
+                self.acks = match value.trim().to_ascii_lowercase().as_str() {
+                    "all" | "-1" => -1,
+                    "0" => 0,
+                    "1" => 1,
+                    _ => return Err(invalid(key, value, "expected all, -1, 0 or 1")),
+                }
+            }
+            "client.writer.retries" => self.retries = int(0, i32::MAX as i64)? as u32,
+            "client.writer.retry-backoff" => self.retry_backoff = dur()?,
+            "client.writer.enable-idempotence" => {
+                self.enable_idempotence = parse_bool(value).ok_or_else(|| invalid(key, value, "expected true or false"))?
+            }
+            "client.writer.max-inflight-requests-per-bucket" => self.max_inflight_per_bucket = int(1, 1000)? as usize,
+            "client.writer.request-max-size" => self.request_max_size = size()?,
+            "client.request-timeout" => self.request_timeout = dur()?,
+            "client.writer.delivery-timeout" => self.delivery_timeout = dur()?,
+            "client.writer.bucket.no-key-assigner" => {
+                self.no_key_assigner = match value.trim().to_ascii_lowercase().as_str() {
+                    "sticky" => NoKeyAssigner::Sticky,
+                    "round_robin" | "round-robin" => NoKeyAssigner::RoundRobin,
+                    _ => return Err(invalid(key, value, "expected sticky or round_robin")),
+                }
+            }
+            "client.io-threads" => self.io_threads = int(1, 64)? as usize,
+            "embedded.fsync" => {
+                self.embedded_fsync = match value.trim().to_ascii_lowercase().as_str() {
+                    "always" => FsyncPolicy::Always,
+                    "never" => FsyncPolicy::Never,
+                    _ => return Err(invalid(key, value, "expected always or never")),
+                }
+            }
+            "embedded.default-bucket-number" => self.default_bucket_number = int(1, 128_000)? as i32,
+            _ => {
+                return Err(Error::client(
+                    ClientCode::InvalidConfig,
+                    format!("unknown configuration key {key:?}; known keys: {}", KEYS.join(", ")),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Build from key/value pairs, then check cross-key rules.
+    pub fn from_pairs<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Config> {
+        let mut c = Config::default();
+        for (k, v) in pairs {
+            c.set(k.as_ref(), v.as_ref())?;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Build from a map.
+    pub fn from_map(map: &BTreeMap<String, String>) -> Result<Config> {
+        Config::from_pairs(map.iter())
+    }
+
+    /// Cross-key rules: idempotence needs acks=all and at most 5 requests in flight per bucket.
+    pub fn validate(&self) -> Result<()> {
+        if self.enable_idempotence {
+            if self.acks != -1 {
+                return Err(Error::client(ClientCode::InvalidConfig, "client.writer.enable-idempotence requires client.writer.acks = all"));
+            }
+            if self.max_inflight_per_bucket > 5 {
+                return Err(Error::client(
+                    ClientCode::InvalidConfig,
+                    "client.writer.max-inflight-requests-per-bucket must be at most 5 with idempotence (the server's dedup window)",
+                ));
+            }
+        }
+        if self.batch_size > self.buffer_memory_size {
+            return Err(Error::client(ClientCode::InvalidConfig, "client.writer.batch-size must not exceed client.writer.buffer.memory-size"));
+        }
+        Ok(())
+    }
+
+    /// Requests in flight per bucket that the sender actually allows: without idempotence a retry
+    /// could overtake a later batch, so it is 1 (C3).
+    pub fn effective_inflight_per_bucket(&self) -> usize {
+        if self.enable_idempotence {
+            self.max_inflight_per_bucket
+        } else {
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fluss_forms() {
+        assert_eq!(parse_size("64mb"), Some(64 << 20));
+        assert_eq!(parse_size("2 MiB"), Some(2 << 20));
+        assert_eq!(parse_size("1024"), Some(1024));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_duration("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_duration("100 ms"), Some(Duration::from_millis(100)));
+        assert_eq!(parse_duration("250"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2min"), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration("soon"), None);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_errors() {
+        let e = Config::from_pairs([("client.writer.batchsize", "1mb")]).unwrap_err();
+        assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
+        assert!(e.message().contains("unknown configuration key"));
+        let e = Config::from_pairs([("client.writer.batch-size", "lots")]).unwrap_err();
+        assert!(e.message().contains("client.writer.batch-size"));
+    }
+
+    #[test]
+    fn wait_timeout_forms() {
+        let c = Config::from_pairs([("client.writer.buffer.wait-timeout", "0")]).unwrap();
+        assert_eq!(c.buffer_wait_timeout, Some(Duration::ZERO));
+        let c = Config::from_pairs([("client.writer.buffer.wait-timeout", "5s")]).unwrap();
+        assert_eq!(c.buffer_wait_timeout, Some(Duration::from_secs(5)));
+        assert_eq!(Config::default().buffer_wait_timeout, None);
+    }
+
+    #[test]
+    fn idempotence_rules() {
+        assert!(Config::from_pairs([("client.writer.acks", "1")]).is_err());
+        let c = Config::from_pairs([("client.writer.acks", "1"), ("client.writer.enable-idempotence", "false")]).unwrap();
+        assert_eq!(c.effective_inflight_per_bucket(), 1);
+        assert!(Config::from_pairs([("client.writer.max-inflight-requests-per-bucket", "6")]).is_err());
+    }
+}

@@ -1,0 +1,384 @@
+//! Data types, columns, schemas, descriptors and table paths.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::error::{ClientCode, Error, Result};
+
+/// A Fluss data type, without nullability (nullability lives on [`Column`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    Boolean,
+    TinyInt,
+    SmallInt,
+    Int,
+    BigInt,
+    Float,
+    Double,
+    String,
+    Bytes,
+    /// DECIMAL(precision, scale), precision 1..=38, scale 0..=precision.
+    Decimal { precision: u8, scale: u8 },
+    /// Days since 1970-01-01.
+    Date,
+    /// Time of day; values are milliseconds of the day. Precision 0..=9 (default 0).
+    Time { precision: u8 },
+    /// Timestamp without time zone; precision 0..=9 (default 6).
+    Timestamp { precision: u8 },
+    /// Timestamp with local time zone (an instant); precision 0..=9 (default 6).
+    TimestampLtz { precision: u8 },
+}
+
+impl DataType {
+    /// DECIMAL(p, s), checked.
+    pub fn decimal(precision: u8, scale: u8) -> Result<DataType> {
+        if !(1..=38).contains(&precision) || scale > precision {
+            return Err(Error::client(
+                ClientCode::InvalidTable,
+                format!("DECIMAL({precision}, {scale}) is out of range: precision 1..=38, scale 0..=precision"),
+            ));
+        }
+        Ok(DataType::Decimal { precision, scale })
+    }
+
+    /// Validate type parameters.
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            DataType::Decimal { precision, scale } => DataType::decimal(precision, scale).map(|_| ()),
+            DataType::Time { precision } | DataType::Timestamp { precision } | DataType::TimestampLtz { precision }
+                if precision > 9 =>
+            {
+                Err(Error::client(ClientCode::InvalidTable, format!("{self} precision must be 0..=9")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a value of this type has a fixed encoded width in Fluss's row formats.
+    pub fn is_variable_length(&self) -> bool {
+        matches!(self, DataType::String | DataType::Bytes) || matches!(self, DataType::Decimal { precision, .. } if *precision > 18)
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataType::Boolean => write!(f, "BOOLEAN"),
+            DataType::TinyInt => write!(f, "TINYINT"),
+            DataType::SmallInt => write!(f, "SMALLINT"),
+            DataType::Int => write!(f, "INT"),
+            DataType::BigInt => write!(f, "BIGINT"),
+            DataType::Float => write!(f, "FLOAT"),
+            DataType::Double => write!(f, "DOUBLE"),
+            DataType::String => write!(f, "STRING"),
+            DataType::Bytes => write!(f, "BYTES"),
+            DataType::Decimal { precision, scale } => write!(f, "DECIMAL({precision}, {scale})"),
+            DataType::Date => write!(f, "DATE"),
+            DataType::Time { precision } => write!(f, "TIME({precision})"),
+            DataType::Timestamp { precision } => write!(f, "TIMESTAMP({precision})"),
+            DataType::TimestampLtz { precision } => write!(f, "TIMESTAMP_LTZ({precision})"),
+        }
+    }
+}
+
+/// One column of a schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub data_type: DataType,
+    pub nullable: bool,
+    pub comment: Option<String>,
+}
+
+impl Column {
+    /// A nullable column.
+    pub fn new(name: impl Into<String>, data_type: DataType) -> Column {
+        Column { name: name.into(), data_type, nullable: true, comment: None }
+    }
+
+    /// The same column, NOT NULL.
+    pub fn not_null(mut self) -> Column {
+        self.nullable = false;
+        self
+    }
+}
+
+/// Columns plus an optional primary key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schema {
+    columns: Vec<Column>,
+    primary_key: Vec<String>,
+}
+
+impl Schema {
+    /// Build and validate a schema. Primary-key columns are forced NOT NULL (as the Fluss server
+    /// does).
+    pub fn new(columns: Vec<Column>, primary_key: Vec<String>) -> Result<Schema> {
+        let bad = |m: String| Error::client(ClientCode::InvalidTable, m);
+        if columns.is_empty() {
+            return Err(bad("a schema needs at least one column".into()));
+        }
+        let mut columns = columns;
+        for (i, c) in columns.iter().enumerate() {
+            if c.name.is_empty() {
+                return Err(bad(format!("column {i} has an empty name")));
+            }
+            if columns[..i].iter().any(|o| o.name == c.name) {
+                return Err(bad(format!("duplicate column name {:?}", c.name)));
+            }
+            c.data_type.validate()?;
+        }
+        for (i, k) in primary_key.iter().enumerate() {
+            if primary_key[..i].contains(k) {
+                return Err(bad(format!("primary key names column {k:?} twice")));
+            }
+            match columns.iter_mut().find(|c| &c.name == k) {
+                Some(c) => c.nullable = false,
+                None => return Err(bad(format!("primary key column {k:?} is not in the schema"))),
+            }
+        }
+        Ok(Schema { columns, primary_key })
+    }
+
+    /// Start a schema builder.
+    pub fn builder() -> SchemaBuilder {
+        SchemaBuilder::default()
+    }
+
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    pub fn primary_key(&self) -> &[String] {
+        &self.primary_key
+    }
+
+    pub fn has_primary_key(&self) -> bool {
+        !self.primary_key.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Index of a column by name.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// Indexes of named columns; an unknown name is an error.
+    pub fn indexes_of(&self, names: &[String]) -> Result<Vec<usize>> {
+        names
+            .iter()
+            .map(|n| self.index_of(n).ok_or_else(|| Error::invalid_row(format!("unknown column {n:?}"))))
+            .collect()
+    }
+
+    /// Indexes of the primary-key columns, in key order.
+    pub fn primary_key_indexes(&self) -> Vec<usize> {
+        self.primary_key.iter().map(|k| self.index_of(k).expect("validated")).collect()
+    }
+
+    /// The column types in order.
+    pub fn types(&self) -> Vec<DataType> {
+        self.columns.iter().map(|c| c.data_type).collect()
+    }
+}
+
+/// Builder for [`Schema`].
+#[derive(Default)]
+pub struct SchemaBuilder {
+    columns: Vec<Column>,
+    primary_key: Vec<String>,
+}
+
+impl SchemaBuilder {
+    /// Add a nullable column.
+    pub fn column(mut self, name: impl Into<String>, t: DataType) -> Self {
+        self.columns.push(Column::new(name, t));
+        self
+    }
+
+    /// Add a NOT NULL column.
+    pub fn column_not_null(mut self, name: impl Into<String>, t: DataType) -> Self {
+        self.columns.push(Column::new(name, t).not_null());
+        self
+    }
+
+    /// Set the primary key.
+    pub fn primary_key<S: Into<String>>(mut self, cols: impl IntoIterator<Item = S>) -> Self {
+        self.primary_key = cols.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn build(self) -> Result<Schema> {
+        Schema::new(self.columns, self.primary_key)
+    }
+}
+
+/// `database.table`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TablePath {
+    pub database: String,
+    pub table: String,
+}
+
+impl TablePath {
+    /// A checked path. Names follow Fluss's rules: ASCII letters, digits, `_` and `-`, 1 to 200
+    /// characters, not starting with `__`.
+    pub fn new(database: impl Into<String>, table: impl Into<String>) -> Result<TablePath> {
+        let p = TablePath { database: database.into(), table: table.into() };
+        validate_name(&p.database, "database")?;
+        validate_name(&p.table, "table")?;
+        Ok(p)
+    }
+
+    /// Parse `"db.table"`.
+    pub fn parse(s: &str) -> Result<TablePath> {
+        match s.split_once('.') {
+            Some((d, t)) => TablePath::new(d, t),
+            None => Err(Error::client(ClientCode::InvalidTable, format!("table path {s:?} is not of the form database.table"))),
+        }
+    }
+}
+
+/// Check a database or table name against Fluss's naming rules.
+pub fn validate_name(name: &str, what: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 200
+        && name != "."
+        && name != ".."
+        && !name.starts_with("__")
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::client(
+            ClientCode::InvalidTable,
+            format!("invalid {what} name {name:?}: use 1-200 ASCII letters, digits, '_' or '-', not starting with '__'"),
+        ))
+    }
+}
+
+impl fmt::Display for TablePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.database, self.table)
+    }
+}
+
+/// What `create_table` takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableDescriptor {
+    pub schema: Schema,
+    /// Number of buckets; `None` lets the server choose (`default.bucket.number`).
+    pub bucket_count: Option<i32>,
+    /// Bucket-key columns. Empty: for a primary-key table, the primary key; for a log table, no
+    /// key (rows are spread by sticky assignment).
+    pub bucket_key: Vec<String>,
+    /// Partition columns. Partitioned tables are not supported by this SDK yet; a non-empty list
+    /// is rejected by `validate`.
+    pub partition_keys: Vec<String>,
+    /// Fluss `table.*` properties.
+    pub properties: BTreeMap<String, String>,
+    /// Free-form properties.
+    pub custom_properties: BTreeMap<String, String>,
+    pub comment: Option<String>,
+}
+
+impl TableDescriptor {
+    /// A descriptor with defaults for everything but the schema.
+    pub fn new(schema: Schema) -> TableDescriptor {
+        TableDescriptor {
+            schema,
+            bucket_count: None,
+            bucket_key: Vec::new(),
+            partition_keys: Vec::new(),
+            properties: BTreeMap::new(),
+            custom_properties: BTreeMap::new(),
+            comment: None,
+        }
+    }
+
+    pub fn with_bucket_count(mut self, n: i32) -> Self {
+        self.bucket_count = Some(n);
+        self
+    }
+
+    pub fn with_bucket_key<S: Into<String>>(mut self, cols: impl IntoIterator<Item = S>) -> Self {
+        self.bucket_key = cols.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn with_property(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
+        self.properties.insert(k.into(), v.into());
+        self
+    }
+
+    /// Check the descriptor and fill the defaults that the server would fill: the bucket key of
+    /// a primary-key table defaults to its primary key; the bucket count defaults to
+    /// `default_buckets`.
+    pub fn normalized(&self, default_buckets: i32) -> Result<TableDescriptor> {
+        let bad = |m: String| Error::client(ClientCode::InvalidTable, m);
+        if !self.partition_keys.is_empty() {
+            return Err(Error::client(ClientCode::Unsupported, "partitioned tables are not supported by fluss-writer yet"));
+        }
+        let mut d = self.clone();
+        let n = d.bucket_count.unwrap_or(default_buckets);
+        if !(1..=128_000).contains(&n) {
+            return Err(bad(format!("bucket count {n} is out of range 1..=128000")));
+        }
+        d.bucket_count = Some(n);
+        for k in &d.bucket_key {
+            if d.schema.index_of(k).is_none() {
+                return Err(bad(format!("bucket key column {k:?} is not in the schema")));
+            }
+        }
+        if d.schema.has_primary_key() {
+            if d.bucket_key.is_empty() {
+                d.bucket_key = d.schema.primary_key().to_vec();
+            } else if let Some(k) = d.bucket_key.iter().find(|k| !d.schema.primary_key().contains(k)) {
+                return Err(bad(format!("bucket key column {k:?} must be part of the primary key")));
+            }
+        }
+        Ok(d)
+    }
+
+    pub fn bucket_count_or(&self, default: i32) -> i32 {
+        self.bucket_count.unwrap_or(default)
+    }
+}
+
+/// A table as the server knows it: id, schema id and the descriptor after server defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableInfo {
+    pub path: TablePath,
+    pub table_id: i64,
+    pub schema_id: i32,
+    /// Normalized: `bucket_count` is `Some`, a primary-key table's `bucket_key` is set.
+    pub descriptor: TableDescriptor,
+    pub created_time: i64,
+    pub modified_time: i64,
+}
+
+impl TableInfo {
+    pub fn schema(&self) -> &Schema {
+        &self.descriptor.schema
+    }
+
+    pub fn bucket_count(&self) -> i32 {
+        self.descriptor.bucket_count.unwrap_or(1)
+    }
+
+    pub fn has_primary_key(&self) -> bool {
+        self.descriptor.schema.has_primary_key()
+    }
+
+    /// Indexes of the bucket-key columns (empty for a log table without bucket key).
+    pub fn bucket_key_indexes(&self) -> Vec<usize> {
+        self.descriptor.bucket_key.iter().map(|k| self.schema().index_of(k).expect("validated")).collect()
+    }
+}

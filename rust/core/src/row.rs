@@ -1,0 +1,253 @@
+//! Row values: [`Value`] (one datum) and [`Row`] (a full row in schema order).
+//!
+//! A row handed to a writer is checked against the table schema before anything is accepted:
+//! field count, each value's type, and nulls in NOT NULL columns. [`check_value`] is the one
+//! place that rule lives; every encoder calls it.
+
+use crate::error::{Error, Result};
+use crate::metadata::{Column, DataType, Schema};
+
+/// A DECIMAL value: the unscaled integer plus precision and scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    pub unscaled: i128,
+    pub precision: u8,
+    pub scale: u8,
+}
+
+/// A timestamp as Fluss stores it: epoch milliseconds plus nanoseconds within the millisecond.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Timestamp {
+    pub millis: i64,
+    /// 0..=999_999
+    pub nanos_of_milli: u32,
+}
+
+impl Timestamp {
+    pub fn from_millis(millis: i64) -> Timestamp {
+        Timestamp { millis, nanos_of_milli: 0 }
+    }
+
+    pub fn from_micros(micros: i64) -> Timestamp {
+        Timestamp { millis: micros.div_euclid(1000), nanos_of_milli: (micros.rem_euclid(1000) * 1000) as u32 }
+    }
+
+    pub fn from_nanos(nanos: i64) -> Timestamp {
+        Timestamp { millis: nanos.div_euclid(1_000_000), nanos_of_milli: nanos.rem_euclid(1_000_000) as u32 }
+    }
+
+    pub fn from_seconds(s: i64) -> Timestamp {
+        Timestamp::from_millis(s * 1000)
+    }
+
+    /// Total nanoseconds since the epoch (saturating).
+    pub fn as_nanos(&self) -> i64 {
+        self.millis.saturating_mul(1_000_000).saturating_add(self.nanos_of_milli as i64)
+    }
+
+    pub fn as_micros(&self) -> i64 {
+        self.millis.saturating_mul(1000).saturating_add((self.nanos_of_milli / 1000) as i64)
+    }
+}
+
+/// One datum.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Boolean(bool),
+    TinyInt(i8),
+    SmallInt(i16),
+    Int(i32),
+    BigInt(i64),
+    Float(f32),
+    Double(f64),
+    String(String),
+    Bytes(Vec<u8>),
+    Decimal(Decimal),
+    /// Days since 1970-01-01.
+    Date(i32),
+    /// Milliseconds of the day.
+    Time(i32),
+    Timestamp(Timestamp),
+    TimestampLtz(Timestamp),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Short type name for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "NULL",
+            Value::Boolean(_) => "BOOLEAN",
+            Value::TinyInt(_) => "TINYINT",
+            Value::SmallInt(_) => "SMALLINT",
+            Value::Int(_) => "INT",
+            Value::BigInt(_) => "BIGINT",
+            Value::Float(_) => "FLOAT",
+            Value::Double(_) => "DOUBLE",
+            Value::String(_) => "STRING",
+            Value::Bytes(_) => "BYTES",
+            Value::Decimal(_) => "DECIMAL",
+            Value::Date(_) => "DATE",
+            Value::Time(_) => "TIME",
+            Value::Timestamp(_) => "TIMESTAMP",
+            Value::TimestampLtz(_) => "TIMESTAMP_LTZ",
+        }
+    }
+}
+
+macro_rules! from_prim {
+    ($t:ty, $v:ident) => {
+        impl From<$t> for Value {
+            fn from(x: $t) -> Value {
+                Value::$v(x)
+            }
+        }
+    };
+}
+from_prim!(bool, Boolean);
+from_prim!(i8, TinyInt);
+from_prim!(i16, SmallInt);
+from_prim!(i32, Int);
+from_prim!(i64, BigInt);
+from_prim!(f32, Float);
+from_prim!(f64, Double);
+from_prim!(String, String);
+from_prim!(Vec<u8>, Bytes);
+from_prim!(Decimal, Decimal);
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_string())
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(o: Option<T>) -> Value {
+        o.map_or(Value::Null, Into::into)
+    }
+}
+
+/// A full row in schema order (the `GenericRow` of the official clients).
+pub type Row = Vec<Value>;
+
+/// Build a [`Row`] from heterogeneous values: `row![1, "a", None::<i64>]`.
+#[macro_export]
+macro_rules! row {
+    ($($v:expr),* $(,)?) => { vec![$($crate::Value::from($v)),*] };
+}
+
+/// Check one value against its column: the type must match exactly and NOT NULL columns take no
+/// null. DECIMAL values must fit the column's precision and carry its scale; timestamps must
+/// have `nanos_of_milli < 1_000_000`.
+pub fn check_value(col: &Column, v: &Value) -> Result<()> {
+    let mismatch = || Error::invalid_row(format!("column {:?} is {} but the value is {}", col.name, col.data_type, v.type_name()));
+    match (col.data_type, v) {
+        (_, Value::Null) if col.nullable => Ok(()),
+        (_, Value::Null) => Err(Error::invalid_row(format!("column {:?} is NOT NULL but the value is null", col.name))),
+        (DataType::Boolean, Value::Boolean(_))
+        | (DataType::TinyInt, Value::TinyInt(_))
+        | (DataType::SmallInt, Value::SmallInt(_))
+        | (DataType::Int, Value::Int(_))
+        | (DataType::BigInt, Value::BigInt(_))
+        | (DataType::Float, Value::Float(_))
+        | (DataType::Double, Value::Double(_))
+        | (DataType::String, Value::String(_))
+        | (DataType::Bytes, Value::Bytes(_))
+        | (DataType::Date, Value::Date(_)) => Ok(()),
+        (DataType::Time { .. }, Value::Time(ms)) => {
+            if (0..86_400_000).contains(ms) {
+                Ok(())
+            } else {
+                Err(Error::invalid_row(format!("column {:?}: TIME value {ms} ms is outside one day", col.name)))
+            }
+        }
+        (DataType::Timestamp { .. }, Value::Timestamp(ts)) | (DataType::TimestampLtz { .. }, Value::TimestampLtz(ts)) => {
+            if ts.nanos_of_milli < 1_000_000 {
+                Ok(())
+            } else {
+                Err(Error::invalid_row(format!("column {:?}: nanos_of_milli {} >= 1000000", col.name, ts.nanos_of_milli)))
+            }
+        }
+        (DataType::Decimal { precision, scale }, Value::Decimal(d)) => {
+            if d.scale != scale {
+                return Err(Error::invalid_row(format!("column {:?} is {} but the value has scale {}", col.name, col.data_type, d.scale)));
+            }
+            if decimal_digits(d.unscaled) > precision as u32 {
+                return Err(Error::invalid_row(format!(
+                    "column {:?} is {}: unscaled value {} has more than {precision} digits",
+                    col.name, col.data_type, d.unscaled
+                )));
+            }
+            Ok(())
+        }
+        _ => Err(mismatch()),
+    }
+}
+
+fn decimal_digits(v: i128) -> u32 {
+    let mut n = v.unsigned_abs();
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+/// Check a full row against a schema: field count, then every value.
+pub fn check_row(schema: &Schema, row: &[Value]) -> Result<()> {
+    if row.len() != schema.len() {
+        return Err(Error::invalid_row(format!("the row has {} fields but the table has {} columns", row.len(), schema.len())));
+    }
+    for (c, v) in schema.columns().iter().zip(row) {
+        check_value(c, v)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Schema {
+        Schema::builder()
+            .column_not_null("id", DataType::Int)
+            .column("name", DataType::String)
+            .column("d", DataType::Decimal { precision: 5, scale: 2 })
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn accepts_matching_rows() {
+        let d = Decimal { unscaled: 12345, precision: 5, scale: 2 };
+        check_row(&schema(), &row![1, "x", d]).unwrap();
+        check_row(&schema(), &row![1, None::<String>, Value::Null]).unwrap();
+    }
+
+    #[test]
+    fn rejects_bad_rows_with_clear_messages() {
+        let e = check_row(&schema(), &row![1, "x"]).unwrap_err();
+        assert!(e.message().contains("2 fields but the table has 3"), "{e}");
+        let e = check_row(&schema(), &row![Value::Null, "x", Value::Null]).unwrap_err();
+        assert!(e.message().contains("NOT NULL"), "{e}");
+        let e = check_row(&schema(), &row![1i64, "x", Value::Null]).unwrap_err();
+        assert!(e.message().contains("is INT but the value is BIGINT"), "{e}");
+        let big = Decimal { unscaled: 123456, precision: 6, scale: 2 };
+        assert!(check_row(&schema(), &row![1, "x", big]).is_err());
+        let wrong_scale = Decimal { unscaled: 1, precision: 5, scale: 1 };
+        assert!(check_row(&schema(), &row![1, "x", wrong_scale]).is_err());
+        assert_eq!(e.code(), crate::ClientCode::InvalidRow as i32);
+    }
+
+    #[test]
+    fn timestamps_split_into_millis_and_nanos() {
+        assert_eq!(Timestamp::from_micros(-1), Timestamp { millis: -1, nanos_of_milli: 999_000 });
+        assert_eq!(Timestamp::from_nanos(1_500_000_123), Timestamp { millis: 1500, nanos_of_milli: 123 });
+        assert_eq!(Timestamp::from_nanos(1_500_000_123).as_nanos(), 1_500_000_123);
+    }
+}
