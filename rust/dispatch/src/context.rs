@@ -10,9 +10,15 @@
 
 use std::cell::Cell;
 
-use crate::loom::thread_local;
+#[cfg(not(loom))]
+std::thread_local! {
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    static WORKER_OF: Cell<u64> = const { Cell::new(0) };
+}
 
-thread_local! {
+// loom's `thread_local!` has no `const` form.
+#[cfg(loom)]
+loom::thread_local! {
     static DEPTH: Cell<u32> = Cell::new(0);
     static WORKER_OF: Cell<u64> = Cell::new(0);
 }

@@ -382,3 +382,506 @@ fn worker_main(id: u64, shard: &Shard, hooks: Option<&dyn WorkerHooks>, counters
     q.exited = true;
     shard.done.notify_all();
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::test_util::{eventually, held_scope, one_callback_job, recording_handler};
+    use crate::{
+        in_callback, AdmitError, FlushError, JobContext, ManualClock, Scope, ScopeOptions,
+        TicketSet,
+    };
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn scope_on(
+        executor: Executor,
+        max: u64,
+    ) -> (Scope, Arc<std::sync::Mutex<Vec<crate::CallbackError>>>) {
+        let (h, errors) = recording_handler();
+        let scope = Scope::new(
+            ScopeOptions {
+                max_pending_callbacks: max,
+                error_handler: Some(h),
+            },
+            executor,
+            Arc::new(SystemClock::new()),
+        );
+        (scope, errors)
+    }
+
+    /// A job with `n` callbacks; callback `j` calls `f(j)`.
+    fn job_with<F>(scope: &Scope, key: u64, n: usize, f: F) -> Job
+    where
+        F: Fn(usize) + Send + Sync + 'static,
+    {
+        let mut tickets = TicketSet::default();
+        for _ in 0..n {
+            tickets.add(scope.admit(Deadline::never()).unwrap());
+        }
+        let f = Arc::new(f);
+        Job::new(
+            scope,
+            key,
+            tickets,
+            scope.clock().now_nanos(),
+            Box::new(move |ctx: &mut JobContext<'_>| {
+                for j in 0..n {
+                    let f = f.clone();
+                    ctx.invoke(move || f(j), &|| format!("op {j}"));
+                }
+            }),
+        )
+    }
+
+    #[test]
+    fn fifo_runs_jobs_in_handoff_order_on_its_worker() {
+        let ex = Executor::fifo("fifo-order", None);
+        let (scope, _e) = scope_on(ex.clone(), 1 << 20);
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let off_worker = Arc::new(AtomicUsize::new(0));
+        for i in 0..500usize {
+            let (seen, off, ex2) = (seen.clone(), off_worker.clone(), ex.clone());
+            scope.dispatch(job_with(&scope, i as u64, 3, move |j| {
+                if !ex2.is_worker_thread() || !in_callback() {
+                    off.fetch_add(1, SeqCst);
+                }
+                seen.lock().unwrap().push((i, j));
+            }));
+        }
+        assert!(!ex.is_worker_thread());
+        scope.flush(Deadline::never()).unwrap();
+        let seen = seen.lock().unwrap();
+        let expected: Vec<_> = (0..500).flat_map(|i| (0..3).map(move |j| (i, j))).collect();
+        assert_eq!(*seen, expected);
+        assert_eq!(off_worker.load(SeqCst), 0);
+        let st = ex.stats();
+        assert_eq!(
+            (st.jobs_run, st.callbacks_run, st.queued_jobs),
+            (500, 1500, 0)
+        );
+        assert_eq!(scope.stats().callbacks_run, 1500);
+    }
+
+    #[test]
+    fn sharded_keeps_per_key_order_on_the_keys_worker() {
+        let ex = Executor::sharded("sharded", 4, None);
+        assert_eq!(ex.workers_count(), 4);
+        assert_eq!(ex.shard_of(6), 2);
+        let (scope, _e) = scope_on(ex.clone(), 1 << 20);
+        let per_key = Arc::new(std::sync::Mutex::new(vec![Vec::new(); 8]));
+        let wrong_thread = Arc::new(AtomicUsize::new(0));
+        for i in 0..2000usize {
+            let key = (i * 7 + i / 3) % 8;
+            let (per_key, wrong) = (per_key.clone(), wrong_thread.clone());
+            let expect = format!("sharded-{}", ex.shard_of(key as u64));
+            scope.dispatch(job_with(&scope, key as u64, 1, move |_| {
+                if std::thread::current().name() != Some(expect.as_str()) {
+                    wrong.fetch_add(1, SeqCst);
+                }
+                per_key.lock().unwrap()[key].push(i);
+            }));
+        }
+        scope.flush(Deadline::never()).unwrap();
+        assert_eq!(wrong_thread.load(SeqCst), 0);
+        let per_key = per_key.lock().unwrap();
+        assert_eq!(per_key.iter().map(Vec::len).sum::<usize>(), 2000);
+        for seq in per_key.iter() {
+            assert!(seq.windows(2).all(|w| w[0] < w[1]), "order broken: {seq:?}");
+        }
+        assert!(ex.shutdown(Deadline::never()));
+    }
+
+    #[test]
+    fn user_executor_gets_jobs_and_runs_them_on_its_thread() {
+        let (scope, holding, _e) = held_scope(8);
+        let ran_in_callback = Arc::new(AtomicUsize::new(0));
+        for k in 0..3 {
+            let r = ran_in_callback.clone();
+            let t = scope.admit(Deadline::never()).unwrap();
+            scope.dispatch(one_callback_job(&scope, k, t.into(), move || {
+                if in_callback() {
+                    r.fetch_add(1, SeqCst);
+                }
+            }));
+        }
+        assert_eq!(scope.executor().shard_of(5), 0);
+        let jobs = holding.take();
+        assert_eq!(
+            jobs.iter().map(Job::shard_key).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        assert_eq!(scope.flush(Deadline::now()), Err(FlushError::Timeout));
+        let s2 = scope.clone();
+        std::thread::spawn(move || {
+            for j in jobs.into_iter().rev() {
+                j.run();
+            }
+            assert!(!in_callback());
+            drop(s2);
+        })
+        .join()
+        .unwrap();
+        assert_eq!(ran_in_callback.load(SeqCst), 3);
+        assert_eq!(scope.flush(Deadline::now()), Ok(()));
+        assert_eq!(scope.executor().stats().jobs_run, 3);
+        assert!(scope.executor().shutdown(Deadline::now()));
+    }
+
+    #[test]
+    fn job_dropped_unrun_retires_its_tickets_and_reports() {
+        let (scope, holding, errors) = held_scope(8);
+        let mut tickets = TicketSet::default();
+        tickets.add(scope.admit(Deadline::never()).unwrap());
+        tickets.add(scope.admit(Deadline::never()).unwrap());
+        let ran = Arc::new(AtomicBool::new(false));
+        let r2 = ran.clone();
+        scope.dispatch(one_callback_job(&scope, 9, tickets, move || {
+            r2.store(true, SeqCst)
+        }));
+        assert_eq!(scope.stats().pending, 2);
+        drop(holding.take());
+        assert!(!ran.load(SeqCst));
+        assert_eq!(scope.flush(Deadline::now()), Ok(()));
+        assert_eq!(scope.slots_in_use(), 0);
+        let st = scope.stats();
+        assert_eq!(
+            (st.pending, st.jobs_dropped_unrun, st.callbacks_run),
+            (0, 1, 0)
+        );
+        let errors = errors.lock().unwrap();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].message, "job dropped without running");
+        assert!(
+            errors[0].operation.contains("2 callback"),
+            "{}",
+            errors[0].operation
+        );
+    }
+
+    #[test]
+    fn a_panicking_callback_does_not_stop_the_worker() {
+        let ex = Executor::fifo("panics", None);
+        let (scope, errors) = scope_on(ex.clone(), 64);
+        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let r = ran.clone();
+        scope.dispatch(job_with(&scope, 0, 3, move |j| {
+            if j == 1 {
+                panic!("boom in {j}");
+            }
+            r.lock().unwrap().push(j);
+        }));
+        let r = ran.clone();
+        scope.dispatch(job_with(&scope, 0, 2, move |j| {
+            r.lock().unwrap().push(10 + j)
+        }));
+        scope.flush(Deadline::never()).unwrap();
+        assert_eq!(*ran.lock().unwrap(), vec![0, 2, 10, 11]);
+        let st = scope.stats();
+        assert_eq!(
+            (st.callbacks_run, st.callback_errors, st.pending),
+            (5, 1, 0)
+        );
+        let errors = errors.lock().unwrap();
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].message, "boom in 1");
+        assert_eq!(errors[0].operation, "op 1");
+    }
+
+    #[test]
+    fn a_panicking_body_or_error_handler_is_contained() {
+        let ex = Executor::fifo("body-panics", None);
+        let scope = Scope::new(
+            ScopeOptions {
+                max_pending_callbacks: 8,
+                error_handler: Some(Arc::new(|_: &crate::CallbackError| panic!("handler"))),
+            },
+            ex,
+            Arc::new(SystemClock::new()),
+        );
+        let t = scope.admit(Deadline::never()).unwrap();
+        scope.dispatch(Job::new(
+            &scope,
+            0,
+            t.into(),
+            0,
+            Box::new(|ctx: &mut JobContext<'_>| {
+                ctx.invoke(|| panic!("cb"), &|| "x".into());
+                panic!("body");
+            }),
+        ));
+        let ok = Arc::new(AtomicBool::new(false));
+        let o2 = ok.clone();
+        let t = scope.admit(Deadline::never()).unwrap();
+        scope.dispatch(one_callback_job(&scope, 0, t.into(), move || {
+            o2.store(true, SeqCst)
+        }));
+        scope.flush(Deadline::never()).unwrap();
+        assert!(ok.load(SeqCst));
+        assert_eq!(scope.stats().callback_errors, 2);
+    }
+
+    /// Records the slot count and pending tickets at the moment it is dropped.
+    struct Probe {
+        scope: Scope,
+        at_drop: Arc<std::sync::Mutex<Option<(u64, u64)>>>,
+    }
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            *self.at_drop.lock().unwrap() =
+                Some((self.scope.slots_in_use(), self.scope.stats().pending));
+        }
+    }
+
+    #[test]
+    fn slot_is_released_only_after_captures_are_dropped() {
+        let ex = Executor::fifo("captures", None);
+        let (scope, _e) = scope_on(ex, 8);
+        for invoke in [true, false] {
+            let at_drop = Arc::new(std::sync::Mutex::new(None));
+            let probe = Probe {
+                scope: scope.clone(),
+                at_drop: at_drop.clone(),
+            };
+            let t = scope.admit(Deadline::never()).unwrap();
+            scope.dispatch(Job::new(
+                &scope,
+                0,
+                t.into(),
+                0,
+                Box::new(move |ctx: &mut JobContext<'_>| {
+                    if invoke {
+                        ctx.invoke(move || drop(probe), &|| "probe".into());
+                    } else {
+                        // A body that never calls its callable: it is dropped with the body.
+                        let _keep = probe;
+                    }
+                }),
+            ));
+            scope.flush(Deadline::never()).unwrap();
+            assert_eq!(*at_drop.lock().unwrap(), Some((1, 1)), "invoke={invoke}");
+            assert_eq!(scope.slots_in_use(), 0);
+        }
+        // Dropped unrun: same order.
+        let (scope, holding, _e) = held_scope(8);
+        let at_drop = Arc::new(std::sync::Mutex::new(None));
+        let probe = Probe {
+            scope: scope.clone(),
+            at_drop: at_drop.clone(),
+        };
+        let t = scope.admit(Deadline::never()).unwrap();
+        scope.dispatch(one_callback_job(&scope, 0, t.into(), move || drop(probe)));
+        drop(holding.take());
+        assert_eq!(*at_drop.lock().unwrap(), Some((1, 1)));
+        assert_eq!(scope.slots_in_use(), 0);
+    }
+
+    #[test]
+    fn latency_is_measured_on_the_injected_clock() {
+        let holding = Arc::new(crate::test_util::Holding::default());
+        let clock = Arc::new(ManualClock::new());
+        let scope = Scope::new(
+            ScopeOptions::default(),
+            Executor::user(holding.clone()),
+            clock.clone(),
+        );
+        for (ack, now) in [(1_000u64, 6_000u64), (6_000, 6_100), (6_100, 1_006_100)] {
+            let t = scope.admit(Deadline::never()).unwrap();
+            scope.dispatch(Job::new(
+                &scope,
+                0,
+                t.into(),
+                ack,
+                Box::new(|ctx: &mut JobContext<'_>| ctx.invoke(|| {}, &|| String::new())),
+            ));
+            clock.set(now);
+            holding.take().pop().unwrap().run();
+        }
+        let st = scope.executor().stats();
+        assert_eq!(st.jobs_run, 3);
+        assert_eq!(st.callbacks_run, 3);
+        let l = st.ack_to_callback;
+        assert_eq!(l.count, 3);
+        assert_eq!(l.max_nanos, 1_000_000);
+        assert!((5_000..=6_250).contains(&l.p50_nanos), "{l:?}");
+        assert_eq!(l.p99_nanos, 1_000_000);
+    }
+
+    #[derive(Default)]
+    struct CountingHooks {
+        groups: AtomicUsize,
+        starts: AtomicUsize,
+        stops: AtomicUsize,
+    }
+    impl WorkerHooks for CountingHooks {
+        fn around_group(&self, run: &mut dyn FnMut()) {
+            self.groups.fetch_add(1, SeqCst);
+            run()
+        }
+        fn on_thread_start(&self) {
+            self.starts.fetch_add(1, SeqCst);
+        }
+        fn on_thread_stop(&self) {
+            self.stops.fetch_add(1, SeqCst);
+        }
+    }
+
+    #[test]
+    fn around_group_runs_once_per_group_of_queued_jobs() {
+        let hooks = Arc::new(CountingHooks::default());
+        let ex = Executor::fifo("groups", Some(hooks.clone()));
+        let (scope, _e) = scope_on(ex.clone(), 1 << 20);
+        let (started_tx, started_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let go_rx = std::sync::Mutex::new(go_rx);
+        scope.dispatch(job_with(&scope, 0, 1, move |_| {
+            started_tx.send(()).unwrap();
+            go_rx
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap();
+        }));
+        started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        // The worker is busy: these queue up and must form groups of at most GROUP_CAP.
+        let queued = GROUP_CAP + 100;
+        for _ in 0..queued {
+            scope.dispatch(job_with(&scope, 0, 1, |_| {}));
+        }
+        assert_eq!(ex.stats().queued_jobs, queued as u64);
+        go_tx.send(()).unwrap();
+        scope.flush(Deadline::never()).unwrap();
+        assert_eq!(hooks.groups.load(SeqCst), 3, "1 + ceil(1124 / 1024) groups");
+        assert_eq!(ex.stats().jobs_run, queued as u64 + 1);
+        assert!(ex.shutdown(Deadline::never()));
+        assert_eq!(hooks.starts.load(SeqCst), 1);
+        assert_eq!(hooks.stops.load(SeqCst), 1);
+    }
+
+    struct NoRunHooks;
+    impl WorkerHooks for NoRunHooks {
+        fn around_group(&self, _run: &mut dyn FnMut()) {}
+    }
+
+    #[test]
+    fn jobs_a_hook_does_not_run_are_dropped_and_reported() {
+        let ex = Executor::fifo("no-run", Some(Arc::new(NoRunHooks)));
+        let (scope, errors) = scope_on(ex, 8);
+        scope.dispatch(job_with(&scope, 0, 2, |_| {}));
+        scope.flush(Deadline::never()).unwrap();
+        assert_eq!(scope.stats().jobs_dropped_unrun, 1);
+        assert_eq!(errors.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn blocking_calls_fail_fast_inside_a_callback() {
+        let ex = Executor::fifo("in-callback", None);
+        let (scope, _e) = scope_on(ex, 1);
+        let results = Arc::new(std::sync::Mutex::new(None));
+        let (s2, r2) = (scope.clone(), results.clone());
+        // The job's own ticket holds the only slot.
+        scope.dispatch(job_with(&scope, 0, 1, move |_| {
+            *r2.lock().unwrap() = Some((
+                s2.flush(Deadline::never()),
+                s2.wait_idle(Deadline::never()),
+                s2.admit(Deadline::never()).map(|_| ()),
+            ));
+        }));
+        scope.flush(Deadline::never()).unwrap();
+        assert_eq!(
+            *results.lock().unwrap(),
+            Some((
+                Err(FlushError::CalledFromCallback),
+                Err(FlushError::CalledFromCallback),
+                Err(AdmitError::WouldBlockInCallback)
+            ))
+        );
+    }
+
+    #[test]
+    fn shutdown_drains_then_later_jobs_are_dropped() {
+        let ex = Executor::fifo("shutdown", None);
+        let (scope, errors) = scope_on(ex.clone(), 1 << 16);
+        let count = Arc::new(AtomicUsize::new(0));
+        for _ in 0..200 {
+            let c = count.clone();
+            scope.dispatch(job_with(&scope, 0, 2, move |_| {
+                c.fetch_add(1, SeqCst);
+            }));
+        }
+        assert!(ex.shutdown(Deadline::never()));
+        assert_eq!(count.load(SeqCst), 400);
+        scope.dispatch(job_with(&scope, 0, 1, |_| {}));
+        assert_eq!(scope.stats().pending, 0);
+        assert_eq!(scope.stats().jobs_dropped_unrun, 1);
+        assert_eq!(errors.lock().unwrap().len(), 1);
+        assert!(ex.shutdown(Deadline::now()), "idempotent");
+    }
+
+    #[test]
+    fn shutdown_times_out_on_a_stuck_callback() {
+        let ex = Executor::fifo("stuck", None);
+        let (scope, _e) = scope_on(ex.clone(), 8);
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let go_rx = std::sync::Mutex::new(go_rx);
+        let (started_tx, started_rx) = mpsc::channel();
+        scope.dispatch(job_with(&scope, 0, 1, move |_| {
+            started_tx.send(()).unwrap();
+            go_rx
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap();
+        }));
+        started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let clock = ManualClock::new();
+        assert!(!ex.shutdown_with_clock(Deadline::now(), &clock));
+        go_tx.send(()).unwrap();
+        assert!(ex.shutdown(Deadline::never()));
+        assert_eq!(scope.stats().pending, 0);
+    }
+
+    #[test]
+    fn last_handle_dropped_on_the_worker_does_not_self_join() {
+        let hooks = Arc::new(CountingHooks::default());
+        let ex = Executor::fifo("self-drop", Some(hooks.clone()));
+        let (scope, _e) = scope_on(ex, 8);
+        let (tx, rx) = mpsc::channel();
+        let job = job_with(&scope, 0, 1, move |_| tx.send(()).unwrap());
+        scope.dispatch(job);
+        // The queued job now holds the last reference to the scope and so to the executor.
+        drop(scope);
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        eventually("worker exited", || hooks.stops.load(SeqCst) == 1);
+    }
+
+    #[test]
+    fn dropping_the_last_handle_drains_the_queue() {
+        let hooks = Arc::new(CountingHooks::default());
+        let ex = Executor::fifo("drop-drains", Some(hooks.clone()));
+        let (scope, _e) = scope_on(ex.clone(), 1 << 16);
+        let count = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel::<()>();
+        let rx = std::sync::Mutex::new(rx);
+        // Hold the worker so that the other jobs are still queued when the handles go away.
+        scope.dispatch(job_with(&scope, 0, 1, move |_| {
+            rx.lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap();
+        }));
+        for _ in 0..100 {
+            let c = count.clone();
+            scope.dispatch(job_with(&scope, 0, 1, move |_| {
+                c.fetch_add(1, SeqCst);
+            }));
+        }
+        drop(scope);
+        drop(ex);
+        tx.send(()).unwrap();
+        // The queued jobs held the last references; the worker drained them, then exited.
+        eventually("worker exited", || hooks.stops.load(SeqCst) == 1);
+        assert_eq!(count.load(SeqCst), 100);
+    }
+}

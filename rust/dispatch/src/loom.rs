@@ -2,7 +2,7 @@
 //!
 //! Modelled on tokio's `src/loom/`. Every primitive whose interleavings matter for the
 //! dispatcher's invariants (mutexes, condition variables, the atomics of the permits and of the
-//! flush barrier, worker threads, the in-callback thread-local) is imported from here, so the
+//! flush barrier, worker threads, the in-callback thread-local, declared in `context.rs` with `loom::thread_local!` under loom) is imported from here, so the
 //! models in `tests/loom_*.rs` explore them. Statistics counters and the test clock use plain
 //! `std` atomics on purpose: they carry no synchronisation the invariants rely on, and keeping
 //! them out of the model keeps its state space small.
@@ -37,12 +37,6 @@ pub(crate) mod thread {
 pub(crate) mod thread {
     pub(crate) use loom::thread::{Builder, JoinHandle};
 }
-
-#[cfg(not(loom))]
-pub(crate) use std::thread_local;
-
-#[cfg(loom)]
-pub(crate) use loom::thread_local;
 
 use std::sync::PoisonError;
 
