@@ -33,8 +33,9 @@
 //! the mutex, which it releases only by waiting on the condition variable. A retire ordered
 //! before that `fetch_or` in the word's modification order is visible to the re-read; a retire
 //! ordered after it sees `WAITING` and must take the mutex to notify, which it can only do once
-//! the waiter is asleep. The last waiter to leave clears `WAITING`. A flip notifies too, since
-//! other flushers may be waiting for it.
+//! the waiter is asleep. The last waiter to leave clears `WAITING`. (A flip also notifies, for
+//! robustness only: any flusher that could progress after a flip was already woken by the
+//! retire that drained the previous epoch.)
 //!
 //! # What a flush waits for
 //!
