@@ -1,9 +1,66 @@
 //! Fluss's own byte formats: protobuf messages, log and KV record batches, row and key
 //! encodings, bucketing. Everything here is pure (no I/O) and shared by the sender, the
 //! embedded engine and the network client.
+//!
+//! Modules, in the order a record meets them (section numbers refer to
+//! `docs/fluss-protocol.md`):
+//!
+//! * [`compacted`]: CompactedRow value rows of primary-key tables (§4.4).
+//! * [`key`]: compacted key encoding of primary and bucket keys (§4.3).
+//! * [`bucketing`]: bucket of a key, Fluss's MurmurHash3 variant (§5.1).
+//! * [`arrow`]: the Fluss → Arrow type mapping, rows → Arrow, and checking user batches (§3.5).
+//! * [`kv_batch`]: KV record batches for PutKv (§4.1-4.2).
+//! * [`log_batch`]: ARROW log record batches, magic 0, for ProduceLog and FetchLog (§3.2-3.5).
+//! * [`crc`], [`varint`]: the checksum and the integer encoding the formats share.
+//!
+//! Corrupt input bytes are reported as server-style errors (`CORRUPT_MESSAGE`, 3, or
+//! `CORRUPT_RECORD_EXCEPTION`, 14, for a CRC mismatch), so the embedded engine can answer like a
+//! server; bad user input is [`Error::invalid_row`](crate::Error::invalid_row).
 
 /// Generated protobuf messages (proto/fluss_api.proto).
 pub mod proto {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(env!("OUT_DIR"), "/fluss_api.rs"));
+}
+
+pub mod arrow;
+pub mod bucketing;
+pub mod compacted;
+pub mod crc;
+pub mod key;
+pub mod kv_batch;
+pub mod log_batch;
+pub mod varint;
+
+pub use self::arrow::{
+    arrow_schema, arrow_value, conform_record_batch, record_batch_to_rows, RowsToArrow,
+};
+pub use bucketing::{bucket_for_key, fluss_murmur3_32};
+pub use compacted::{decode_row, decode_value, encode_row, encode_value};
+pub use crc::crc32c;
+pub use key::encode_key;
+pub use kv_batch::{stamp_kv_batch, KvBatch, KvBatchBuilder, KvRecord};
+pub use log_batch::{build_arrow_log_batch, set_log_batch_offset, stamp_log_batch, LogBatch};
+
+use crate::error::{Error, FlussCode};
+
+/// A `CORRUPT_MESSAGE` (3) error for bytes that do not follow the format.
+pub(crate) fn corrupt(message: impl Into<String>) -> Error {
+    Error::server(FlussCode::CORRUPT_MESSAGE, message)
+}
+
+// Little-endian readers for header fields; callers check the length first.
+#[inline]
+pub(crate) fn le_i16(b: &[u8], at: usize) -> i16 {
+    i16::from_le_bytes([b[at], b[at + 1]])
+}
+
+#[inline]
+pub(crate) fn le_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+#[inline]
+pub(crate) fn le_i64(b: &[u8], at: usize) -> i64 {
+    i64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }

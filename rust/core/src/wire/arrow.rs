@@ -1,0 +1,650 @@
+//! Fluss tables as Arrow data (fluss-protocol.md §3.5, type mapping table).
+//!
+//! | Fluss | Arrow |
+//! |---|---|
+//! | BOOLEAN | Boolean |
+//! | TINYINT / SMALLINT / INT / BIGINT | Int8 / Int16 / Int32 / Int64 |
+//! | FLOAT / DOUBLE | Float32 / Float64 |
+//! | STRING | Utf8 |
+//! | BYTES | Binary |
+//! | DECIMAL(p, s) | Decimal128(p, s) |
+//! | DATE | Date32 |
+//! | TIME(p) | Time32(s) p=0; Time32(ms) p 1-3; Time64(µs) p 4-6; Time64(ns) p 7-9 |
+//! | TIMESTAMP(p), TIMESTAMP_LTZ(p) | Timestamp(unit, no time zone), unit by p as for TIME |
+//!
+//! The log batches sent to the server carry no schema: readers rebuild it from the table schema,
+//! so every batch written must have exactly these physical types, in column order.
+//!
+//! * [`arrow_schema`]: the Arrow schema of a table.
+//! * [`RowsToArrow`]: rows ([`Value`]s) into column builders, then a `RecordBatch`.
+//! * [`conform_record_batch`]: check a user's batch against the table and perform the lossless
+//!   conversions (string/binary variants, dictionaries, integer and float widening, decimal
+//!   widths, timestamp units and zones, Date64, time units); anything lossy is rejected.
+//! * [`arrow_value`] / [`record_batch_to_rows`]: back from Arrow to [`Value`]s.
+//!
+//! Values finer than the column's precision (nanoseconds in a TIMESTAMP(3), milliseconds in a
+//! TIME(0)) are truncated by [`RowsToArrow`], as Java's Arrow writer does.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
+    Float64Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder, StringBuilder,
+    Time32MillisecondBuilder, Time32SecondBuilder, Time64MicrosecondBuilder,
+    Time64NanosecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
+    TimestampNanosecondBuilder, TimestampSecondBuilder,
+};
+use arrow_array::types::{
+    Time32MillisecondType, Time32SecondType, Time64MicrosecondType, Time64NanosecondType,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
+};
+use arrow_array::{
+    cast::AsArray, make_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array,
+    Decimal128Array, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array,
+    RecordBatch, StringArray,
+};
+use arrow_schema::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
+
+use crate::error::{Error, Result};
+use crate::metadata::{DataType, Schema};
+use crate::row::{check_row, Decimal, Row, Timestamp, Value};
+
+/// Arrow time unit of a TIME or TIMESTAMP precision.
+pub fn time_unit(precision: u8) -> TimeUnit {
+    match precision {
+        0 => TimeUnit::Second,
+        1..=3 => TimeUnit::Millisecond,
+        4..=6 => TimeUnit::Microsecond,
+        _ => TimeUnit::Nanosecond,
+    }
+}
+
+fn per_second(u: TimeUnit) -> i64 {
+    match u {
+        TimeUnit::Second => 1,
+        TimeUnit::Millisecond => 1_000,
+        TimeUnit::Microsecond => 1_000_000,
+        TimeUnit::Nanosecond => 1_000_000_000,
+    }
+}
+
+/// The Arrow physical type of a Fluss type (module table).
+pub fn arrow_type(t: DataType) -> ArrowType {
+    match t {
+        DataType::Boolean => ArrowType::Boolean,
+        DataType::TinyInt => ArrowType::Int8,
+        DataType::SmallInt => ArrowType::Int16,
+        DataType::Int => ArrowType::Int32,
+        DataType::BigInt => ArrowType::Int64,
+        DataType::Float => ArrowType::Float32,
+        DataType::Double => ArrowType::Float64,
+        DataType::String => ArrowType::Utf8,
+        DataType::Bytes => ArrowType::Binary,
+        DataType::Decimal { precision, scale } => ArrowType::Decimal128(precision, scale as i8),
+        DataType::Date => ArrowType::Date32,
+        DataType::Time { precision } => match time_unit(precision) {
+            u @ (TimeUnit::Second | TimeUnit::Millisecond) => ArrowType::Time32(u),
+            u => ArrowType::Time64(u),
+        },
+        DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => {
+            ArrowType::Timestamp(time_unit(precision), None)
+        }
+    }
+}
+
+/// The Arrow schema of a table: one field per column, same names, nullability and the mapped
+/// physical types.
+pub fn arrow_schema(schema: &Schema) -> SchemaRef {
+    Arc::new(ArrowSchema::new(
+        schema
+            .columns()
+            .iter()
+            .map(|c| Field::new(c.name.clone(), arrow_type(c.data_type), c.nullable))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+// ===== rows -> Arrow =====
+
+enum ColumnBuilder {
+    Boolean(BooleanBuilder),
+    Int8(Int8Builder),
+    Int16(Int16Builder),
+    Int32(Int32Builder),
+    Int64(Int64Builder),
+    Float32(Float32Builder),
+    Float64(Float64Builder),
+    Utf8(StringBuilder),
+    Binary(BinaryBuilder),
+    Decimal(Decimal128Builder),
+    Date32(Date32Builder),
+    TimeS(Time32SecondBuilder),
+    TimeMs(Time32MillisecondBuilder),
+    TimeUs(Time64MicrosecondBuilder),
+    TimeNs(Time64NanosecondBuilder),
+    TsS(TimestampSecondBuilder),
+    TsMs(TimestampMillisecondBuilder),
+    TsUs(TimestampMicrosecondBuilder),
+    TsNs(TimestampNanosecondBuilder),
+}
+
+impl ColumnBuilder {
+    fn new(t: DataType) -> ColumnBuilder {
+        use ColumnBuilder as B;
+        match t {
+            DataType::Boolean => B::Boolean(BooleanBuilder::new()),
+            DataType::TinyInt => B::Int8(Int8Builder::new()),
+            DataType::SmallInt => B::Int16(Int16Builder::new()),
+            DataType::Int => B::Int32(Int32Builder::new()),
+            DataType::BigInt => B::Int64(Int64Builder::new()),
+            DataType::Float => B::Float32(Float32Builder::new()),
+            DataType::Double => B::Float64(Float64Builder::new()),
+            DataType::String => B::Utf8(StringBuilder::new()),
+            DataType::Bytes => B::Binary(BinaryBuilder::new()),
+            DataType::Decimal { precision, scale } => B::Decimal(
+                Decimal128Builder::new()
+                    .with_precision_and_scale(precision, scale as i8)
+                    .expect("validated DECIMAL precision and scale"),
+            ),
+            DataType::Date => B::Date32(Date32Builder::new()),
+            DataType::Time { precision } => match time_unit(precision) {
+                TimeUnit::Second => B::TimeS(Time32SecondBuilder::new()),
+                TimeUnit::Millisecond => B::TimeMs(Time32MillisecondBuilder::new()),
+                TimeUnit::Microsecond => B::TimeUs(Time64MicrosecondBuilder::new()),
+                TimeUnit::Nanosecond => B::TimeNs(Time64NanosecondBuilder::new()),
+            },
+            DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => {
+                match time_unit(precision) {
+                    TimeUnit::Second => B::TsS(TimestampSecondBuilder::new()),
+                    TimeUnit::Millisecond => B::TsMs(TimestampMillisecondBuilder::new()),
+                    TimeUnit::Microsecond => B::TsUs(TimestampMicrosecondBuilder::new()),
+                    TimeUnit::Nanosecond => B::TsNs(TimestampNanosecondBuilder::new()),
+                }
+            }
+        }
+    }
+
+    /// Append a value that passed `check_value` (and `ts_fits`). Returns the bytes it adds.
+    fn append(&mut self, v: &Value) -> usize {
+        use ColumnBuilder as B;
+        match (self, v) {
+            (B::Boolean(b), Value::Null) => b.append_null(),
+            (B::Int8(b), Value::Null) => b.append_null(),
+            (B::Int16(b), Value::Null) => b.append_null(),
+            (B::Int32(b), Value::Null) => b.append_null(),
+            (B::Int64(b), Value::Null) => b.append_null(),
+            (B::Float32(b), Value::Null) => b.append_null(),
+            (B::Float64(b), Value::Null) => b.append_null(),
+            (B::Utf8(b), Value::Null) => b.append_null(),
+            (B::Binary(b), Value::Null) => b.append_null(),
+            (B::Decimal(b), Value::Null) => b.append_null(),
+            (B::Date32(b), Value::Null) => b.append_null(),
+            (B::TimeS(b), Value::Null) => b.append_null(),
+            (B::TimeMs(b), Value::Null) => b.append_null(),
+            (B::TimeUs(b), Value::Null) => b.append_null(),
+            (B::TimeNs(b), Value::Null) => b.append_null(),
+            (B::TsS(b), Value::Null) => b.append_null(),
+            (B::TsMs(b), Value::Null) => b.append_null(),
+            (B::TsUs(b), Value::Null) => b.append_null(),
+            (B::TsNs(b), Value::Null) => b.append_null(),
+            (B::Boolean(b), Value::Boolean(x)) => b.append_value(*x),
+            (B::Int8(b), Value::TinyInt(x)) => b.append_value(*x),
+            (B::Int16(b), Value::SmallInt(x)) => b.append_value(*x),
+            (B::Int32(b), Value::Int(x)) => b.append_value(*x),
+            (B::Int64(b), Value::BigInt(x)) => b.append_value(*x),
+            (B::Float32(b), Value::Float(x)) => b.append_value(*x),
+            (B::Float64(b), Value::Double(x)) => b.append_value(*x),
+            (B::Utf8(b), Value::String(s)) => {
+                b.append_value(s);
+                return 4 + s.len();
+            }
+            (B::Binary(b), Value::Bytes(x)) => {
+                b.append_value(x);
+                return 4 + x.len();
+            }
+            (B::Decimal(b), Value::Decimal(d)) => b.append_value(d.unscaled),
+            (B::Date32(b), Value::Date(x)) => b.append_value(*x),
+            (B::TimeS(b), Value::Time(ms)) => b.append_value(ms / 1000),
+            (B::TimeMs(b), Value::Time(ms)) => b.append_value(*ms),
+            (B::TimeUs(b), Value::Time(ms)) => b.append_value(*ms as i64 * 1000),
+            (B::TimeNs(b), Value::Time(ms)) => b.append_value(*ms as i64 * 1_000_000),
+            (B::TsS(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => {
+                b.append_value(t.millis.div_euclid(1000))
+            }
+            (B::TsMs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => b.append_value(t.millis),
+            (B::TsUs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => {
+                b.append_value(t.as_micros())
+            }
+            (B::TsNs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => {
+                b.append_value(t.as_nanos())
+            }
+            (_, v) => unreachable!(
+                "a checked {} value does not fit its column builder",
+                v.type_name()
+            ),
+        }
+        0
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        use ColumnBuilder as B;
+        match self {
+            B::Boolean(b) => Arc::new(b.finish()),
+            B::Int8(b) => Arc::new(b.finish()),
+            B::Int16(b) => Arc::new(b.finish()),
+            B::Int32(b) => Arc::new(b.finish()),
+            B::Int64(b) => Arc::new(b.finish()),
+            B::Float32(b) => Arc::new(b.finish()),
+            B::Float64(b) => Arc::new(b.finish()),
+            B::Utf8(b) => Arc::new(b.finish()),
+            B::Binary(b) => Arc::new(b.finish()),
+            B::Decimal(b) => Arc::new(b.finish()),
+            B::Date32(b) => Arc::new(b.finish()),
+            B::TimeS(b) => Arc::new(b.finish()),
+            B::TimeMs(b) => Arc::new(b.finish()),
+            B::TimeUs(b) => Arc::new(b.finish()),
+            B::TimeNs(b) => Arc::new(b.finish()),
+            B::TsS(b) => Arc::new(b.finish()),
+            B::TsMs(b) => Arc::new(b.finish()),
+            B::TsUs(b) => Arc::new(b.finish()),
+            B::TsNs(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Fixed bytes a value of `t` takes in an Arrow column (variable-length types add their data).
+fn fixed_width(t: DataType) -> usize {
+    match t {
+        DataType::Boolean | DataType::TinyInt => 1,
+        DataType::SmallInt => 2,
+        DataType::Int | DataType::Float | DataType::Date => 4,
+        DataType::Time { precision } if precision <= 3 => 4,
+        DataType::Decimal { .. } => 16,
+        DataType::String | DataType::Bytes => 0,
+        _ => 8,
+    }
+}
+
+/// Whether a timestamp fits the Arrow unit of its column (µs and ns hold about ±292 000 and ±292
+/// years around 1970).
+fn ts_fits(precision: u8, ts: &Timestamp) -> bool {
+    match time_unit(precision) {
+        TimeUnit::Second | TimeUnit::Millisecond => true,
+        TimeUnit::Microsecond => ts
+            .millis
+            .checked_mul(1000)
+            .is_some_and(|m| m.checked_add((ts.nanos_of_milli / 1000) as i64).is_some()),
+        TimeUnit::Nanosecond => ts
+            .millis
+            .checked_mul(1_000_000)
+            .is_some_and(|m| m.checked_add(ts.nanos_of_milli as i64).is_some()),
+    }
+}
+
+/// Accumulates rows of one table into Arrow column builders.
+pub struct RowsToArrow {
+    schema: Schema,
+    arrow: SchemaRef,
+    columns: Vec<ColumnBuilder>,
+    fixed_row_bytes: usize,
+    var_bytes: usize,
+    len: usize,
+}
+
+impl RowsToArrow {
+    /// Empty builders for the columns of `schema`.
+    pub fn new(schema: &Schema) -> Self {
+        RowsToArrow {
+            schema: schema.clone(),
+            arrow: arrow_schema(schema),
+            columns: schema
+                .columns()
+                .iter()
+                .map(|c| ColumnBuilder::new(c.data_type))
+                .collect(),
+            fixed_row_bytes: schema
+                .columns()
+                .iter()
+                .map(|c| fixed_width(c.data_type))
+                .sum(),
+            var_bytes: 0,
+            len: 0,
+        }
+    }
+
+    /// Check `row` against the schema (as [`encode_row`](super::compacted::encode_row) does)
+    /// and append it. On error nothing is appended.
+    pub fn append(&mut self, row: &[Value]) -> Result<()> {
+        check_row(&self.schema, row)?;
+        for (c, v) in self.schema.columns().iter().zip(row) {
+            if let (
+                DataType::Timestamp { precision } | DataType::TimestampLtz { precision },
+                Value::Timestamp(ts) | Value::TimestampLtz(ts),
+            ) = (c.data_type, v)
+            {
+                if !ts_fits(precision, ts) {
+                    return Err(Error::invalid_row(format!(
+                        "column {:?}: {ts:?} is outside the range of {}",
+                        c.name, c.data_type
+                    )));
+                }
+            }
+        }
+        for (b, v) in self.columns.iter_mut().zip(row) {
+            self.var_bytes += b.append(v);
+        }
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Rows appended since the last [`finish`](Self::finish).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Approximate bytes of the Arrow data so far (values, offsets and string/binary data;
+    /// validity bitmaps and padding are not counted). O(1).
+    pub fn estimated_size(&self) -> usize {
+        self.len * self.fixed_row_bytes + self.var_bytes
+    }
+
+    /// The rows appended so far as a `RecordBatch` of [`arrow_schema`]; the builders are reset
+    /// for reuse.
+    pub fn finish(&mut self) -> RecordBatch {
+        let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(ColumnBuilder::finish).collect();
+        self.len = 0;
+        self.var_bytes = 0;
+        RecordBatch::try_new(self.arrow.clone(), arrays).expect("checked rows build a valid batch")
+    }
+}
+
+impl std::fmt::Debug for RowsToArrow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowsToArrow")
+            .field("columns", &self.columns.len())
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+// ===== user batches =====
+
+/// Check a user-supplied batch against the table and return it with exactly the table's Arrow
+/// schema ([`arrow_schema`]).
+///
+/// Columns are matched by position and must carry the table's column names. A column whose
+/// type differs from the mapped type is converted when that is lossless:
+///
+/// * LargeUtf8, Utf8View and dictionaries of strings → Utf8; LargeBinary, BinaryView,
+///   FixedSizeBinary and dictionaries of binaries → Binary;
+/// * narrower signed integers, and unsigned integers into a strictly wider signed type
+///   (UInt8 → SMALLINT, INT, BIGINT; UInt16 → INT, BIGINT; UInt32 → BIGINT); Float16/Float32 →
+///   wider floats;
+/// * Decimal32/64/256 of the same precision and scale → Decimal128;
+/// * timestamps of any unit and any time zone → the column's unit, keeping the stored epoch
+///   value (no time-zone shift), when no value overflows or loses digits; the same for TIME
+///   units; Date64 → Date32 when every value is a whole day;
+/// * an all-null (Null type) column → a nullable column of any type.
+///
+/// Anything else, including lossy conversions and different DECIMAL precision or scale, is
+/// [`Error::invalid_row`] naming the column and both types; so are nulls in a NOT NULL column.
+pub fn conform_record_batch(schema: &Schema, batch: &RecordBatch) -> Result<RecordBatch> {
+    let fields = batch.schema();
+    if batch.num_columns() != schema.len() {
+        return Err(Error::invalid_row(format!(
+            "the batch has {} columns but the table has {} ({})",
+            batch.num_columns(),
+            schema.len(),
+            schema
+                .columns()
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut arrays = Vec::with_capacity(schema.len());
+    for (i, col) in schema.columns().iter().enumerate() {
+        let field = fields.field(i);
+        if field.name() != &col.name {
+            return Err(Error::invalid_row(format!(
+                "batch column {i} is named {:?} but the table column is {:?}",
+                field.name(),
+                col.name
+            )));
+        }
+        let target = arrow_type(col.data_type);
+        let array = batch.column(i);
+        let converted = if array.data_type() == &target {
+            array.clone()
+        } else {
+            convert(array, &target).map_err(|why| {
+                Error::invalid_row(format!(
+                    "column {:?} is {} (Arrow {target}) but the batch column is {}{}",
+                    col.name,
+                    col.data_type,
+                    array.data_type(),
+                    why.map(|w| format!(": {w}")).unwrap_or_default()
+                ))
+            })?
+        };
+        if !col.nullable && converted.null_count() > 0 {
+            return Err(Error::invalid_row(format!(
+                "column {:?} is NOT NULL but the batch has {} null values in it",
+                col.name,
+                converted.null_count()
+            )));
+        }
+        arrays.push(converted);
+    }
+    Ok(RecordBatch::try_new(arrow_schema(schema), arrays)?)
+}
+
+/// Lossless conversion of `array` to `target`; `Err(None)` = not a supported conversion,
+/// `Err(Some(reason))` = supported but these values cannot be converted exactly.
+fn convert(array: &ArrayRef, target: &ArrowType) -> std::result::Result<ArrayRef, Option<String>> {
+    use ArrowType as A;
+    let source = array.data_type();
+    let plain_cast = match (source, target) {
+        (A::Null, _) => true,
+        (A::LargeUtf8 | A::Utf8View, A::Utf8) => true,
+        (A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_), A::Binary) => true,
+        (A::Dictionary(_, v), A::Utf8) => matches!(**v, A::Utf8 | A::LargeUtf8 | A::Utf8View),
+        (A::Dictionary(_, v), A::Binary) => {
+            matches!(**v, A::Binary | A::LargeBinary | A::BinaryView)
+        }
+        (A::Int8, A::Int16 | A::Int32 | A::Int64)
+        | (A::Int16, A::Int32 | A::Int64)
+        | (A::Int32, A::Int64) => true,
+        (A::UInt8, A::Int16 | A::Int32 | A::Int64)
+        | (A::UInt16, A::Int32 | A::Int64)
+        | (A::UInt32, A::Int64) => true,
+        (A::Float16, A::Float32 | A::Float64) | (A::Float32, A::Float64) => true,
+        (A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal256(p, s), A::Decimal128(tp, ts)) => {
+            p == tp && s == ts
+        }
+        _ => false,
+    };
+    if plain_cast {
+        let out = arrow_cast::cast(array, target).map_err(|e| Some(e.to_string()))?;
+        if out.logical_null_count() != array.logical_null_count() {
+            return Err(Some("some values do not fit".into()));
+        }
+        return Ok(out);
+    }
+    // Rescaling of temporal values: (units per second or per day of the source, of the target).
+    let factors = match (source, target) {
+        (A::Timestamp(from, _), A::Timestamp(to, None)) => (per_second(*from), per_second(*to)),
+        (A::Time32(from) | A::Time64(from), A::Time32(to) | A::Time64(to)) => {
+            (per_second(*from), per_second(*to))
+        }
+        (A::Date64, A::Date32) => (86_400_000, 1),
+        _ => return Err(None),
+    };
+    rescale(array, factors.0, factors.1, target).map_err(Some)
+}
+
+/// Convert the integer values behind a temporal array from `from` units to `to` units,
+/// exactly, and give them the type `target`.
+fn rescale(
+    array: &ArrayRef,
+    from: i64,
+    to: i64,
+    target: &ArrowType,
+) -> std::result::Result<ArrayRef, String> {
+    let data = array.to_data();
+    let raw: Int64Array = if data.data_type().primitive_width() == Some(4) {
+        let ints = Int32Array::from(
+            data.into_builder()
+                .data_type(ArrowType::Int32)
+                .build()
+                .map_err(|e| e.to_string())?,
+        );
+        ints.unary(|v| v as i64)
+    } else {
+        Int64Array::from(
+            data.into_builder()
+                .data_type(ArrowType::Int64)
+                .build()
+                .map_err(|e| e.to_string())?,
+        )
+    };
+    let scaled: Int64Array = if to >= from {
+        let f = to / from;
+        raw.try_unary(|v| {
+            v.checked_mul(f)
+                .ok_or_else(|| format!("value {v} overflows when converted"))
+        })?
+    } else {
+        let f = from / to;
+        raw.try_unary(|v| {
+            if v % f == 0 {
+                Ok(v / f)
+            } else {
+                Err(format!("value {v} would lose precision"))
+            }
+        })?
+    };
+    let data = if target.primitive_width() == Some(4) {
+        let narrow: Int32Array = scaled.try_unary(|v| {
+            i32::try_from(v).map_err(|_| format!("value {v} does not fit in 32 bits"))
+        })?;
+        narrow.into_data()
+    } else {
+        scaled.into_data()
+    };
+    Ok(make_array(
+        data.into_builder()
+            .data_type(target.clone())
+            .build()
+            .map_err(|e| e.to_string())?,
+    ))
+}
+
+// ===== Arrow -> values =====
+
+fn downcast<T: 'static>(array: &dyn Array, t: DataType) -> Result<&T> {
+    array.as_any().downcast_ref::<T>().ok_or_else(|| {
+        Error::invalid_row(format!(
+            "an Arrow {} array cannot hold {t} (expected {})",
+            array.data_type(),
+            arrow_type(t)
+        ))
+    })
+}
+
+/// One cell of `array` (of the table type `t`, already conformed to [`arrow_type`]) as a
+/// [`Value`]. Timestamp arrays of any time zone are accepted.
+pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> {
+    if row >= array.len() {
+        return Err(Error::invalid_row(format!(
+            "row {row} is outside an array of {} values",
+            array.len()
+        )));
+    }
+    if array.is_null(row) {
+        return Ok(Value::Null);
+    }
+    Ok(match t {
+        DataType::Boolean => Value::Boolean(downcast::<BooleanArray>(array, t)?.value(row)),
+        DataType::TinyInt => Value::TinyInt(downcast::<Int8Array>(array, t)?.value(row)),
+        DataType::SmallInt => Value::SmallInt(downcast::<Int16Array>(array, t)?.value(row)),
+        DataType::Int => Value::Int(downcast::<Int32Array>(array, t)?.value(row)),
+        DataType::BigInt => Value::BigInt(downcast::<Int64Array>(array, t)?.value(row)),
+        DataType::Float => Value::Float(downcast::<Float32Array>(array, t)?.value(row)),
+        DataType::Double => Value::Double(downcast::<Float64Array>(array, t)?.value(row)),
+        DataType::String => Value::String(downcast::<StringArray>(array, t)?.value(row).to_owned()),
+        DataType::Bytes => Value::Bytes(downcast::<BinaryArray>(array, t)?.value(row).to_vec()),
+        DataType::Decimal { precision, scale } => Value::Decimal(Decimal {
+            unscaled: downcast::<Decimal128Array>(array, t)?.value(row),
+            precision,
+            scale,
+        }),
+        DataType::Date => Value::Date(downcast::<Date32Array>(array, t)?.value(row)),
+        DataType::Time { .. } => Value::Time(match array.data_type() {
+            ArrowType::Time32(TimeUnit::Second) => {
+                array.as_primitive::<Time32SecondType>().value(row) * 1000
+            }
+            ArrowType::Time32(TimeUnit::Millisecond) => {
+                array.as_primitive::<Time32MillisecondType>().value(row)
+            }
+            ArrowType::Time64(TimeUnit::Microsecond) => {
+                (array.as_primitive::<Time64MicrosecondType>().value(row) / 1000) as i32
+            }
+            ArrowType::Time64(TimeUnit::Nanosecond) => {
+                (array.as_primitive::<Time64NanosecondType>().value(row) / 1_000_000) as i32
+            }
+            other => {
+                return Err(Error::invalid_row(format!(
+                    "an Arrow {other} array cannot hold {t}"
+                )))
+            }
+        }),
+        DataType::Timestamp { .. } | DataType::TimestampLtz { .. } => {
+            let ts = match array.data_type() {
+                ArrowType::Timestamp(TimeUnit::Second, _) => {
+                    Timestamp::from_seconds(array.as_primitive::<TimestampSecondType>().value(row))
+                }
+                ArrowType::Timestamp(TimeUnit::Millisecond, _) => Timestamp::from_millis(
+                    array.as_primitive::<TimestampMillisecondType>().value(row),
+                ),
+                ArrowType::Timestamp(TimeUnit::Microsecond, _) => Timestamp::from_micros(
+                    array.as_primitive::<TimestampMicrosecondType>().value(row),
+                ),
+                ArrowType::Timestamp(TimeUnit::Nanosecond, _) => Timestamp::from_nanos(
+                    array.as_primitive::<TimestampNanosecondType>().value(row),
+                ),
+                other => {
+                    return Err(Error::invalid_row(format!(
+                        "an Arrow {other} array cannot hold {t}"
+                    )))
+                }
+            };
+            if matches!(t, DataType::Timestamp { .. }) {
+                Value::Timestamp(ts)
+            } else {
+                Value::TimestampLtz(ts)
+            }
+        }
+    })
+}
+
+/// All rows of a batch (conformed first with [`conform_record_batch`]) as [`Row`]s.
+pub fn record_batch_to_rows(schema: &Schema, batch: &RecordBatch) -> Result<Vec<Row>> {
+    let batch = conform_record_batch(schema, batch)?;
+    let types = schema.types();
+    (0..batch.num_rows())
+        .map(|r| {
+            types
+                .iter()
+                .zip(batch.columns())
+                .map(|(t, a)| arrow_value(a.as_ref(), *t, r))
+                .collect()
+        })
+        .collect()
+}
