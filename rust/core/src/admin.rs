@@ -1,0 +1,135 @@
+//! [`Admin`]: databases and tables (DDL goes to the coordinator, reads to any server).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::backend::{call, Backend, Dest};
+use crate::connection::ConnInner;
+use crate::error::{Error, Result};
+use crate::metadata::{descriptor_from_json, descriptor_to_json, validate_name, TableDescriptor, TableInfo, TablePath};
+use crate::wire::proto;
+
+fn pb_path(p: &TablePath) -> proto::PbTablePath {
+    proto::PbTablePath { database_name: p.database.clone(), table_name: p.table.clone() }
+}
+
+/// DDL and metadata of a connection.
+#[derive(Clone)]
+pub struct Admin {
+    conn: Arc<ConnInner>,
+}
+
+impl Admin {
+    pub(crate) fn new(conn: Arc<ConnInner>) -> Admin {
+        Admin { conn }
+    }
+
+    fn run<R: crate::backend::Rpc>(&self, dest: Dest, req: R) -> Result<R::Response> {
+        self.conn.check_usable()?;
+        let backend = self.conn.backend.clone();
+        let timeout = self.conn.config.request_timeout;
+        let name = req_name::<R>();
+        self.conn.block_on(async move {
+            match tokio::time::timeout(timeout, call(&*backend, dest, req)).await {
+                Ok(r) => r,
+                Err(_) => Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("{name} timed out after {timeout:?}"))),
+            }
+        })
+    }
+
+    pub fn create_database(&self, name: &str, ignore_if_exists: bool) -> Result<()> {
+        validate_name(name, "database")?;
+        self.run(Dest::Coordinator, proto::CreateDatabaseRequest { database_name: name.into(), ignore_if_exists, database_json: None }).map(|_| ())
+    }
+
+    pub fn drop_database(&self, name: &str, ignore_if_not_exists: bool, cascade: bool) -> Result<()> {
+        self.run(Dest::Coordinator, proto::DropDatabaseRequest { database_name: name.into(), ignore_if_not_exists, cascade }).map(|_| ())
+    }
+
+    pub fn list_databases(&self) -> Result<Vec<String>> {
+        Ok(self.run(Dest::Any, proto::ListDatabasesRequest {})?.database_name)
+    }
+
+    pub fn database_exists(&self, name: &str) -> Result<bool> {
+        Ok(self.run(Dest::Any, proto::DatabaseExistsRequest { database_name: name.into() })?.exists)
+    }
+
+    /// Create a table and wait until every bucket has a leader (so writers can start at once).
+    pub fn create_table(&self, path: &TablePath, descriptor: &TableDescriptor, ignore_if_exists: bool) -> Result<()> {
+        validate_name(&path.database, "database")?;
+        validate_name(&path.table, "table")?;
+        descriptor.normalized(1)?; // client-side checks; the server fills its own defaults
+        let table_json = descriptor_to_json(descriptor).into();
+        self.run(Dest::Coordinator, proto::CreateTableRequest { table_path: pb_path(path), table_json, ignore_if_exists })?;
+        let deadline = Instant::now() + Duration::from_secs(60).max(self.conn.config.request_timeout);
+        loop {
+            let (_, leaders) = load_table(&self.conn, path)?;
+            if leaders.iter().all(Option::is_some) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::server(crate::FlussCode::LEADER_NOT_AVAILABLE, format!("{path} has buckets without a leader after creation")));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn drop_table(&self, path: &TablePath, ignore_if_not_exists: bool) -> Result<()> {
+        self.run(Dest::Coordinator, proto::DropTableRequest { table_path: pb_path(path), ignore_if_not_exists }).map(|_| ())
+    }
+
+    pub fn list_tables(&self, database: &str) -> Result<Vec<String>> {
+        Ok(self.run(Dest::Any, proto::ListTablesRequest { database_name: database.into() })?.table_name)
+    }
+
+    pub fn table_exists(&self, path: &TablePath) -> Result<bool> {
+        Ok(self.run(Dest::Any, proto::TableExistsRequest { table_path: pb_path(path) })?.exists)
+    }
+
+    /// The table as the server knows it.
+    pub fn get_table_info(&self, path: &TablePath) -> Result<TableInfo> {
+        self.conn.check_usable()?;
+        Ok(load_table(&self.conn, path)?.0)
+    }
+}
+
+fn req_name<R>() -> &'static str {
+    let n = std::any::type_name::<R>();
+    n.rsplit("::").next().unwrap_or(n)
+}
+
+async fn fetch_table(backend: Arc<dyn Backend>, path: TablePath, default_buckets: i32) -> Result<(TableInfo, Vec<Option<i32>>)> {
+    let r = call(&*backend, Dest::Any, proto::GetTableInfoRequest { table_path: pb_path(&path) }).await?;
+    let descriptor = descriptor_from_json(&r.table_json)?.normalized(default_buckets)?;
+    let info = TableInfo {
+        path: path.clone(),
+        table_id: r.table_id,
+        schema_id: r.schema_id,
+        descriptor,
+        created_time: r.created_time,
+        modified_time: r.modified_time,
+    };
+    let m = call(&*backend, Dest::Any, proto::MetadataRequest { table_path: vec![pb_path(&path)], ..Default::default() }).await?;
+    let mut leaders = vec![None; info.bucket_count() as usize];
+    if let Some(t) = m.table_metadata.iter().find(|t| t.table_id == info.table_id) {
+        for b in &t.bucket_metadata {
+            if let Some(slot) = leaders.get_mut(b.bucket_id as usize) {
+                *slot = b.leader_id;
+            }
+        }
+    }
+    Ok((info, leaders))
+}
+
+/// Table info and current bucket leaders.
+pub(crate) fn load_table(conn: &Arc<ConnInner>, path: &TablePath) -> Result<(TableInfo, Vec<Option<i32>>)> {
+    let backend = conn.backend.clone();
+    let timeout = conn.config.request_timeout;
+    let path = path.clone();
+    conn.block_on(async move {
+        match tokio::time::timeout(timeout, fetch_table(backend, path.clone(), 1)).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("loading {path} timed out"))),
+        }
+    })
+}

@@ -1,0 +1,118 @@
+//! [`Table`] handles and the writer builders hanging off them.
+
+use std::sync::Arc;
+
+use crate::connection::ConnInner;
+use crate::error::{ClientCode, Error, Result};
+use crate::metadata::{TableInfo, TablePath};
+use crate::write::{AppendWriter, UpsertWriter, WriterCore, WriterOptions};
+
+pub(crate) struct TableInner {
+    conn: Arc<ConnInner>,
+    info: TableInfo,
+    leaders: Vec<Option<i32>>,
+}
+
+/// A table of a connection. Cheap to clone.
+#[derive(Clone)]
+pub struct Table {
+    inner: Arc<TableInner>,
+}
+
+impl Table {
+    pub(crate) fn load(conn: Arc<ConnInner>, path: &TablePath) -> Result<Table> {
+        conn.check_usable()?;
+        let (info, leaders) = crate::admin::load_table(&conn, path)?;
+        Ok(Table { inner: Arc::new(TableInner { conn, info, leaders }) })
+    }
+
+    /// Id, schema and descriptor (after server defaults).
+    pub fn info(&self) -> &TableInfo {
+        &self.inner.info
+    }
+
+    pub fn path(&self) -> &TablePath {
+        &self.inner.info.path
+    }
+
+    pub(crate) fn leaders(&self) -> Vec<Option<i32>> {
+        self.inner.leaders.clone()
+    }
+
+    /// Start an append writer (log tables).
+    pub fn new_append(&self) -> Result<TableAppend> {
+        if self.inner.info.has_primary_key() {
+            return Err(Error::client(ClientCode::Unsupported, format!("{} has a primary key: use new_upsert()", self.path())));
+        }
+        Ok(TableAppend { table: self.clone() })
+    }
+
+    /// Start an upsert writer (primary-key tables).
+    pub fn new_upsert(&self) -> Result<TableUpsert> {
+        if !self.inner.info.has_primary_key() {
+            return Err(Error::client(ClientCode::Unsupported, format!("{} is a log table: use new_append()", self.path())));
+        }
+        Ok(TableUpsert { table: self.clone(), target_columns: None })
+    }
+}
+
+/// Builder of [`AppendWriter`]s.
+pub struct TableAppend {
+    table: Table,
+}
+
+impl TableAppend {
+    pub fn create_writer(&self, opts: WriterOptions) -> Result<AppendWriter> {
+        let core = WriterCore::new(self.table.inner.conn.clone(), self.table.clone(), opts, None)?;
+        Ok(AppendWriter::new(core))
+    }
+}
+
+/// Builder of [`UpsertWriter`]s, optionally for a partial update.
+pub struct TableUpsert {
+    table: Table,
+    target_columns: Option<Vec<usize>>,
+}
+
+impl TableUpsert {
+    /// Write only these columns (they must include the primary key; the others must be
+    /// nullable, which the server checks).
+    pub fn partial_update_by_name<S: AsRef<str>>(mut self, names: &[S]) -> Result<TableUpsert> {
+        let schema = self.table.info().schema();
+        let mut idx = Vec::with_capacity(names.len());
+        for n in names {
+            idx.push(schema.index_of(n.as_ref()).ok_or_else(|| Error::invalid_row(format!("unknown column {:?}", n.as_ref())))?);
+        }
+        self.target_columns = Some(check_targets(self.table.info(), idx)?);
+        Ok(self)
+    }
+
+    /// Write only the columns at these indexes.
+    pub fn partial_update_by_index(mut self, indexes: &[usize]) -> Result<TableUpsert> {
+        self.target_columns = Some(check_targets(self.table.info(), indexes.to_vec())?);
+        Ok(self)
+    }
+
+    pub fn create_writer(&self, opts: WriterOptions) -> Result<UpsertWriter> {
+        let core = WriterCore::new(self.table.inner.conn.clone(), self.table.clone(), opts, self.target_columns.clone())?;
+        Ok(UpsertWriter::new(core))
+    }
+}
+
+fn check_targets(info: &TableInfo, mut idx: Vec<usize>) -> Result<Vec<usize>> {
+    let schema = info.schema();
+    if let Some(bad) = idx.iter().find(|&&i| i >= schema.len()) {
+        return Err(Error::invalid_row(format!("column index {bad} is out of range (the table has {} columns)", schema.len())));
+    }
+    idx.sort_unstable();
+    idx.dedup();
+    for k in schema.primary_key_indexes() {
+        if !idx.contains(&k) {
+            return Err(Error::invalid_row(format!(
+                "a partial update must include every primary-key column; {:?} is missing",
+                schema.columns()[k].name
+            )));
+        }
+    }
+    Ok(idx)
+}

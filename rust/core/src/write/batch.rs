@@ -1,0 +1,253 @@
+//! Write batches and the dispatcher jobs they become.
+//!
+//! A [`WriteBatch`] collects the records of one bucket together with one small [`Entry`] per
+//! operation that wants to hear about it. When the batch completes, [`BatchJob`] carries the
+//! whole batch to the dispatcher as **one job**; the job runs every callback in append order.
+//! A multi-bucket Arrow input is split into groups, one per bucket; every group batch points to a
+//! shared [`ArrowJoin`], and the last group to complete dispatches one final job that calls the
+//! user's callback with the per-bucket results.
+
+use std::sync::{Arc, Mutex};
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use fluss_writer_dispatch::{JobBody, JobContext, Ticket, TicketSet};
+
+use super::completion::{BucketResult, ResultCell, WriteCallback, WriteCompletion};
+use crate::error::Error;
+use crate::metadata::TablePath;
+use crate::wire::arrow::RowsToArrow;
+use crate::wire::kv_batch::KvBatchBuilder;
+
+/// What an operation registered on its batch.
+pub(crate) enum Entry {
+    /// A user callback.
+    Callback(WriteCallback),
+    /// The shared cell behind a `WriteResult`.
+    Result(Arc<ResultCell>),
+}
+
+impl Entry {
+    fn complete(self, c: &WriteCompletion, ctx: &mut JobContext<'_>) {
+        match self {
+            Entry::Callback(cb) => ctx.invoke(|| cb(c), &|| c.describe()),
+            Entry::Result(cell) => cell.complete(c, ctx),
+        }
+    }
+}
+
+/// An entry together with the index of its record in the batch.
+pub(crate) struct EntrySlot {
+    pub index: u32,
+    pub entry: Entry,
+}
+
+/// The records of a batch before it is encoded.
+pub(crate) enum Payload {
+    /// Log table rows, appended one by one into Arrow builders.
+    Rows(RowsToArrow),
+    /// One group of a user-supplied Arrow batch (already conformed to the table schema).
+    Arrow(RecordBatch),
+    /// Primary-key table records.
+    Kv(KvBatchBuilder),
+    /// Encoded wire bytes (after the sender drained it); kept for retries.
+    Encoded(Bytes),
+}
+
+/// The batch of one bucket.
+pub(crate) struct WriteBatch {
+    pub bucket: i32,
+    pub payload: Payload,
+    pub records: u32,
+    /// Estimated encoded size, for `client.writer.batch-size`.
+    pub size: usize,
+    /// Buffer bytes reserved by the batch's records; released when it completes.
+    pub reserved: u64,
+    pub entries: Vec<EntrySlot>,
+    /// Arrow groups in this batch: (join, rows of the group).
+    pub joins: Vec<(Arc<ArrowJoin>, usize)>,
+    pub tickets: TicketSet,
+    /// Clock nanos when the batch was opened (linger and delivery timeout start here).
+    pub created: u64,
+    /// Idempotence stamp (writer id, sequence), set when first drained.
+    pub stamp: Option<(i64, i32)>,
+    pub attempts: u32,
+}
+
+impl WriteBatch {
+    pub fn new(bucket: i32, payload: Payload, created: u64) -> WriteBatch {
+        WriteBatch {
+            bucket,
+            payload,
+            records: 0,
+            size: 0,
+            reserved: 0,
+            entries: Vec::new(),
+            joins: Vec::new(),
+            tickets: TicketSet::default(),
+            created,
+            stamp: None,
+            attempts: 0,
+        }
+    }
+
+    /// Register an operation on the record just appended at `index`.
+    pub fn register(&mut self, index: u32, entry: Option<Entry>, ticket: Ticket) {
+        self.tickets.add(ticket);
+        if let Some(entry) = entry {
+            self.entries.push(EntrySlot { index, entry });
+        }
+    }
+}
+
+/// How a batch ended, from the server's answer.
+#[derive(Clone, Debug)]
+pub(crate) struct BatchOutcome {
+    /// `Err` when the batch failed.
+    pub result: Result<(), Error>,
+    /// Log tables: offset of the first record; otherwise -1.
+    pub base_offset: i64,
+    /// Primary-key tables: changelog end offset after the write; otherwise -1.
+    pub log_end_offset: i64,
+}
+
+/// Where a batch's table lives (shared by every job of a writer).
+pub(crate) struct JobTarget {
+    pub table: Arc<TablePath>,
+    pub table_id: i64,
+    /// Whether records have offsets (log tables).
+    pub per_record_offsets: bool,
+}
+
+/// One completed batch on its way to the dispatcher.
+pub(crate) struct BatchJob {
+    pub target: Arc<JobTarget>,
+    pub bucket: i32,
+    pub outcome: BatchOutcome,
+    pub entries: Vec<EntrySlot>,
+}
+
+impl JobBody for BatchJob {
+    fn run(self: Box<Self>, ctx: &mut JobContext<'_>) {
+        let BatchJob { target, bucket, outcome, entries } = *self;
+        let ok = outcome.result.is_ok();
+        let mut c = WriteCompletion {
+            error: outcome.result.err(),
+            table: target.table.clone(),
+            table_id: target.table_id,
+            partition_id: None,
+            bucket,
+            offset: -1,
+            log_end_offset: outcome.log_end_offset,
+            bucket_results: Vec::new(),
+        };
+        for slot in entries {
+            if ok && target.per_record_offsets && outcome.base_offset >= 0 {
+                c.offset = outcome.base_offset + slot.index as i64;
+            }
+            slot.entry.complete(&c, ctx);
+        }
+    }
+}
+
+// ===== Arrow joins =====
+
+struct JoinState {
+    remaining: usize,
+    /// (bucket, rows, base offset, error) per group part, in group order.
+    parts: Vec<BucketResult>,
+    target: Option<Entry>,
+    ticket: Option<Ticket>,
+}
+
+/// The shared state of one multi-bucket Arrow operation.
+pub(crate) struct ArrowJoin {
+    state: Mutex<JoinState>,
+    /// First bucket of the input: the final callback runs on its shard.
+    pub first_bucket: i32,
+}
+
+impl ArrowJoin {
+    pub fn new(groups: usize, first_bucket: i32, target: Option<Entry>, ticket: Ticket) -> Arc<ArrowJoin> {
+        Arc::new(ArrowJoin {
+            state: Mutex::new(JoinState { remaining: groups, parts: Vec::with_capacity(groups), target, ticket: Some(ticket) }),
+            first_bucket,
+        })
+    }
+
+    /// Record one group part's result. Returns the final job (and its ticket) when this was the
+    /// last part.
+    pub fn record(&self, part: BucketResult, target: &Arc<JobTarget>) -> Option<(JoinJob, Ticket)> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.parts.push(part);
+        st.remaining -= 1;
+        if st.remaining > 0 {
+            return None;
+        }
+        let parts = std::mem::take(&mut st.parts);
+        let entry = st.target.take();
+        let ticket = st.ticket.take().expect("join finalized once");
+        Some((JoinJob { target: target.clone(), first_bucket: self.first_bucket, results: merge_parts(parts), entry }, ticket))
+    }
+}
+
+/// Merge the parts of the same bucket (a large group is split into several batches).
+fn merge_parts(parts: Vec<BucketResult>) -> Vec<BucketResult> {
+    let mut out: Vec<BucketResult> = Vec::new();
+    for p in parts {
+        match out.iter_mut().find(|r| r.bucket == p.bucket) {
+            Some(r) => {
+                r.rows += p.rows;
+                if r.error.is_none() {
+                    r.error = p.error;
+                }
+                if r.base_offset < 0 {
+                    r.base_offset = p.base_offset;
+                }
+            }
+            None => out.push(p),
+        }
+    }
+    out.sort_by_key(|r| r.bucket);
+    out
+}
+
+/// The final job of an Arrow operation.
+pub(crate) struct JoinJob {
+    target: Arc<JobTarget>,
+    first_bucket: i32,
+    results: Vec<BucketResult>,
+    entry: Option<Entry>,
+}
+
+impl JobBody for JoinJob {
+    fn run(self: Box<Self>, ctx: &mut JobContext<'_>) {
+        let JoinJob { target, first_bucket, results, entry } = *self;
+        let error = results.iter().find_map(|r| r.error.clone()).map(|e| {
+            let failed: Vec<String> = results.iter().filter(|r| r.error.is_some()).map(|r| r.bucket.to_string()).collect();
+            e.context(format!("Arrow batch: buckets [{}] failed", failed.join(", ")))
+        });
+        let offset = results.iter().find(|r| r.bucket == first_bucket).map_or(-1, |r| r.base_offset);
+        let c = WriteCompletion {
+            error,
+            table: target.table.clone(),
+            table_id: target.table_id,
+            partition_id: None,
+            bucket: first_bucket,
+            offset: if target.per_record_offsets { offset } else { -1 },
+            log_end_offset: -1,
+            bucket_results: results,
+        };
+        if let Some(entry) = entry {
+            entry.complete(&c, ctx);
+        }
+    }
+}
+
+/// Shard key of a table bucket: hash of (table, partition, bucket), as C9 states.
+pub(crate) fn shard_key(table_id: i64, partition: Option<i64>, bucket: i32) -> u64 {
+    let mut h = (table_id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= (partition.unwrap_or(-1) as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    h ^= (bucket as u32 as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
+    h ^ (h >> 29)
+}

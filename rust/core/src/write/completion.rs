@@ -1,0 +1,237 @@
+//! What a callback receives ([`WriteCompletion`]) and the future-like handle returned by the
+//! write calls that take no callback ([`WriteResult`]).
+//!
+//! A callback is registered **on its batch**: the batch holds a small [`Entry`] per operation
+//! (a boxed callable, or a shared result cell for the `WriteResult` form). When the batch
+//! completes, the whole batch becomes one dispatcher job; the job builds one
+//! `WriteCompletion`, updates the per-record fields (offset) between callbacks, and hands each
+//! callback a reference. No allocation happens per callback on that path.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use fluss_writer_dispatch::{in_callback, Job, JobBody, JobContext, Scope, TicketSet};
+
+use crate::error::{ClientCode, Error, Result};
+use crate::metadata::TablePath;
+
+/// A completion callback. It runs exactly once, on the writer's executor (by default the
+/// connection's single FIFO worker thread), never on the submitting thread and never on an I/O
+/// thread. It must not block for long: it delays every callback queued behind it. Calling
+/// `flush`, `close` or `WriteResult::wait` from inside it fails at once with
+/// `CALLED_FROM_CALLBACK`. A panic is caught, reported to the writer's error handler and stops
+/// nothing else. The callable (and everything it captured) is dropped before the operation's
+/// `max_pending_callbacks` slot is released.
+pub type WriteCallback = Box<dyn FnOnce(&WriteCompletion) + Send + 'static>;
+
+/// The outcome of one bucket of a multi-bucket Arrow batch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BucketResult {
+    pub bucket: i32,
+    /// Rows of the input that went to this bucket.
+    pub rows: usize,
+    /// Offset of the first of those rows (log tables), or -1.
+    pub base_offset: i64,
+    /// `None` on success.
+    pub error: Option<Error>,
+}
+
+/// Where an operation went and how it ended. Passed by reference to callbacks; clone it to keep
+/// it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriteCompletion {
+    /// `None` on success.
+    pub error: Option<Error>,
+    pub table: Arc<TablePath>,
+    pub table_id: i64,
+    /// Partition id; `None` for non-partitioned tables.
+    pub partition_id: Option<i64>,
+    /// The bucket (for an Arrow batch, its first bucket).
+    pub bucket: i32,
+    /// Log tables: the record's offset (batch base offset + its index). Primary-key tables and
+    /// failures: -1.
+    pub offset: i64,
+    /// Primary-key tables: the bucket's changelog end offset after the write; otherwise -1.
+    pub log_end_offset: i64,
+    /// Multi-bucket Arrow batches: one result per bucket, so that only failed buckets need a
+    /// retry. Empty for single-record operations.
+    pub bucket_results: Vec<BucketResult>,
+}
+
+impl WriteCompletion {
+    /// Whether the operation is durable.
+    pub fn is_ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// The outcome as a `Result`.
+    pub fn result(&self) -> Result<()> {
+        match &self.error {
+            None => Ok(()),
+            Some(e) => Err(e.clone()),
+        }
+    }
+
+    /// Error code, 0 on success.
+    pub fn error_code(&self) -> i32 {
+        self.error.as_ref().map_or(0, Error::code)
+    }
+
+    /// Human-readable text of the operation (for error handlers and logs).
+    pub fn describe(&self) -> String {
+        if self.offset >= 0 {
+            format!("write to {} bucket {} offset {}", self.table, self.bucket, self.offset)
+        } else {
+            format!("write to {} bucket {}", self.table, self.bucket)
+        }
+    }
+}
+
+// ===== Result cells =====
+
+enum CellState {
+    Pending { callbacks: Vec<WriteCallback>, wakers: Vec<Waker> },
+    Done(WriteCompletion),
+}
+
+/// Shared state behind a [`WriteResult`].
+pub(crate) struct ResultCell {
+    state: Mutex<CellState>,
+    cond: Condvar,
+    scope: Scope,
+}
+
+impl ResultCell {
+    pub(crate) fn new(scope: Scope) -> Arc<ResultCell> {
+        Arc::new(ResultCell {
+            state: Mutex::new(CellState::Pending { callbacks: Vec::new(), wakers: Vec::new() }),
+            cond: Condvar::new(),
+            scope,
+        })
+    }
+
+    /// Complete the cell from inside a dispatcher job: store the completion, then run the
+    /// callbacks registered so far, in registration order.
+    pub(crate) fn complete(&self, c: &WriteCompletion, ctx: &mut JobContext<'_>) {
+        let prev = {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            std::mem::replace(&mut *st, CellState::Done(c.clone()))
+        };
+        self.cond.notify_all();
+        if let CellState::Pending { callbacks, wakers } = prev {
+            for w in wakers {
+                w.wake();
+            }
+            for cb in callbacks {
+                ctx.invoke(|| cb(c), &|| c.describe());
+            }
+        }
+    }
+}
+
+/// The handle returned by write calls without a callback: wait for it, `.await` it, or register
+/// callbacks on it later.
+#[derive(Clone)]
+pub struct WriteResult {
+    cell: Arc<ResultCell>,
+}
+
+struct LateCallbacks {
+    completion: WriteCompletion,
+    callback: WriteCallback,
+}
+
+impl JobBody for LateCallbacks {
+    fn run(self: Box<Self>, ctx: &mut JobContext<'_>) {
+        let LateCallbacks { completion, callback } = *self;
+        ctx.invoke(|| callback(&completion), &|| completion.describe());
+    }
+}
+
+impl WriteResult {
+    pub(crate) fn new(cell: Arc<ResultCell>) -> WriteResult {
+        WriteResult { cell }
+    }
+
+    /// Block until the operation completed (its completion has been dispatched) and return
+    /// the completion. `timeout = None` waits without bound. Fails at once with
+    /// `CALLED_FROM_CALLBACK` inside a callback, and with `TIMEOUT` when the timeout passes.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<WriteCompletion> {
+        if in_callback() {
+            return Err(Error::client(ClientCode::CalledFromCallback, "WriteResult::wait called from inside a completion callback"));
+        }
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut st = self.cell.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let CellState::Done(c) = &*st {
+                return Ok(c.clone());
+            }
+            st = match deadline {
+                None => self.cell.cond.wait(st).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let now = std::time::Instant::now();
+                    if now >= d {
+                        return Err(Error::client(ClientCode::Timeout, "WriteResult::wait timed out; the operation is still pending"));
+                    }
+                    self.cell.cond.wait_timeout(st, d - now).unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
+        }
+    }
+
+    /// The completion, if the operation has completed.
+    pub fn try_get(&self) -> Option<WriteCompletion> {
+        match &*self.cell.state.lock().unwrap_or_else(|p| p.into_inner()) {
+            CellState::Done(c) => Some(c.clone()),
+            CellState::Pending { .. } => None,
+        }
+    }
+
+    /// Whether the operation has completed.
+    pub fn is_done(&self) -> bool {
+        self.try_get().is_some()
+    }
+
+    /// Register a callback. Before completion it runs with the operation's own job, after the
+    /// callbacks registered earlier. After completion it is queued on the writer's executor, so
+    /// it runs after the callbacks already queued there (never inline on this thread).
+    pub fn add_callback(&self, callback: impl FnOnce(&WriteCompletion) + Send + 'static) {
+        let mut st = self.cell.state.lock().unwrap_or_else(|p| p.into_inner());
+        match &mut *st {
+            CellState::Pending { callbacks, .. } => callbacks.push(Box::new(callback)),
+            CellState::Done(c) => {
+                let body = LateCallbacks { completion: c.clone(), callback: Box::new(callback) };
+                drop(st);
+                let scope = &self.cell.scope;
+                let now = scope.clock().now_nanos();
+                scope.dispatch(Job::new(scope, 0, TicketSet::default(), now, Box::new(body)));
+            }
+        }
+    }
+}
+
+impl Future for WriteResult {
+    type Output = WriteCompletion;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WriteCompletion> {
+        let mut st = self.cell.state.lock().unwrap_or_else(|p| p.into_inner());
+        match &mut *st {
+            CellState::Done(c) => Poll::Ready(c.clone()),
+            CellState::Pending { wakers, .. } => {
+                if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                    wakers.push(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for WriteResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteResult").field("done", &self.is_done()).finish()
+    }
+}

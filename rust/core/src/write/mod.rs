@@ -1,0 +1,20 @@
+//! The write path: writers, the accumulator, batches, the sender, and the completions handed
+//! to callbacks.
+//!
+//! * [`writer`]: [`AppendWriter`] and [`UpsertWriter`], admission and bucket choice on the
+//!   caller's thread.
+//! * `accumulator`: open and closed batches per bucket.
+//! * `batch`: batches, callback entries, and the dispatcher job a completed batch becomes.
+//! * `sender`: the per-writer tokio task: draining, requests, retries, idempotence, strict
+//!   per-bucket completion order.
+//! * [`completion`]: [`WriteCompletion`], [`WriteResult`], [`WriteCallback`].
+
+mod accumulator;
+mod batch;
+pub mod completion;
+mod sender;
+pub mod writer;
+
+pub use completion::{BucketResult, WriteCallback, WriteCompletion, WriteResult};
+pub use writer::{AppendWriter, CallbackExecutor, ErrorHandlerBox, UpsertWriter, WriterOptions, WriterStats};
+pub(crate) use writer::WriterCore;

@@ -1,0 +1,712 @@
+//! The writers: [`AppendWriter`] for log tables, [`UpsertWriter`] for primary-key tables.
+//!
+//! Every write call exists in three forms:
+//! * `*_with_callback(.., callback)`: the callback runs exactly once when the operation is
+//!   durable or failed (see [`WriteCallback`](super::WriteCallback) for where and how);
+//! * the plain form returns a [`WriteResult`] to wait on, `.await`, or register callbacks on;
+//! * `*_detached(..)` asks for no notification (flush still covers it).
+//!
+//! The path of one record on the caller's thread: check the row against the schema and encode
+//! what can be encoded outside the bucket lock, pick the bucket, compute one deadline from
+//! `client.writer.buffer.wait-timeout`, reserve a callback slot (`max_pending_callbacks`), then
+//! buffer bytes (`client.writer.buffer.memory-size`) under the same deadline, and append the
+//! record and its entry to the open batch of its bucket. Any failure before the append is a
+//! synchronous error: nothing was accepted and a given callback is dropped unused before the call
+//! returns.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arrow_array::{Array, RecordBatch, UInt32Array};
+use fluss_writer_dispatch::{
+    in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, Permits, Scope, ScopeOptions,
+    Ticket, UserExecutor, WaitBudget,
+};
+
+use super::accumulator::{Accumulator, BatchKind};
+use super::batch::{ArrowJoin, Entry, JobTarget};
+use super::completion::{ResultCell, WriteCallback, WriteCompletion, WriteResult};
+use super::sender::{self, SenderShared};
+use crate::connection::ConnInner;
+use crate::error::{ClientCode, Error, Result};
+use crate::metadata::{Schema, TableInfo};
+use crate::row::{check_row, check_value, Value};
+use crate::table::Table;
+use crate::wire::arrow::{arrow_value, conform_record_batch};
+use crate::wire::bucketing::bucket_for_key;
+use crate::wire::compacted::encode_row;
+use crate::wire::key::encode_key;
+use crate::wire::kv_batch::KvBatchBuilder;
+use crate::config::NoKeyAssigner;
+
+/// Where a writer's callbacks run.
+#[derive(Clone, Default)]
+pub enum CallbackExecutor {
+    /// The connection's single FIFO worker thread (default): all callbacks of the connection
+    /// run one at a time in completion order.
+    #[default]
+    Connection,
+    /// `n` FIFO workers owned by this writer; a bucket always maps to the same worker (hash of
+    /// table, partition and bucket mod n), so per-bucket order holds and buckets run in parallel.
+    Sharded(usize),
+    /// An executor of the application's: it receives one job per completed batch and must call
+    /// `Job::run` on it. Only the order of hand-off is promised.
+    User(Arc<dyn UserExecutor>),
+    /// An existing executor (for example one shared by several writers).
+    Shared(Executor),
+}
+
+impl std::fmt::Debug for CallbackExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallbackExecutor::Connection => write!(f, "Connection"),
+            CallbackExecutor::Sharded(n) => write!(f, "Sharded({n})"),
+            CallbackExecutor::User(_) => write!(f, "User"),
+            CallbackExecutor::Shared(e) => write!(f, "Shared({e:?})"),
+        }
+    }
+}
+
+/// Per-writer callback options.
+#[derive(Clone, Debug)]
+pub struct WriterOptions {
+    /// Operations that may be pending at once (accepted, callback not yet returned). Default
+    /// 262144.
+    pub max_pending_callbacks: u64,
+    pub executor: CallbackExecutor,
+    /// Receives panics of this writer's callbacks; default: logged with the operation.
+    pub error_handler: Option<ErrorHandlerBox>,
+}
+
+/// A clonable, debuggable error handler.
+#[derive(Clone)]
+pub struct ErrorHandlerBox(pub ErrorHandler);
+
+impl std::fmt::Debug for ErrorHandlerBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ErrorHandler")
+    }
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        WriterOptions { max_pending_callbacks: ScopeOptions::DEFAULT_MAX_PENDING_CALLBACKS, executor: CallbackExecutor::Connection, error_handler: None }
+    }
+}
+
+impl WriterOptions {
+    pub fn max_pending_callbacks(mut self, n: u64) -> Self {
+        self.max_pending_callbacks = n;
+        self
+    }
+
+    pub fn executor(mut self, e: CallbackExecutor) -> Self {
+        self.executor = e;
+        self
+    }
+
+    pub fn error_handler(mut self, h: impl Fn(&fluss_writer_dispatch::CallbackError) + Send + Sync + 'static) -> Self {
+        self.error_handler = Some(ErrorHandlerBox(Arc::new(h)));
+        self
+    }
+}
+
+/// Counters of one writer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriterStats {
+    /// Operations accepted and not yet retired (callback not yet returned).
+    pub pending_callbacks: u64,
+    pub callbacks_run: u64,
+    pub callback_errors: u64,
+    /// Jobs queued on the writer's executor, not yet run.
+    pub queued_jobs: u64,
+    /// Buffer bytes held by this connection's unsent or unacknowledged batches.
+    pub buffer_bytes_in_use: u64,
+}
+
+/// How an operation wants to hear about its completion.
+pub(crate) enum Notify {
+    Callback(WriteCallback),
+    Result,
+    Detached,
+}
+
+impl Notify {
+    fn into_entry(self, scope: &Scope) -> (Option<Entry>, Option<WriteResult>) {
+        match self {
+            Notify::Callback(cb) => (Some(Entry::Callback(cb)), None),
+            Notify::Result => {
+                let cell = ResultCell::new(scope.clone());
+                (Some(Entry::Result(cell.clone())), Some(WriteResult::new(cell)))
+            }
+            Notify::Detached => (None, None),
+        }
+    }
+}
+
+/// What both writers share.
+pub(crate) struct WriterCore {
+    conn: Arc<ConnInner>,
+    table: Table,
+    pub(crate) scope: Scope,
+    acc: Arc<Accumulator>,
+    shared: Arc<SenderShared>,
+    budget: WaitBudget,
+    buffer: Arc<Permits>,
+    clock: Arc<dyn Clock>,
+    schema: Arc<Schema>,
+    bucket_key: Vec<usize>,
+    pk: Vec<usize>,
+    bucket_key_is_pk: bool,
+    bucket_count: i32,
+    batch_size: usize,
+    assigner: NoKeyAssigner,
+    sticky: AtomicI32,
+    round_robin: AtomicU32,
+    /// Partial update: the target columns (all others are written as null and left alone).
+    target_columns: Option<Vec<usize>>,
+    closed: AtomicBool,
+}
+
+fn estimate_value(v: &Value) -> usize {
+    match v {
+        Value::Null => 0,
+        Value::Boolean(_) | Value::TinyInt(_) => 1,
+        Value::SmallInt(_) => 2,
+        Value::Int(_) | Value::Date(_) | Value::Time(_) | Value::Float(_) => 4,
+        Value::BigInt(_) | Value::Double(_) | Value::Timestamp(_) | Value::TimestampLtz(_) => 8,
+        Value::Decimal(_) => 16,
+        Value::String(s) => s.len() + 4,
+        Value::Bytes(b) => b.len() + 4,
+    }
+}
+
+/// Bytes a log row adds to an Arrow batch (values, offsets, validity), a close upper estimate.
+fn estimate_row_size(row: &[Value]) -> usize {
+    row.iter().map(estimate_value).sum::<usize>() + row.len().div_ceil(8) + 8
+}
+
+impl WriterCore {
+    pub(crate) fn new(conn: Arc<ConnInner>, table: Table, opts: WriterOptions, target_columns: Option<Vec<usize>>) -> Result<Arc<WriterCore>> {
+        conn.check_usable()?;
+        let info: &TableInfo = table.info();
+        let schema = Arc::new(info.schema().clone());
+        let kind = if info.has_primary_key() { BatchKind::Kv } else { BatchKind::Log };
+        let executor = match opts.executor {
+            CallbackExecutor::Connection => conn.executor.clone(),
+            CallbackExecutor::Sharded(n) => {
+                if n == 0 {
+                    return Err(Error::client(ClientCode::InvalidConfig, "sharded executor needs at least one worker"));
+                }
+                Executor::sharded(&format!("fluss-writer-cb-{}", info.path), n, conn.worker_hooks.clone())
+            }
+            CallbackExecutor::User(u) => Executor::user(u),
+            CallbackExecutor::Shared(e) => e,
+        };
+        let scope = Scope::new(
+            ScopeOptions { max_pending_callbacks: opts.max_pending_callbacks.max(1), error_handler: opts.error_handler.map(|h| h.0) },
+            executor,
+            conn.clock.clone(),
+        );
+        let config = conn.config.clone();
+        let acc = Arc::new(Accumulator::new(info.bucket_count() as usize, schema.clone(), info.schema_id as i16, kind, config.batch_size as usize));
+        let target = Arc::new(JobTarget { table: Arc::new(info.path.clone()), table_id: info.table_id, per_record_offsets: kind == BatchKind::Log });
+        let target_cols_wire: Vec<i32> = target_columns.as_ref().map(|c| c.iter().map(|&i| i as i32).collect()).unwrap_or_default();
+        let shared = Arc::new(SenderShared::new(
+            acc.clone(),
+            conn.backend.clone(),
+            scope.clone(),
+            conn.buffer.clone(),
+            config.clone(),
+            target,
+            info.path.clone(),
+            schema.clone(),
+            info.schema_id as i16,
+            kind,
+            target_cols_wire,
+            table.leaders(),
+            conn.clock.clone(),
+        ));
+        let budget = match config.buffer_wait_timeout {
+            None => WaitBudget::Unbounded,
+            Some(d) if d.is_zero() => WaitBudget::NonBlocking,
+            Some(d) => WaitBudget::Timeout(d),
+        };
+        let bucket_key = info.bucket_key_indexes();
+        let pk = info.schema().primary_key_indexes();
+        let bucket_count = info.bucket_count();
+        let core = Arc::new(WriterCore {
+            bucket_key_is_pk: bucket_key == pk,
+            bucket_key,
+            pk,
+            bucket_count,
+            batch_size: config.batch_size as usize,
+            assigner: config.no_key_assigner,
+            sticky: AtomicI32::new((conn.clock.now_nanos() % bucket_count as u64) as i32),
+            round_robin: AtomicU32::new(0),
+            target_columns,
+            closed: AtomicBool::new(false),
+            budget,
+            buffer: conn.buffer.clone(),
+            clock: conn.clock.clone(),
+            schema,
+            acc,
+            shared: shared.clone(),
+            scope,
+            table,
+            conn: conn.clone(),
+        });
+        conn.spawn_sender(sender::run(shared));
+        conn.register_writer(&core);
+        Ok(core)
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::client(ClientCode::WriterClosed, "the writer is closed"));
+        }
+        if self.conn.is_closed() {
+            return Err(Error::client(ClientCode::ConnectionClosed, "the connection is closed"));
+        }
+        Ok(())
+    }
+
+    /// Reserve one callback slot, then `bytes` of buffer memory, under one deadline (C5).
+    fn admit(&self, bytes: u64) -> Result<Ticket> {
+        let deadline = Deadline::from_budget(self.budget, &*self.clock);
+        let ticket = self.scope.admit(deadline).map_err(|e| match e {
+            AdmitError::Exhausted => Error::client(
+                ClientCode::CapacityExhausted,
+                format!("max_pending_callbacks ({}) slots stayed taken for the whole wait budget", self.scope.max_pending_callbacks()),
+            ),
+            AdmitError::WouldBlockInCallback => Error::client(
+                ClientCode::CapacityExhausted,
+                "no callback slot is free and a submission from inside a callback never blocks",
+            ),
+            AdmitError::Closed => Error::client(ClientCode::WriterClosed, "the writer is closed"),
+        })?;
+        if let Err(e) = self.buffer.acquire(bytes, deadline, &*self.clock) {
+            self.scope.cancel(ticket);
+            return Err(match e {
+                AcquireError::Exhausted => Error::client(
+                    ClientCode::BufferExhausted,
+                    format!("client.writer.buffer.memory-size ({} bytes) stayed exhausted for the whole wait budget", self.buffer.capacity()),
+                ),
+                AcquireError::WouldBlockInCallback => {
+                    Error::client(ClientCode::BufferExhausted, "buffer memory is exhausted and a submission from inside a callback never blocks")
+                }
+                AcquireError::TooLarge => Error::client(ClientCode::RecordTooLarge, format!("{bytes} bytes exceed client.writer.buffer.memory-size")),
+                AcquireError::Closed => Error::client(ClientCode::ConnectionClosed, "the connection is closed"),
+            });
+        }
+        Ok(ticket)
+    }
+
+    fn too_large(&self, size: usize) -> Result<()> {
+        if size > self.batch_size {
+            return Err(Error::client(
+                ClientCode::RecordTooLarge,
+                format!("the record needs about {size} bytes, more than client.writer.batch-size ({} bytes)", self.batch_size),
+            ));
+        }
+        Ok(())
+    }
+
+    fn key_bucket(&self, key: &[u8]) -> i32 {
+        bucket_for_key(key, self.bucket_count)
+    }
+
+    /// The bucket of a log row: hash of its bucket key, or the no-key assigner.
+    fn log_bucket(&self, row: &[Value], scratch: &mut Vec<u8>) -> Result<i32> {
+        if self.bucket_key.is_empty() {
+            return Ok(match self.assigner {
+                NoKeyAssigner::Sticky => self.sticky.load(Ordering::Relaxed),
+                NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
+            });
+        }
+        scratch.clear();
+        encode_key(&self.schema, &self.bucket_key, row, scratch)?;
+        Ok(self.key_bucket(scratch))
+    }
+
+    /// Move the sticky bucket on after its batch filled.
+    fn next_sticky(&self, from: i32) {
+        if self.bucket_count > 1 {
+            let step = 1 + (self.clock.now_nanos() % (self.bucket_count as u64 - 1)) as i32;
+            let _ = self.sticky.compare_exchange(from, (from + step) % self.bucket_count, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn append_row(&self, row: &[Value], notify: Notify) -> Result<Option<WriteResult>> {
+        self.check_open()?;
+        check_row(&self.schema, row)?;
+        let size = estimate_row_size(row);
+        self.too_large(size)?;
+        let bucket = SCRATCH.with(|s| self.log_bucket(row, &mut s.borrow_mut().0))?;
+        let (entry, result) = notify.into_entry(&self.scope);
+        let ticket = self.admit(size as u64)?;
+        let appended = self.acc.append_row(bucket, row, size, entry, ticket, self.clock.now_nanos());
+        if appended.closed_full && self.bucket_key.is_empty() && self.assigner == NoKeyAssigner::Sticky {
+            self.next_sticky(bucket);
+        }
+        Ok(result)
+    }
+
+    /// Upsert (value = Some(row)) or delete (value = None, `row` carries the key columns).
+    pub(crate) fn write_kv(&self, row: &[Value], delete: bool, notify: Notify) -> Result<Option<WriteResult>> {
+        self.check_open()?;
+        SCRATCH.with(|s| {
+            let mut guard = s.borrow_mut();
+            let (key, value) = &mut *guard;
+            key.clear();
+            value.clear();
+            if row.len() != self.schema.len() {
+                return Err(Error::invalid_row(format!("the row has {} fields but the table has {} columns", row.len(), self.schema.len())));
+            }
+            for &i in &self.pk {
+                check_value(&self.schema.columns()[i], &row[i])?;
+            }
+            encode_key(&self.schema, &self.pk, row, key)?;
+            if !delete {
+                match &self.target_columns {
+                    None => encode_row(&self.schema, row, value)?,
+                    Some(targets) => {
+                        let partial: Vec<Value> =
+                            row.iter().enumerate().map(|(i, v)| if targets.contains(&i) { v.clone() } else { Value::Null }).collect();
+                        for &i in targets {
+                            check_value(&self.schema.columns()[i], &partial[i])?;
+                        }
+                        encode_row(&self.schema, &partial, value)?;
+                    }
+                }
+            }
+            let bucket = if self.bucket_key_is_pk {
+                self.key_bucket(key)
+            } else {
+                let mut bk = Vec::new();
+                encode_key(&self.schema, &self.bucket_key, row, &mut bk)?;
+                self.key_bucket(&bk)
+            };
+            let value_ref = if delete { None } else { Some(&value[..]) };
+            let size = KvBatchBuilder::record_size(key.len(), value_ref.map(<[u8]>::len));
+            self.too_large(size)?;
+            let (entry, result) = notify.into_entry(&self.scope);
+            let ticket = self.admit(size as u64)?;
+            self.acc.append_kv(bucket, key, value_ref, size, entry, ticket, self.clock.now_nanos());
+            Ok(result)
+        })
+    }
+
+    /// A full-width row with the primary-key values in place and nulls elsewhere.
+    pub(crate) fn key_row(&self, key: &[Value]) -> Result<Vec<Value>> {
+        if key.len() != self.pk.len() {
+            return Err(Error::invalid_row(format!("the key has {} values but the primary key has {} columns", key.len(), self.pk.len())));
+        }
+        let mut row = vec![Value::Null; self.schema.len()];
+        for (v, &i) in key.iter().zip(&self.pk) {
+            row[i] = v.clone();
+        }
+        Ok(row)
+    }
+
+    /// Write a user Arrow batch: conform it, split it per bucket (and into batch-size chunks),
+    /// admit it as a whole (one slot, all bytes), then enqueue every group (C11).
+    pub(crate) fn write_arrow(&self, batch: &RecordBatch, notify: Notify) -> Result<Option<WriteResult>> {
+        self.check_open()?;
+        let rb = conform_record_batch(&self.schema, batch)?;
+        let rows = rb.num_rows();
+        if rows == 0 {
+            return Err(Error::invalid_row("the Arrow batch has no rows"));
+        }
+        let total_bytes: usize = rb.columns().iter().map(|c| c.get_array_memory_size()).sum::<usize>().max(1);
+        let per_row = total_bytes.div_ceil(rows).max(1);
+        self.too_large(per_row)?;
+        // Bucket of every row.
+        let groups: Vec<(i32, RecordBatch)> = if self.bucket_key.is_empty() {
+            let bucket = match self.assigner {
+                NoKeyAssigner::Sticky => self.sticky.load(Ordering::Relaxed),
+                NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
+            };
+            vec![(bucket, rb.clone())]
+        } else {
+            let mut order: Vec<i32> = Vec::new();
+            let mut idx: Vec<Vec<u32>> = Vec::new();
+            let mut key = Vec::new();
+            let mut vals = vec![Value::Null; self.schema.len()];
+            let types = self.schema.types();
+            for r in 0..rows {
+                for &c in &self.bucket_key {
+                    vals[c] = arrow_value(rb.column(c).as_ref(), types[c], r)?;
+                }
+                key.clear();
+                encode_key(&self.schema, &self.bucket_key, &vals, &mut key)?;
+                let b = self.key_bucket(&key);
+                match order.iter().position(|&x| x == b) {
+                    Some(p) => idx[p].push(r as u32),
+                    None => {
+                        order.push(b);
+                        idx.push(vec![r as u32]);
+                    }
+                }
+            }
+            let mut out = Vec::with_capacity(order.len());
+            for (b, ix) in order.into_iter().zip(idx) {
+                let indices = UInt32Array::from(ix);
+                let cols = rb.columns().iter().map(|c| arrow_select::take::take(c.as_ref(), &indices, None)).collect::<std::result::Result<Vec<_>, _>>()?;
+                out.push((b, RecordBatch::try_new(rb.schema(), cols)?));
+            }
+            out
+        };
+        // Chunks that fit a batch.
+        let rows_per_chunk = (self.batch_size / per_row).max(1);
+        let mut chunks: Vec<(i32, RecordBatch, usize)> = Vec::new();
+        for (b, g) in groups {
+            let mut start = 0;
+            while start < g.num_rows() {
+                let len = rows_per_chunk.min(g.num_rows() - start);
+                chunks.push((b, g.slice(start, len), len * per_row));
+                start += len;
+            }
+        }
+        let total: usize = chunks.iter().map(|c| c.2).sum();
+        let first_bucket = chunks[0].0;
+        let (entry, result) = notify.into_entry(&self.scope);
+        let ticket = self.admit(total as u64)?;
+        let join = ArrowJoin::new(chunks.len(), first_bucket, entry, ticket);
+        let now = self.clock.now_nanos();
+        for (b, chunk, size) in chunks {
+            self.acc.append_arrow_group(b, chunk, size, join.clone(), now);
+        }
+        if self.bucket_key.is_empty() && self.assigner == NoKeyAssigner::Sticky {
+            self.next_sticky(first_bucket);
+        }
+        Ok(result)
+    }
+
+    pub(crate) fn flush(&self, timeout: Option<Duration>) -> Result<()> {
+        if in_callback() {
+            return Err(Error::client(ClientCode::CalledFromCallback, "flush called from inside a completion callback"));
+        }
+        self.conn.check_usable()?;
+        self.acc.close_all_open();
+        let deadline = match timeout {
+            None => Deadline::never(),
+            Some(t) => Deadline::after(t, &*self.clock),
+        };
+        self.scope.flush(deadline).map_err(flush_error)
+    }
+
+    /// Stop accepting, flush, and wait up to `timeout` for every operation to complete; at the
+    /// timeout, operations still pending complete with `WRITER_CLOSED` (exactly once) and this
+    /// returns `TIMEOUT`.
+    pub(crate) fn close(&self, timeout: Option<Duration>) -> Result<()> {
+        if in_callback() {
+            self.close_nonblocking();
+            return Err(Error::client(ClientCode::CalledFromCallback, "close called from inside a completion callback; the writer stops accepting and completes pending operations in the background"));
+        }
+        self.closed.store(true, Ordering::Release);
+        self.scope.close();
+        self.shared.close();
+        let deadline = match timeout {
+            None => Deadline::never(),
+            Some(t) => Deadline::after(t, &*self.clock),
+        };
+        match self.scope.wait_idle(deadline) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.shared.abort();
+                Err(flush_error(e).context("close"))
+            }
+        }
+    }
+
+    /// Stop accepting and let pending operations complete normally, without waiting.
+    pub(crate) fn close_nonblocking(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.scope.close();
+        self.shared.close();
+    }
+
+    /// Fail everything pending now (connection close).
+    pub(crate) fn abort(&self) {
+        self.close_nonblocking();
+        self.shared.abort();
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn stats(&self) -> WriterStats {
+        let s = self.scope.stats();
+        WriterStats {
+            pending_callbacks: s.pending,
+            callbacks_run: s.callbacks_run,
+            callback_errors: s.callback_errors,
+            queued_jobs: self.scope.executor().stats().queued_jobs,
+            buffer_bytes_in_use: self.buffer.in_use(),
+        }
+    }
+
+    pub(crate) fn table(&self) -> &Table {
+        &self.table
+    }
+}
+
+fn flush_error(e: FlushError) -> Error {
+    match e {
+        FlushError::CalledFromCallback => Error::client(ClientCode::CalledFromCallback, "called from inside a completion callback"),
+        FlushError::Timeout => Error::client(ClientCode::Timeout, "timed out waiting for pending operations"),
+    }
+}
+
+thread_local! {
+    /// Per-thread scratch buffers for key and value encoding (no allocation per record).
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+macro_rules! three_forms {
+    ($(#[$doc:meta])* $name:ident, $cb:ident, $det:ident, |$core:ident, $arg:ident: $ty:ty, $n:ident| $body:expr) => {
+        $(#[$doc])*
+        /// Returns a [`WriteResult`].
+        pub fn $name(&self, $arg: $ty) -> Result<WriteResult> {
+            let $core = &self.core;
+            let $n = Notify::Result;
+            $body.map(|r| r.expect("result form"))
+        }
+        $(#[$doc])*
+        /// `callback` runs exactly once with the outcome (see [`WriteCallback`](super::WriteCallback)).
+        /// On a synchronous error it is dropped unused before this returns.
+        pub fn $cb(&self, $arg: $ty, callback: impl FnOnce(&WriteCompletion) + Send + 'static) -> Result<()> {
+            let $core = &self.core;
+            let $n = Notify::Callback(Box::new(callback));
+            $body.map(|_| ())
+        }
+        $(#[$doc])*
+        /// No notification; `flush` still waits for it.
+        pub fn $det(&self, $arg: $ty) -> Result<()> {
+            let $core = &self.core;
+            let $n = Notify::Detached;
+            $body.map(|_| ())
+        }
+    };
+}
+
+macro_rules! writer_common {
+    () => {
+        /// Wait until every operation accepted before this call has completed and its callback
+        /// has returned. Operations submitted meanwhile do not extend it. Fails at once with
+        /// `CALLED_FROM_CALLBACK` inside a callback; `TIMEOUT` when `timeout` passes.
+        pub fn flush(&self, timeout: Option<Duration>) -> Result<()> {
+            self.core.flush(timeout)
+        }
+
+        /// Stop accepting (later calls fail with `WRITER_CLOSED`), flush, and wait up to
+        /// `timeout` (`None`: no bound). At the timeout, operations still pending complete with
+        /// `WRITER_CLOSED`, exactly once, and this returns `TIMEOUT`.
+        pub fn close(&self, timeout: Option<Duration>) -> Result<()> {
+            self.core.close(timeout)
+        }
+
+        /// Whether `close` was called.
+        pub fn is_closed(&self) -> bool {
+            self.core.is_closed()
+        }
+
+        /// Counters.
+        pub fn stats(&self) -> WriterStats {
+            self.core.stats()
+        }
+
+        /// The table written to.
+        pub fn table(&self) -> &Table {
+            self.core.table()
+        }
+    };
+}
+
+/// Appends rows and Arrow batches to a log table. Safe to share between threads.
+///
+/// Dropping it closes it: outside a callback, the drop waits (at most
+/// `client.writer.delivery-timeout`) for pending operations; inside a callback it only stops
+/// accepting and lets them complete in the background.
+pub struct AppendWriter {
+    core: Arc<WriterCore>,
+}
+
+impl AppendWriter {
+    pub(crate) fn new(core: Arc<WriterCore>) -> AppendWriter {
+        AppendWriter { core }
+    }
+
+    three_forms!(
+        /// Append one row (values in schema order).
+        append, append_with_callback, append_detached, |core, row: &[Value], n| core.append_row(row, n)
+    );
+    three_forms!(
+        /// Append an Arrow batch whose rows may span several buckets. It is checked and admitted
+        /// as a whole: a synchronous error means nothing was accepted. Once accepted, one
+        /// completion reports every bucket (`bucket_results`).
+        write_arrow_batch, write_arrow_batch_with_callback, write_arrow_batch_detached, |core, batch: &RecordBatch, n| core.write_arrow(batch, n)
+    );
+    writer_common!();
+}
+
+/// Upserts, deletes and partially updates rows of a primary-key table. Safe to share between
+/// threads. Dropping it closes it (see [`AppendWriter`]).
+pub struct UpsertWriter {
+    core: Arc<WriterCore>,
+}
+
+impl UpsertWriter {
+    pub(crate) fn new(core: Arc<WriterCore>) -> UpsertWriter {
+        UpsertWriter { core }
+    }
+
+    three_forms!(
+        /// Insert or update one row (values in schema order). For a partial-update writer only the
+        /// target columns (and the key) are written; other values are ignored.
+        upsert, upsert_with_callback, upsert_detached, |core, row: &[Value], n| core.write_kv(row, false, n)
+    );
+    three_forms!(
+        /// Delete by primary key (`key`: the key values in primary-key order). For a
+        /// partial-update writer this is a partial delete of the target columns.
+        delete, delete_with_callback, delete_detached, |core, key: &[Value], n| core.write_kv(&core.key_row(key)?, true, n)
+    );
+    writer_common!();
+}
+
+fn drop_writer(core: &WriterCore) {
+    if core.is_closed() && core.shared.has_exited() {
+        return;
+    }
+    if in_callback() {
+        core.close_nonblocking();
+    } else {
+        let _ = core.close(Some(core.conn.config.delivery_timeout + Duration::from_secs(1)));
+    }
+}
+
+impl Drop for AppendWriter {
+    fn drop(&mut self) {
+        drop_writer(&self.core);
+    }
+}
+
+impl Drop for UpsertWriter {
+    fn drop(&mut self) {
+        drop_writer(&self.core);
+    }
+}
+
+const _: () = {
+    fn assert_send_sync<T: Send + Sync>() {}
+    fn check() {
+        assert_send_sync::<AppendWriter>();
+        assert_send_sync::<UpsertWriter>();
+        assert_send_sync::<WriteResult>();
+        assert_send_sync::<WriteCompletion>();
+    }
+    let _ = check;
+};
