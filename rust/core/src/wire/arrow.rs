@@ -648,3 +648,491 @@ pub fn record_batch_to_rows(schema: &Schema, batch: &RecordBatch) -> Result<Vec<
         })
         .collect()
 }
+
+#[cfg(test)]
+#[allow(clippy::useless_vec)] // `row![..]` builds a Vec; tests pass it as a slice
+mod tests {
+    use super::*;
+    use crate::metadata::Column;
+    use crate::row;
+    use crate::wire::compacted::tests::arb_schema_and_rows;
+    use arrow_array::types::Int64Type;
+    use arrow_array::{
+        Date64Array, DictionaryArray, FixedSizeBinaryArray, Int32Array, LargeBinaryArray,
+        LargeStringArray, NullArray, StringViewArray, Time32MillisecondArray,
+        Time64NanosecondArray, TimestampMicrosecondArray, TimestampMillisecondArray,
+        TimestampNanosecondArray, TimestampSecondArray, UInt32Array, UInt64Array,
+    };
+    use proptest::prelude::*;
+
+    fn every_type_schema() -> Schema {
+        let types = [
+            DataType::Boolean,
+            DataType::TinyInt,
+            DataType::SmallInt,
+            DataType::Int,
+            DataType::BigInt,
+            DataType::Float,
+            DataType::Double,
+            DataType::String,
+            DataType::Bytes,
+            DataType::Decimal {
+                precision: 10,
+                scale: 2,
+            },
+            DataType::Decimal {
+                precision: 38,
+                scale: 5,
+            },
+            DataType::Date,
+            DataType::Time { precision: 0 },
+            DataType::Time { precision: 3 },
+            DataType::Time { precision: 6 },
+            DataType::Time { precision: 9 },
+            DataType::Timestamp { precision: 0 },
+            DataType::Timestamp { precision: 3 },
+            DataType::Timestamp { precision: 6 },
+            DataType::Timestamp { precision: 9 },
+            DataType::TimestampLtz { precision: 0 },
+            DataType::TimestampLtz { precision: 3 },
+            DataType::TimestampLtz { precision: 6 },
+            DataType::TimestampLtz { precision: 9 },
+        ];
+        Schema::new(
+            types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Column::new(format!("c{i}"), *t))
+                .collect(),
+            vec![],
+        )
+        .unwrap()
+    }
+
+    fn every_type_row() -> Row {
+        let ts = |nanos: i64| Timestamp::from_nanos(nanos);
+        vec![
+            Value::Boolean(true),
+            Value::TinyInt(-128),
+            Value::SmallInt(-300),
+            Value::Int(i32::MIN),
+            Value::BigInt(i64::MIN),
+            Value::Float(-1.5),
+            Value::Double(f64::MAX),
+            Value::String("héllo".into()),
+            Value::Bytes(vec![0, 255]),
+            Value::Decimal(Decimal {
+                unscaled: -99_999_999,
+                precision: 10,
+                scale: 2,
+            }),
+            Value::Decimal(Decimal {
+                unscaled: -(10i128.pow(38) - 1),
+                precision: 38,
+                scale: 5,
+            }),
+            Value::Date(-719_162),
+            Value::Time(86_399_000),
+            Value::Time(86_399_999),
+            Value::Time(1),
+            Value::Time(0),
+            Value::Timestamp(ts(-1_000_000_000)),
+            Value::Timestamp(ts(-1_000_000)),
+            Value::Timestamp(ts(-1_000)),
+            Value::Timestamp(ts(-1)),
+            Value::TimestampLtz(ts(1_700_000_000_000_000_000)),
+            Value::TimestampLtz(ts(1_700_000_000_123_000_000)),
+            Value::TimestampLtz(ts(1_700_000_000_123_456_000)),
+            Value::TimestampLtz(ts(1_700_000_000_123_456_789)),
+        ]
+    }
+
+    fn batch_of(fields: Vec<(&str, ArrayRef)>) -> RecordBatch {
+        RecordBatch::try_from_iter(fields).unwrap()
+    }
+
+    fn one_col(name: &str, t: DataType, nullable: bool) -> Schema {
+        let c = Column::new(name, t);
+        Schema::new(vec![if nullable { c } else { c.not_null() }], vec![]).unwrap()
+    }
+
+    #[test]
+    fn schema_mapping_follows_the_table() {
+        let s = arrow_schema(&every_type_schema());
+        let types: Vec<String> = s
+            .fields()
+            .iter()
+            .map(|f| f.data_type().to_string())
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "Boolean",
+                "Int8",
+                "Int16",
+                "Int32",
+                "Int64",
+                "Float32",
+                "Float64",
+                "Utf8",
+                "Binary",
+                "Decimal128(10, 2)",
+                "Decimal128(38, 5)",
+                "Date32",
+                "Time32(s)",
+                "Time32(ms)",
+                "Time64(µs)",
+                "Time64(ns)",
+                "Timestamp(s)",
+                "Timestamp(ms)",
+                "Timestamp(µs)",
+                "Timestamp(ns)",
+                "Timestamp(s)",
+                "Timestamp(ms)",
+                "Timestamp(µs)",
+                "Timestamp(ns)",
+            ]
+        );
+        let pk = Schema::builder()
+            .column_not_null("id", DataType::Int)
+            .column("v", DataType::String)
+            .build()
+            .unwrap();
+        let s = arrow_schema(&pk);
+        assert_eq!(
+            (
+                s.field(0).name().as_str(),
+                s.field(0).is_nullable(),
+                s.field(1).is_nullable()
+            ),
+            ("id", false, true)
+        );
+    }
+
+    #[test]
+    fn every_type_round_trips_through_arrow_with_nulls() {
+        let schema = every_type_schema();
+        let mut b = RowsToArrow::new(&schema);
+        let nulls: Row = vec![Value::Null; schema.len()];
+        b.append(&every_type_row()).unwrap();
+        b.append(&nulls).unwrap();
+        assert_eq!(b.len(), 2);
+        let batch = b.finish();
+        assert_eq!(b.len(), 0);
+        assert_eq!(batch.num_rows(), 2);
+        assert_eq!(
+            record_batch_to_rows(&schema, &batch).unwrap(),
+            vec![every_type_row(), nulls]
+        );
+        // Reuse after finish.
+        b.append(&every_type_row()).unwrap();
+        assert_eq!(
+            record_batch_to_rows(&schema, &b.finish()).unwrap(),
+            vec![every_type_row()]
+        );
+    }
+
+    #[test]
+    fn append_checks_rows_and_appends_nothing_on_error() {
+        let schema = Schema::builder()
+            .column_not_null("a", DataType::Int)
+            .column("b", DataType::String)
+            .build()
+            .unwrap();
+        let mut b = RowsToArrow::new(&schema);
+        b.append(&row![1, "x"]).unwrap();
+        assert!(b.append(&row![2, 3]).is_err());
+        assert!(b.append(&row![None::<i32>, "y"]).is_err());
+        assert!(b.append(&row![2]).is_err());
+        assert_eq!(b.len(), 1);
+        let batch = b.finish();
+        assert_eq!(batch.num_rows(), 1);
+        assert_eq!(batch.column(1).len(), 1);
+        // Out of range for nanoseconds.
+        let s = one_col("t", DataType::Timestamp { precision: 9 }, true);
+        let mut b = RowsToArrow::new(&s);
+        assert!(b
+            .append(&[Value::Timestamp(Timestamp::from_millis(i64::MAX / 10))])
+            .is_err());
+        assert_eq!(b.len(), 0);
+    }
+
+    #[test]
+    fn estimated_size_grows_with_data() {
+        let schema = Schema::builder()
+            .column("a", DataType::BigInt)
+            .column("b", DataType::String)
+            .build()
+            .unwrap();
+        let mut b = RowsToArrow::new(&schema);
+        assert_eq!(b.estimated_size(), 0);
+        b.append(&row![1i64, "hello"]).unwrap();
+        assert_eq!(b.estimated_size(), 8 + 4 + 5);
+        b.append(&row![None::<i64>, None::<String>]).unwrap();
+        assert_eq!(b.estimated_size(), 2 * 8 + 4 + 5);
+        b.finish();
+        assert_eq!(b.estimated_size(), 0);
+    }
+
+    #[test]
+    fn conform_accepts_exact_batches_unchanged() {
+        let schema = every_type_schema();
+        let mut b = RowsToArrow::new(&schema);
+        b.append(&every_type_row()).unwrap();
+        let batch = b.finish();
+        let out = conform_record_batch(&schema, &batch).unwrap();
+        assert_eq!(out, batch);
+        assert!(Arc::ptr_eq(out.column(3), batch.column(3)));
+    }
+
+    #[test]
+    fn conform_casts_lossless_variants() {
+        let schema = Schema::builder()
+            .column("s", DataType::String)
+            .column("v", DataType::String)
+            .column("d", DataType::String)
+            .column("b", DataType::Bytes)
+            .column("f", DataType::Bytes)
+            .column("i", DataType::BigInt)
+            .column("u", DataType::BigInt)
+            .column("ts", DataType::Timestamp { precision: 6 })
+            .column("ltz", DataType::TimestampLtz { precision: 3 })
+            .column("date", DataType::Date)
+            .column("time", DataType::Time { precision: 9 })
+            .column("n", DataType::Double)
+            .build()
+            .unwrap();
+        let dict: DictionaryArray<arrow_array::types::Int8Type> =
+            vec!["x", "y", "x"].into_iter().collect();
+        let batch = batch_of(vec![
+            ("s", Arc::new(LargeStringArray::from(vec!["a", "b", "c"]))),
+            (
+                "v",
+                Arc::new(StringViewArray::from(vec![Some("p"), None, Some("q")])),
+            ),
+            ("d", Arc::new(dict)),
+            (
+                "b",
+                Arc::new(LargeBinaryArray::from(vec![&b"1"[..], b"", b"3"])),
+            ),
+            (
+                "f",
+                Arc::new(
+                    FixedSizeBinaryArray::try_from_iter(
+                        vec![vec![1u8, 2], vec![3, 4], vec![5, 6]].into_iter(),
+                    )
+                    .unwrap(),
+                ),
+            ),
+            ("i", Arc::new(Int32Array::from(vec![-1, 0, i32::MAX]))),
+            ("u", Arc::new(UInt32Array::from(vec![0, 1, u32::MAX]))),
+            (
+                "ts",
+                Arc::new(TimestampSecondArray::from(vec![-1, 0, 1]).with_timezone("Asia/Tokyo")),
+            ),
+            (
+                "ltz",
+                Arc::new(
+                    TimestampNanosecondArray::from(vec![Some(1_000_000), None, Some(-3_000_000)])
+                        .with_timezone("UTC"),
+                ),
+            ),
+            (
+                "date",
+                Arc::new(Date64Array::from(vec![0, 86_400_000, -86_400_000])),
+            ),
+            (
+                "time",
+                Arc::new(Time32MillisecondArray::from(vec![0, 1, 86_399_999])),
+            ),
+            ("n", Arc::new(NullArray::new(3))),
+        ]);
+        let out = conform_record_batch(&schema, &batch).unwrap();
+        assert_eq!(out.schema(), arrow_schema(&schema));
+        let rows = record_batch_to_rows(&schema, &out).unwrap();
+        assert_eq!(
+            rows[0],
+            vec![
+                Value::String("a".into()),
+                Value::String("p".into()),
+                Value::String("x".into()),
+                Value::Bytes(b"1".to_vec()),
+                Value::Bytes(vec![1, 2]),
+                Value::BigInt(-1),
+                Value::BigInt(0),
+                Value::Timestamp(Timestamp::from_seconds(-1)),
+                Value::TimestampLtz(Timestamp::from_millis(1)),
+                Value::Date(0),
+                Value::Time(0),
+                Value::Null,
+            ]
+        );
+        assert_eq!(rows[1][1], Value::Null);
+        assert_eq!(rows[1][8], Value::Null);
+        assert_eq!(rows[2][6], Value::BigInt(u32::MAX as i64));
+        assert_eq!(rows[2][8], Value::TimestampLtz(Timestamp::from_millis(-3)));
+        assert_eq!(rows[2][9], Value::Date(-1));
+        assert_eq!(rows[2][10], Value::Time(86_399_999));
+        let ns = out
+            .column(10)
+            .as_any()
+            .downcast_ref::<Time64NanosecondArray>()
+            .unwrap();
+        assert_eq!(ns.value(2), 86_399_999_000_000);
+        // Time zones are dropped without shifting the stored instant.
+        let us = out
+            .column(7)
+            .as_any()
+            .downcast_ref::<TimestampMicrosecondArray>()
+            .unwrap();
+        assert_eq!(us.values().to_vec(), vec![-1_000_000, 0, 1_000_000]);
+    }
+
+    #[test]
+    fn conform_rejects_lossy_or_different_types() {
+        let check = |t: DataType, array: ArrayRef, want: &str| {
+            let schema = one_col("c", t, true);
+            let e = conform_record_batch(&schema, &batch_of(vec![("c", array)])).unwrap_err();
+            assert_eq!(e.code(), crate::ClientCode::InvalidRow as i32);
+            assert!(
+                e.message().contains("\"c\"") && e.message().contains(want),
+                "{e}"
+            );
+        };
+        check(
+            DataType::Int,
+            Arc::new(Int64Array::from(vec![1])),
+            "INT (Arrow Int32) but the batch column is Int64",
+        );
+        check(
+            DataType::BigInt,
+            Arc::new(UInt64Array::from(vec![1])),
+            "UInt64",
+        );
+        check(
+            DataType::String,
+            Arc::new(Int32Array::from(vec![1])),
+            "Int32",
+        );
+        check(
+            DataType::Bytes,
+            Arc::new(StringArray::from(vec!["x"])),
+            "Utf8",
+        );
+        check(
+            DataType::Decimal {
+                precision: 10,
+                scale: 2,
+            },
+            Arc::new(
+                Decimal128Array::from(vec![1])
+                    .with_precision_and_scale(10, 3)
+                    .unwrap(),
+            ),
+            "Decimal128(10, 3)",
+        );
+        check(
+            DataType::Decimal {
+                precision: 10,
+                scale: 2,
+            },
+            Arc::new(
+                Decimal128Array::from(vec![1])
+                    .with_precision_and_scale(12, 2)
+                    .unwrap(),
+            ),
+            "Decimal128(12, 2)",
+        );
+        check(
+            DataType::Timestamp { precision: 3 },
+            Arc::new(TimestampMicrosecondArray::from(vec![1_000, 1_001])),
+            "value 1001 would lose precision",
+        );
+        check(
+            DataType::Timestamp { precision: 9 },
+            Arc::new(TimestampSecondArray::from(vec![i64::MAX / 100])),
+            "overflows",
+        );
+        check(
+            DataType::Date,
+            Arc::new(Date64Array::from(vec![86_400_001])),
+            "lose precision",
+        );
+        check(
+            DataType::Time { precision: 0 },
+            Arc::new(Time32MillisecondArray::from(vec![1500])),
+            "lose precision",
+        );
+        check(
+            DataType::Timestamp { precision: 6 },
+            Arc::new(Date64Array::from(vec![0])),
+            "Date64",
+        );
+        check(
+            DataType::Double,
+            Arc::new(Int32Array::from(vec![1])),
+            "Int32",
+        );
+    }
+
+    #[test]
+    fn conform_checks_names_counts_and_not_null() {
+        let schema = Schema::builder()
+            .column_not_null("id", DataType::Int)
+            .column("v", DataType::String)
+            .build()
+            .unwrap();
+        let ok = || -> Vec<(&str, ArrayRef)> {
+            vec![
+                ("id", Arc::new(Int32Array::from(vec![1, 2]))),
+                ("v", Arc::new(StringArray::from(vec![Some("a"), None]))),
+            ]
+        };
+        assert!(conform_record_batch(&schema, &batch_of(ok())).is_ok());
+        let e = conform_record_batch(&schema, &batch_of(ok()[..1].to_vec())).unwrap_err();
+        assert!(e.message().contains("1 columns but the table has 2"), "{e}");
+        let mut renamed = ok();
+        renamed[1].0 = "w";
+        let e = conform_record_batch(&schema, &batch_of(renamed)).unwrap_err();
+        assert!(
+            e.message().contains("\"w\"") && e.message().contains("\"v\""),
+            "{e}"
+        );
+        let mut nulls = ok();
+        nulls[0].1 = Arc::new(Int32Array::from(vec![Some(1), None]));
+        let e = conform_record_batch(&schema, &batch_of(nulls)).unwrap_err();
+        assert!(e.message().contains("\"id\" is NOT NULL"), "{e}");
+        let mut all_null = ok();
+        all_null[0].1 = Arc::new(NullArray::new(2));
+        assert!(conform_record_batch(&schema, &batch_of(all_null)).is_err());
+    }
+
+    #[test]
+    fn arrow_value_checks_type_and_bounds() {
+        let a = Int32Array::from(vec![Some(5), None]);
+        assert_eq!(arrow_value(&a, DataType::Int, 0).unwrap(), Value::Int(5));
+        assert_eq!(arrow_value(&a, DataType::Int, 1).unwrap(), Value::Null);
+        assert!(arrow_value(&a, DataType::Int, 2).is_err());
+        assert!(arrow_value(&a, DataType::BigInt, 0).is_err());
+        let t = arrow_array::PrimitiveArray::<Int64Type>::from(vec![1]);
+        assert!(arrow_value(&t, DataType::Timestamp { precision: 6 }, 0).is_err());
+        let ts = TimestampMillisecondArray::from(vec![7]).with_timezone("UTC");
+        assert_eq!(
+            arrow_value(&ts, DataType::TimestampLtz { precision: 3 }, 0).unwrap(),
+            Value::TimestampLtz(Timestamp::from_millis(7))
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn rows_round_trip_through_arrow((schema, rows) in arb_schema_and_rows(5)) {
+            let mut b = RowsToArrow::new(&schema);
+            for r in &rows {
+                b.append(r).unwrap();
+            }
+            let batch = b.finish();
+            prop_assert_eq!(conform_record_batch(&schema, &batch).unwrap(), batch.clone());
+            prop_assert_eq!(record_batch_to_rows(&schema, &batch).unwrap(), rows);
+        }
+    }
+}

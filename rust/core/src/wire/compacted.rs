@@ -257,6 +257,7 @@ fn decode_timestamp(precision: u8, buf: &[u8], pos: &mut usize) -> Result<Timest
 }
 
 #[cfg(test)]
+#[allow(clippy::useless_vec)] // `row![..]` builds a Vec; tests pass it as a slice
 pub(crate) mod tests {
     use super::*;
     use crate::metadata::Column;

@@ -55,6 +55,7 @@ pub fn encode_key(
 }
 
 #[cfg(test)]
+#[allow(clippy::useless_vec)] // `row![..]` builds a Vec; tests pass it as a slice
 mod tests {
     use super::*;
     use crate::metadata::DataType;

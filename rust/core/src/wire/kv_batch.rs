@@ -275,6 +275,7 @@ impl<'a> Iterator for KvRecords<'a> {
 }
 
 #[cfg(test)]
+#[allow(clippy::useless_vec)] // `row![..]` builds a Vec; tests pass it as a slice
 mod tests {
     use super::*;
     use crate::metadata::{DataType, Schema};
