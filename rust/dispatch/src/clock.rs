@@ -5,6 +5,7 @@
 //! model checking stays deterministic. Time is monotonic nanoseconds from an arbitrary origin.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// A monotonic source of time in nanoseconds from an arbitrary, fixed origin.
@@ -22,30 +23,23 @@ pub trait Clock: Send + Sync + 'static {
     }
 }
 
-/// The real clock: nanoseconds since the clock was created, from [`Instant`].
-#[derive(Debug, Clone, Copy)]
-pub struct SystemClock {
-    origin: Instant,
-}
+/// The real clock: nanoseconds since a process-wide origin (the first use of any
+/// `SystemClock`), read from [`Instant`]. All `SystemClock` values agree with each other.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+static ORIGIN: OnceLock<Instant> = OnceLock::new();
 
 impl SystemClock {
-    /// A clock whose origin is now.
+    /// The system clock (same as the unit value `SystemClock`).
     pub fn new() -> Self {
-        SystemClock {
-            origin: Instant::now(),
-        }
-    }
-}
-
-impl Default for SystemClock {
-    fn default() -> Self {
-        Self::new()
+        SystemClock
     }
 }
 
 impl Clock for SystemClock {
     fn now_nanos(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        u64::try_from(ORIGIN.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 }
 
@@ -112,9 +106,8 @@ mod tests {
 
     #[test]
     fn system_clock_is_monotonic() {
-        let c = SystemClock::new();
-        let a = c.now_nanos();
-        let b = c.now_nanos();
+        let a = SystemClock.now_nanos();
+        let b = SystemClock::new().now_nanos();
         assert!(b >= a);
     }
 }

@@ -21,9 +21,11 @@
 //!
 //! [`Executor::shutdown`] (and dropping the last handle) marks every queue as stopping: `submit`
 //! then drops new jobs (retiring and reporting them), and each worker exits once its queue is
-//! empty. `shutdown` waits for the workers until its deadline and joins them. A worker never
-//! joins itself: when the last handle is dropped on a worker thread (a job holding the last
-//! reference finishes there), that worker is detached and exits after draining.
+//! empty. `shutdown` waits for the workers until its deadline and joins them. Dropping the last
+//! handle waits without a deadline, except that a worker never joins itself and a drop inside a
+//! callback never blocks (C7): when the last handle goes away on a worker thread (a job holding
+//! the last reference finishes there) or inside any callback, the workers are only told to stop;
+//! they are detached and exit after draining their queues.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -33,7 +35,7 @@ use std::sync::Arc;
 
 use crate::budget::Deadline;
 use crate::clock::{Clock, SystemClock};
-use crate::context::{set_worker_of, worker_of};
+use crate::context::{in_callback, set_worker_of, worker_of};
 use crate::job::{panic_message, Job};
 use crate::loom::sync::{Condvar, Mutex};
 use crate::loom::thread::{Builder, JoinHandle};
@@ -308,9 +310,10 @@ impl ExecInner {
 impl Drop for ExecInner {
     fn drop(&mut self) {
         if let Kind::Workers { .. } = &self.kind {
-            // Drain and join every worker except the current thread (if it is one of ours: it
-            // exits by itself once its queue is empty).
-            if worker_of() == self.id {
+            // Drain and join every worker. Never join from one of our own workers (it exits by
+            // itself once its queue is empty), and never block inside a callback (C7): there the
+            // workers are only told to stop, and exit after draining.
+            if worker_of() == self.id || in_callback() {
                 self.shutdown(Deadline::now(), &SystemClock::new());
             } else {
                 self.shutdown(Deadline::never(), &SystemClock::new());
@@ -883,5 +886,45 @@ mod tests {
         // The queued jobs held the last references; the worker drained them, then exited.
         eventually("worker exited", || hooks.stops.load(SeqCst) == 1);
         assert_eq!(count.load(SeqCst), 100);
+    }
+
+    #[test]
+    fn dropping_the_last_handle_inside_a_callback_does_not_block() {
+        let hooks = Arc::new(CountingHooks::default());
+        let y = Executor::fifo("dropped-in-callback", Some(hooks.clone()));
+        // Y's worker is busy with a job of another scope (so the job holds no handle to Y).
+        let (other, holding, _e) = held_scope(8);
+        drop(holding);
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let go_rx = std::sync::Mutex::new(go_rx);
+        let (started_tx, started_rx) = mpsc::channel();
+        let t = other.admit(Deadline::never()).unwrap();
+        y.submit(one_callback_job(&other, 0, t.into(), move || {
+            started_tx.send(()).unwrap();
+            go_rx
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap();
+        }));
+        started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        // A callback on executor X drops the last handle to Y: it must not wait for Y's job.
+        let x = Executor::fifo("x", None);
+        let (scope_x, _e2) = scope_on(x, 8);
+        let (dropped_tx, dropped_rx) = mpsc::channel();
+        scope_x.dispatch(job_with(&scope_x, 0, 1, {
+            let y = std::sync::Mutex::new(Some(y));
+            move |_| {
+                drop(y.lock().unwrap().take());
+                dropped_tx.send(()).unwrap();
+            }
+        }));
+        dropped_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(hooks.stops.load(SeqCst), 0, "Y's worker is still busy");
+        go_tx.send(()).unwrap();
+        eventually("Y's worker exited after draining", || {
+            hooks.stops.load(SeqCst) == 1
+        });
+        assert_eq!(other.flush(Deadline::never()), Ok(()));
     }
 }

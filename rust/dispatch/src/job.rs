@@ -107,7 +107,8 @@ impl Job {
     ///
     /// Sets the in-callback flag for the duration, records the ack-to-callback latency (clock now
     /// minus `ack_nanos`, at the start), runs the body, and then, after the body returned and
-    /// dropped every callable, publishes the counters and retires the tickets.
+    /// dropped every callable, publishes the counters and retires the tickets. Latency and job
+    /// counts go to the stats of the scope's executor, whichever thread runs the job.
     pub fn run(mut self) {
         let Some(JobInner {
             scope,

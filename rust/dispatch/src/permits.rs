@@ -402,13 +402,13 @@ mod tests {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
         assert!(p.try_acquire(3));
         let mut ts = Vec::new();
-        for n in [2, 1] {
+        for (k, n) in [2, 1].into_iter().enumerate() {
             let (p2, c2) = (p.clone(), clock.clone());
             ts.push(std::thread::spawn(move || {
                 p2.acquire(n, Deadline::never(), &*c2)
             }));
+            eventually("queued in order", || p.waiters() == k + 1);
         }
-        eventually("both queued", || p.waiters() == 2);
         p.release(1); // partially assigned to the first waiter
         p.close();
         for t in ts {
