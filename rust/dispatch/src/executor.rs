@@ -361,16 +361,16 @@ fn worker_main(id: u64, shard: &Shard, hooks: Option<&dyn WorkerHooks>, counters
                 job.run();
             }
         };
-        match hooks {
+        // `Job::run` contains every panic of user code; this only catches a panicking hook.
+        let ran = catch_unwind(AssertUnwindSafe(|| match hooks {
             None => run_group(),
-            Some(h) => {
-                if let Err(p) = catch_unwind(AssertUnwindSafe(|| h.around_group(&mut run_group))) {
-                    log::error!("worker around_group hook panicked: {}", panic_message(&*p));
-                }
-                // Jobs the hook did not run are dropped: retired and reported.
-                group.clear();
-            }
+            Some(h) => h.around_group(&mut run_group),
+        }));
+        if let Err(p) = ran {
+            log::error!("worker around_group hook panicked: {}", panic_message(&*p));
         }
+        // Jobs the hook did not run are dropped: retired and reported.
+        group.clear();
     }
     if let Some(h) = hooks {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| h.on_thread_stop())) {

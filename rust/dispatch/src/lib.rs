@@ -82,3 +82,25 @@ pub use scope::{
     AdmitError, CallbackError, ErrorHandler, Scope, ScopeOptions, ScopeStats, Ticket, TicketSet,
 };
 pub use stats::{ExecutorStats, LatencySnapshot};
+
+#[cfg(test)]
+mod send_sync {
+    //! Compile-time checks that the public handles can cross threads.
+    use super::*;
+
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+
+    #[test]
+    fn handles_are_send_and_sync() {
+        send_sync::<Scope>();
+        send_sync::<Executor>();
+        send_sync::<Permits>();
+        send_sync::<ManualClock>();
+        send_sync::<SystemClock>();
+        send_sync::<CallbackError>();
+        send_sync::<Ticket>();
+        send_sync::<TicketSet>();
+        send::<Job>();
+    }
+}
