@@ -19,7 +19,7 @@
 
 pub mod admin;
 pub mod backend;
-// pub mod cluster;
+pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod embedded;

@@ -1,0 +1,799 @@
+//! One TCP connection to one Fluss server (fluss-protocol.md §1).
+//!
+//! A [`Connection`] owns two tokio tasks: a **writer** that drains a queue of request frames
+//! into the socket (coalescing whatever is queued into one flush), and a **reader** that decodes
+//! response frames and completes the matching in-flight request by its request id. Responses
+//! may arrive out of order; nothing here assumes FIFO. There is no thread or task per request:
+//! a request is an entry `request_id -> oneshot sender` in the in-flight map and a future that
+//! awaits the receiver with a deadline.
+//!
+//! Failure model:
+//! * ERROR_RESPONSE fails only its request, with the server's code ([`Error::server`]).
+//! * SERVER_FAILURE, EOF, an I/O error or an undecodable frame kill the connection: every
+//!   in-flight request fails with `NETWORK_EXCEPTION` (1, retriable) and later sends fail the
+//!   same way, so the owner opens a new connection.
+//! * A request that is not answered within `request_timeout` fails with `NETWORK_EXCEPTION`
+//!   ("timed out") and its entry is removed; the connection stays usable (a late answer is
+//!   dropped).
+//! * [`Connection::close`] fails in-flight and later requests with `CONNECTION_CLOSED`.
+//!
+//! Every new connection first sends ApiVersions (1000 v0) and records the server's ranges. A
+//! request whose API key the server does not list is refused locally with
+//! [`ClientCode::Protocol`], because a Fluss server silently drops unknown keys (the request
+//! would otherwise hang until its timeout). The version sent is `min(ours, server max)`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use super::frame::{self, network_error, ResponseFrame};
+use crate::backend::{Request, Response};
+use crate::error::{ClientCode, Error, Result};
+use crate::wire::proto;
+
+/// API key of ApiVersions.
+pub const API_VERSIONS_KEY: i16 = 1000;
+/// `client_software_name` sent in ApiVersions.
+pub const CLIENT_SOFTWARE_NAME: &str = "fluss-writer";
+/// `client_software_version` sent in ApiVersions.
+pub const CLIENT_SOFTWARE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What a server said in its ApiVersions response.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ApiVersions {
+    /// `server_type`: 1 coordinator, 2 tablet server, -1 or `None` unknown.
+    pub server_type: Option<i32>,
+    /// Supported `(min, max)` version per API key.
+    pub ranges: BTreeMap<i16, (i16, i16)>,
+}
+
+impl ApiVersions {
+    /// Parse an ApiVersions response.
+    pub fn from_response(r: &proto::ApiVersionsResponse) -> ApiVersions {
+        let ranges = r
+            .api_versions
+            .iter()
+            .filter_map(|v| {
+                let key = i16::try_from(v.api_key).ok()?;
+                let min = i16::try_from(v.min_version).ok()?;
+                let max = i16::try_from(v.max_version).ok()?;
+                Some((key, (min, max)))
+            })
+            .collect();
+        ApiVersions {
+            server_type: r.server_type,
+            ranges,
+        }
+    }
+
+    /// Whether the server registered this API key.
+    pub fn supports(&self, api_key: i16) -> bool {
+        self.ranges.contains_key(&api_key)
+    }
+
+    /// The version to send for `api_key` when fluss-writer supports versions `0..=ours`:
+    /// `min(ours, server max)`, or a [`ClientCode::Protocol`] error if the server does not list
+    /// the key or the ranges do not overlap.
+    pub fn negotiate(&self, api_key: i16, name: &str, ours: i16) -> Result<i16> {
+        let Some(&(min, max)) = self.ranges.get(&api_key) else {
+            return Err(Error::client(
+                ClientCode::Protocol,
+                format!("{} server does not support {name} (api key {api_key}); a Fluss server drops unknown requests, so it was not sent", self.kind()),
+            ));
+        };
+        let version = ours.min(max);
+        if version < min.max(0) {
+            return Err(Error::client(
+                ClientCode::Protocol,
+                format!("{name} (api key {api_key}): server supports versions {min}..={max}, fluss-writer supports 0..={ours}"),
+            ));
+        }
+        Ok(version)
+    }
+
+    /// "coordinator", "tablet" or "unknown".
+    pub fn kind(&self) -> &'static str {
+        match self.server_type {
+            Some(1) => "coordinator",
+            Some(2) => "tablet",
+            _ => "unknown",
+        }
+    }
+}
+
+/// A request frame waiting for the writer task. The header and body are written separately, so
+/// the body is never copied into a frame buffer.
+struct Outgoing {
+    header: [u8; frame::LENGTH_LEN + frame::REQUEST_HEADER_LEN],
+    body: Vec<u8>,
+}
+
+struct State {
+    inflight: HashMap<i32, oneshot::Sender<Result<Bytes>>>,
+    /// Set once the connection is dead or closed; later sends fail with this error.
+    failed: Option<Error>,
+}
+
+/// State shared by the connection handle, its two tasks and the pending request futures.
+struct Shared {
+    addr: String,
+    state: Mutex<State>,
+    tasks: OnceLock<[AbortHandle; 2]>,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn complete(&self, request_id: i32, result: Result<Bytes>) {
+        let tx = self.lock().inflight.remove(&request_id);
+        match tx {
+            // The receiver may be gone (caller dropped the future): nothing to do.
+            Some(tx) => drop(tx.send(result)),
+            None => log::debug!("fluss connection {}: response to unknown or timed-out request {request_id} dropped", self.addr),
+        }
+    }
+
+    /// Mark the connection dead (first error wins), fail every in-flight request with `error`
+    /// and stop both tasks.
+    fn fail_all(&self, error: Error) {
+        let drained: Vec<_> = {
+            let mut st = self.lock();
+            if st.failed.is_none() {
+                st.failed = Some(error.clone());
+            }
+            st.inflight.drain().map(|(_, tx)| tx).collect()
+        };
+        if !drained.is_empty() {
+            log::debug!(
+                "fluss connection {}: failing {} in-flight request(s): {error}",
+                self.addr,
+                drained.len()
+            );
+        }
+        for tx in drained {
+            let _ = tx.send(Err(error.clone()));
+        }
+        if let Some(tasks) = self.tasks.get() {
+            for t in tasks {
+                t.abort();
+            }
+        }
+    }
+}
+
+/// Removes a request's in-flight entry when its future ends (answered, timed out or dropped).
+struct InflightGuard {
+    shared: Arc<Shared>,
+    request_id: i32,
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        self.shared.lock().inflight.remove(&self.request_id);
+    }
+}
+
+/// One TCP connection to one Fluss server. See the module docs.
+pub struct Connection {
+    shared: Arc<Shared>,
+    queue: mpsc::UnboundedSender<Outgoing>,
+    next_id: AtomicI32,
+    versions: OnceLock<ApiVersions>,
+    request_timeout: Duration,
+}
+
+impl Connection {
+    /// Connect to `addr` ("host:port"), start the reader and writer tasks on `runtime`, and run
+    /// the ApiVersions handshake. Connecting and the handshake each take at most
+    /// `request_timeout`. Failures are `NETWORK_EXCEPTION` (1, retriable).
+    pub async fn open(
+        addr: &str,
+        request_timeout: Duration,
+        runtime: &Handle,
+    ) -> Result<Arc<Connection>> {
+        let stream = match tokio::time::timeout(request_timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(network_error(format!("cannot connect to {addr}: {e}"))),
+            Err(_) => {
+                return Err(network_error(format!(
+                    "connecting to {addr} timed out after {} ms",
+                    request_timeout.as_millis()
+                )))
+            }
+        };
+        stream
+            .set_nodelay(true)
+            .map_err(|e| network_error(format!("TCP_NODELAY on {addr}: {e}")))?;
+        let conn = Connection::start(addr, stream, request_timeout, runtime);
+        let body = proto::ApiVersionsRequest {
+            client_software_name: CLIENT_SOFTWARE_NAME.into(),
+            client_software_version: CLIENT_SOFTWARE_VERSION.into(),
+        }
+        .encode_to_vec();
+        let handshake = async {
+            let body = conn
+                .enqueue(API_VERSIONS_KEY, 0, "ApiVersions", body)?
+                .await?;
+            proto::ApiVersionsResponse::decode(body)
+                .map_err(|e| Error::protocol(format!("bad ApiVersionsResponse from {addr}: {e}")))
+        };
+        match handshake.await {
+            Ok(resp) => {
+                let v = ApiVersions::from_response(&resp);
+                log::debug!(
+                    "fluss connection {addr}: {} server, {} api keys",
+                    v.kind(),
+                    v.ranges.len()
+                );
+                let _ = conn.versions.set(v);
+                Ok(conn)
+            }
+            Err(e) => {
+                conn.shared.fail_all(e.clone());
+                Err(e.context(format!("ApiVersions handshake with {addr}")))
+            }
+        }
+    }
+
+    /// Wrap an already connected stream (no handshake): spawn the two tasks.
+    fn start(
+        addr: &str,
+        stream: TcpStream,
+        request_timeout: Duration,
+        runtime: &Handle,
+    ) -> Arc<Connection> {
+        let (rd, wr) = stream.into_split();
+        let shared = Arc::new(Shared {
+            addr: addr.to_string(),
+            state: Mutex::new(State {
+                inflight: HashMap::new(),
+                failed: None,
+            }),
+            tasks: OnceLock::new(),
+        });
+        let (queue, rx) = mpsc::unbounded_channel();
+        let reader = runtime.spawn(read_loop(shared.clone(), rd));
+        let writer = runtime.spawn(write_loop(shared.clone(), wr, rx));
+        let _ = shared
+            .tasks
+            .set([reader.abort_handle(), writer.abort_handle()]);
+        // A task that already failed before the handles were stored could not abort its peer.
+        if shared.lock().failed.is_some() {
+            reader.abort();
+            writer.abort();
+        }
+        Arc::new(Connection {
+            shared,
+            queue,
+            next_id: AtomicI32::new(0),
+            versions: OnceLock::new(),
+            request_timeout,
+        })
+    }
+
+    /// The address this connection was opened to.
+    pub fn addr(&self) -> &str {
+        &self.shared.addr
+    }
+
+    /// The server's ApiVersions (empty before the handshake finished).
+    pub fn api_versions(&self) -> &ApiVersions {
+        static EMPTY: OnceLock<ApiVersions> = OnceLock::new();
+        self.versions
+            .get()
+            .unwrap_or_else(|| EMPTY.get_or_init(ApiVersions::default))
+    }
+
+    /// False once the connection failed or was closed; the owner should open a new one.
+    pub fn is_alive(&self) -> bool {
+        self.shared.lock().failed.is_none()
+    }
+
+    /// Why the connection is dead, if it is.
+    pub fn failure(&self) -> Option<Error> {
+        self.shared.lock().failed.clone()
+    }
+
+    /// Number of requests waiting for a response.
+    pub fn in_flight(&self) -> usize {
+        self.shared.lock().inflight.len()
+    }
+
+    /// Send a request. The frame is queued **before this returns** (so frames go out in call
+    /// order); the returned future only waits for the response, at most `request_timeout`.
+    /// Dropping the future forgets the request.
+    pub fn send(
+        &self,
+        request: &Request,
+    ) -> impl Future<Output = Result<Response>> + Send + 'static {
+        let api_key = request.api_key();
+        let name = request.name();
+        let queued = self
+            .api_versions()
+            .negotiate(api_key, name, request.api_version())
+            .and_then(|version| self.enqueue(api_key, version, name, request.encode_body()));
+        async move {
+            let body = queued?.await?;
+            Response::decode(api_key, &body)
+        }
+    }
+
+    /// Queue one frame with an explicit version (no ApiVersions check) and return the future of
+    /// its raw response body.
+    pub fn send_raw(
+        &self,
+        api_key: i16,
+        api_version: i16,
+        body: Vec<u8>,
+    ) -> impl Future<Output = Result<Bytes>> + Send + 'static {
+        let queued = self.enqueue(api_key, api_version, "request", body);
+        async move { queued?.await }
+    }
+
+    fn enqueue(
+        &self,
+        api_key: i16,
+        api_version: i16,
+        name: &'static str,
+        body: Vec<u8>,
+    ) -> Result<impl Future<Output = Result<Bytes>> + Send + 'static> {
+        let request_id = self.next_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF;
+        let header = frame::request_header(api_key, api_version, request_id, body.len())?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.shared.lock();
+            if let Some(e) = &st.failed {
+                return Err(e.clone());
+            }
+            st.inflight.insert(request_id, tx);
+        }
+        let guard = InflightGuard {
+            shared: self.shared.clone(),
+            request_id,
+        };
+        if self.queue.send(Outgoing { header, body }).is_err() {
+            // The writer task is gone; the reader's failure (or close) says why.
+            let e = self.failure().unwrap_or_else(|| {
+                network_error(format!("connection to {} is closed", self.shared.addr))
+            });
+            return Err(e);
+        }
+        let deadline = Instant::now() + self.request_timeout;
+        let timeout = self.request_timeout;
+        Ok(async move {
+            let guard = guard;
+            match tokio::time::timeout_at(deadline, rx).await {
+                Ok(Ok(result)) => result,
+                Ok(Err(_)) => Err(guard.shared.lock().failed.clone().unwrap_or_else(|| {
+                    network_error(format!(
+                        "connection to {} dropped {name}",
+                        guard.shared.addr
+                    ))
+                })),
+                Err(_) => Err(network_error(format!(
+                    "{name} (request id {request_id}) to {} timed out after {} ms",
+                    guard.shared.addr,
+                    timeout.as_millis()
+                ))),
+            }
+        })
+    }
+
+    /// Close the connection: in-flight and later requests fail with `CONNECTION_CLOSED`.
+    pub fn close(&self) {
+        self.shared.fail_all(Error::client(
+            ClientCode::ConnectionClosed,
+            format!("connection to {} was closed", self.shared.addr),
+        ));
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("addr", &self.shared.addr)
+            .field("alive", &self.is_alive())
+            .field("server", &self.api_versions().kind())
+            .finish()
+    }
+}
+
+async fn read_frame(rd: &mut BufReader<OwnedReadHalf>) -> io::Result<Option<Bytes>> {
+    let len = match rd.read_i32().await {
+        Ok(n) => n,
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if len < 1 || len as usize > frame::MAX_RESPONSE_FRAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("bad response frame length {len}"),
+        ));
+    }
+    let mut buf = vec![0u8; len as usize];
+    rd.read_exact(&mut buf).await?;
+    Ok(Some(Bytes::from(buf)))
+}
+
+async fn read_loop(shared: Arc<Shared>, rd: OwnedReadHalf) {
+    let mut rd = BufReader::with_capacity(64 << 10, rd);
+    let addr = shared.addr.clone();
+    let error = loop {
+        match read_frame(&mut rd).await {
+            Ok(Some(bytes)) => match frame::decode_response(bytes) {
+                Ok(ResponseFrame::Success { request_id, body }) => {
+                    shared.complete(request_id, Ok(body))
+                }
+                Ok(ResponseFrame::Error { request_id, error }) => {
+                    shared.complete(request_id, Err(error))
+                }
+                Ok(ResponseFrame::ServerFailure { error }) => {
+                    break network_error(format!("server failure from {addr}: {error}"))
+                }
+                Err(e) => break network_error(format!("undecodable response from {addr}: {e}")),
+            },
+            Ok(None) => break network_error(format!("connection closed by {addr}")),
+            Err(e) => break network_error(format!("reading from {addr}: {e}")),
+        }
+    };
+    log::debug!("fluss connection {addr} is dead: {error}");
+    shared.fail_all(error);
+}
+
+async fn write_loop(
+    shared: Arc<Shared>,
+    wr: OwnedWriteHalf,
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
+) {
+    let mut wr = BufWriter::with_capacity(64 << 10, wr);
+    while let Some(first) = queue.recv().await {
+        let mut next = Some(first);
+        let result: io::Result<()> = async {
+            while let Some(out) = next.take() {
+                wr.write_all(&out.header).await?;
+                wr.write_all(&out.body).await?;
+                next = queue.try_recv().ok();
+            }
+            wr.flush().await
+        }
+        .await;
+        if let Err(e) = result {
+            shared.fail_all(network_error(format!("writing to {}: {e}", shared.addr)));
+            return;
+        }
+    }
+    // The connection handle was dropped: close our side.
+    let _ = wr.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::frame::{
+        decode_request, encode_error_response, encode_server_failure, encode_success_response,
+    };
+    use tokio::net::TcpListener;
+
+    /// Read one request frame from a test server's socket.
+    pub(crate) async fn read_request(s: &mut TcpStream) -> Option<frame::RequestFrame> {
+        let len = s.read_i32().await.ok()?;
+        let mut buf = vec![0u8; len as usize];
+        s.read_exact(&mut buf).await.ok()?;
+        Some(decode_request(Bytes::from(buf)).unwrap())
+    }
+
+    fn versions_body(keys: &[(i16, i16, i16)], server_type: i32) -> Vec<u8> {
+        proto::ApiVersionsResponse {
+            api_versions: keys
+                .iter()
+                .map(|&(k, min, max)| proto::PbApiVersion {
+                    api_key: k as i32,
+                    min_version: min as i32,
+                    max_version: max as i32,
+                })
+                .collect(),
+            server_type: Some(server_type),
+        }
+        .encode_to_vec()
+    }
+
+    /// Accept one connection, answer the ApiVersions handshake, return the socket.
+    async fn accept_with_handshake(l: &TcpListener, keys: &[(i16, i16, i16)]) -> TcpStream {
+        let (mut s, _) = l.accept().await.unwrap();
+        let req = read_request(&mut s).await.unwrap();
+        assert_eq!((req.api_key, req.api_version), (1000, 0));
+        let body = proto::ApiVersionsRequest::decode(req.body).unwrap();
+        assert_eq!(body.client_software_name, "fluss-writer");
+        assert_eq!(body.client_software_version, env!("CARGO_PKG_VERSION"));
+        s.write_all(&encode_success_response(
+            req.request_id,
+            &versions_body(keys, 2),
+        ))
+        .await
+        .unwrap();
+        s
+    }
+
+    fn list_dbs() -> Request {
+        Request::ListDatabases(proto::ListDatabasesRequest {})
+    }
+
+    fn dbs_body(names: &[&str]) -> Vec<u8> {
+        proto::ListDatabasesResponse {
+            database_name: names.iter().map(|s| s.to_string()).collect(),
+        }
+        .encode_to_vec()
+    }
+
+    fn db_names(r: Response) -> Vec<String> {
+        match r {
+            Response::ListDatabases(r) => r.database_name,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    async fn listener() -> (TcpListener, String) {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        (l, addr)
+    }
+
+    #[tokio::test]
+    async fn out_of_order_responses_error_response_server_failure_and_eof() {
+        let (l, addr) = listener().await;
+        let server = tokio::spawn(async move {
+            let mut s =
+                accept_with_handshake(&l, &[(1000, 0, 0), (1003, 0, 0), (1016, 0, 1)]).await;
+            // Two requests, answered in reverse order.
+            let a = read_request(&mut s).await.unwrap();
+            let b = read_request(&mut s).await.unwrap();
+            assert_eq!((a.api_key, b.api_key), (1003, 1003));
+            assert_ne!(a.request_id, b.request_id);
+            s.write_all(&encode_success_response(
+                b.request_id,
+                &dbs_body(&["second"]),
+            ))
+            .await
+            .unwrap();
+            s.write_all(&encode_success_response(
+                a.request_id,
+                &dbs_body(&["first"]),
+            ))
+            .await
+            .unwrap();
+            // An ERROR_RESPONSE fails only its request.
+            let c = read_request(&mut s).await.unwrap();
+            s.write_all(&encode_error_response(
+                c.request_id,
+                7,
+                Some("table does not exist"),
+            ))
+            .await
+            .unwrap();
+            // Two in flight, then SERVER_FAILURE (no request id) and close.
+            let d = read_request(&mut s).await.unwrap();
+            let e = read_request(&mut s).await.unwrap();
+            assert_eq!(e.request_id, d.request_id + 1);
+            s.write_all(&encode_server_failure(-1, Some("frame too large")))
+                .await
+                .unwrap();
+            drop(s);
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
+            .await
+            .unwrap();
+        assert_eq!(conn.api_versions().kind(), "tablet");
+        assert_eq!(conn.api_versions().ranges.get(&1016), Some(&(0, 1)));
+        let fa = conn.send(&list_dbs());
+        let fb = conn.send(&list_dbs());
+        // Await the first one first: it is answered second.
+        assert_eq!(db_names(fa.await.unwrap()), vec!["first"]);
+        assert_eq!(db_names(fb.await.unwrap()), vec!["second"]);
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(
+            (err.code(), err.message(), err.is_retriable()),
+            (7, "table does not exist", false)
+        );
+        assert!(conn.is_alive());
+        let fd = conn.send(&list_dbs());
+        let fe = conn.send(&list_dbs());
+        for f in [fd, fe] {
+            let err = f.await.unwrap_err();
+            assert_eq!(err.code(), 1, "{err:?}");
+            assert!(err.is_retriable());
+            assert!(err.message().contains("server failure"), "{err:?}");
+        }
+        assert!(!conn.is_alive());
+        assert_eq!(conn.in_flight(), 0);
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), 1);
+        server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn eof_fails_in_flight_with_network_exception() {
+        let (l, addr) = listener().await;
+        let server = tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let _ = read_request(&mut s).await.unwrap();
+            drop(s); // close without answering
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
+            .await
+            .unwrap();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), 1);
+        assert!(err.is_retriable());
+        assert!(!conn.is_alive());
+        server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn unanswered_request_times_out_and_connection_survives() {
+        let (l, addr) = listener().await;
+        let server = tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let ignored = read_request(&mut s).await.unwrap();
+            let answered = read_request(&mut s).await.unwrap();
+            s.write_all(&encode_success_response(
+                answered.request_id,
+                &dbs_body(&["x"]),
+            ))
+            .await
+            .unwrap();
+            // A late answer to the timed-out request is dropped.
+            s.write_all(&encode_success_response(
+                ignored.request_id,
+                &dbs_body(&["late"]),
+            ))
+            .await
+            .unwrap();
+            let again = read_request(&mut s).await.unwrap();
+            s.write_all(&encode_success_response(
+                again.request_id,
+                &dbs_body(&["y"]),
+            ))
+            .await
+            .unwrap();
+            let _ = read_request(&mut s).await;
+        });
+        let conn = Connection::open(&addr, Duration::from_millis(300), &Handle::current())
+            .await
+            .unwrap();
+        let started = std::time::Instant::now();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(err.code(), 1);
+        assert!(err.is_retriable());
+        assert!(err.message().contains("timed out"), "{err:?}");
+        assert!(
+            took >= Duration::from_millis(290) && took < Duration::from_secs(3),
+            "{took:?}"
+        );
+        assert_eq!(conn.in_flight(), 0);
+        assert!(conn.is_alive());
+        assert_eq!(db_names(conn.send(&list_dbs()).await.unwrap()), vec!["x"]);
+        assert_eq!(db_names(conn.send(&list_dbs()).await.unwrap()), vec!["y"]);
+        conn.close();
+        server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn unsupported_key_is_refused_without_sending_and_versions_are_negotiated() {
+        let (l, addr) = listener().await;
+        let server = tokio::spawn(async move {
+            // A "tablet" that lists PutKv 0..1 and Lookup 0..0 but no ListDatabases.
+            let mut s = accept_with_handshake(&l, &[(1016, 0, 1), (1017, 0, 0)]).await;
+            let put = read_request(&mut s).await.unwrap();
+            assert_eq!((put.api_key, put.api_version), (1016, 1));
+            s.write_all(&encode_success_response(put.request_id, &[]))
+                .await
+                .unwrap();
+            let lookup = read_request(&mut s).await.unwrap();
+            assert_eq!((lookup.api_key, lookup.api_version), (1017, 0));
+            s.write_all(&encode_success_response(lookup.request_id, &[]))
+                .await
+                .unwrap();
+            // Nothing else may arrive.
+            assert!(read_request(&mut s).await.is_none());
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
+            .await
+            .unwrap();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.message().contains("1003"), "{err:?}");
+        let put = Request::PutKv(proto::PutKvRequest {
+            acks: -1,
+            table_id: 1,
+            timeout_ms: 1000,
+            ..Default::default()
+        });
+        assert!(matches!(conn.send(&put).await.unwrap(), Response::PutKv(_)));
+        let lookup = Request::Lookup(proto::LookupRequest {
+            table_id: 1,
+            buckets_req: vec![],
+        });
+        assert!(matches!(
+            conn.send(&lookup).await.unwrap(),
+            Response::Lookup(_)
+        ));
+        drop(conn);
+        server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn close_fails_in_flight_with_connection_closed() {
+        let (l, addr) = listener().await;
+        let server = tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let _ = read_request(&mut s).await;
+            let _ = read_request(&mut s).await; // EOF after close
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
+            .await
+            .unwrap();
+        let pending = conn.send(&list_dbs());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        conn.close();
+        let err = pending.await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::ConnectionClosed as i32);
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::ConnectionClosed as i32);
+        server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn connect_refused_is_retriable_network_exception() {
+        let (l, addr) = listener().await;
+        drop(l);
+        let err = Connection::open(&addr, Duration::from_secs(2), &Handle::current())
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), 1);
+        assert!(err.is_retriable());
+    }
+
+    #[tokio::test]
+    async fn request_ids_are_masked_to_positive() {
+        let (l, addr) = listener().await;
+        let server = tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            for expect in [0x7FFF_FFFF, 0] {
+                let r = read_request(&mut s).await.unwrap();
+                assert_eq!(r.request_id, expect);
+                s.write_all(&encode_success_response(r.request_id, &dbs_body(&[])))
+                    .await
+                    .unwrap();
+            }
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
+            .await
+            .unwrap();
+        conn.next_id.store(i32::MAX, Ordering::Relaxed);
+        conn.send(&list_dbs()).await.unwrap();
+        conn.send(&list_dbs()).await.unwrap();
+        server.await.unwrap();
+    }
+}
