@@ -18,8 +18,8 @@
 //! | TIMESTAMP[_LTZ](p ≤ 3) | epoch millis as a BIGINT varint |
 //! | TIMESTAMP[_LTZ](p > 3) | epoch millis BIGINT varint, then nanos of the milli as an INT varint |
 //!
-//! A timestamp with more precision than its column (nanos in a `TIMESTAMP(3)`) is truncated to
-//! the column's precision, as Java's writer does.
+//! Like Java's `CompactedRowWriter`, a TIMESTAMP(p) with p ≤ 3 keeps only the milliseconds and
+//! one with p > 3 keeps the nanos of the millisecond exactly as given, even beyond p digits.
 
 use super::corrupt;
 use super::varint::{get_u32, get_u64, put_u32, put_u64};
@@ -94,7 +94,7 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
         | (DataType::TimestampLtz { precision }, Value::TimestampLtz(ts)) => {
             put_u64(out, ts.millis as u64);
             if precision > MAX_COMPACT_TIMESTAMP_PRECISION {
-                put_u32(out, truncate_nanos(ts.nanos_of_milli, precision));
+                put_u32(out, ts.nanos_of_milli);
             }
         }
         _ => panic!(
@@ -108,13 +108,6 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_u32(out, b.len() as u32);
     out.extend_from_slice(b);
-}
-
-/// Keep only the digits a TIMESTAMP(p) holds (p in 4..=9).
-#[inline]
-fn truncate_nanos(nanos: u32, precision: u8) -> u32 {
-    let unit = 10u32.pow(9 - precision.min(9) as u32);
-    nanos - nanos % unit
 }
 
 /// How many leading bytes of a big-endian two's-complement number carry no information
@@ -434,8 +427,11 @@ pub(crate) mod tests {
         );
         let mut want = Vec::new();
         put_u64(&mut want, ts.millis as u64);
-        put_u32(&mut want, 456_000);
-        assert_eq!(b6, want);
+        put_u32(&mut want, 456_789);
+        assert_eq!(
+            b6, want,
+            "nanos beyond the precision are kept, as Java does"
+        );
         let b9 = one(DataType::Timestamp { precision: 9 }, Value::Timestamp(ts));
         let mut pos = 0;
         assert_eq!(
