@@ -1,0 +1,1039 @@
+//! [`EmbeddedEngine`]: opening, the catalog requests (DDL, metadata, `InitWriter`) and the
+//! data requests (`ProduceLog`, `PutKv`, `FetchLog`, `ListOffsets`, `Lookup`), answered exactly
+//! as a Fluss 0.9.1 cluster of one coordinator and one tablet server (node 0) would answer them.
+//!
+//! A request is processed synchronously inside [`Backend::send`], on the caller's thread, so the
+//! requests of one caller are applied in the order it sent them (as a server processes the
+//! requests of one connection); the returned future only waits out an injected delay.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use crate::backend::{Backend, BoxFuture, Dest, Request, Response};
+use crate::config::Config;
+use crate::error::{ClientCode, Error, FlussCode, Result};
+use crate::metadata::{descriptor_from_json, validate_name, TableInfo, TablePath};
+use crate::wire::compacted::encode_row;
+use crate::wire::proto;
+
+use super::bucket::Bucket;
+use super::catalog::{Catalog, CatalogImage, Table};
+use super::faults::{Fault, Faults};
+use super::store::Store;
+use super::{kv, produce, Counters};
+
+/// The node id of the one embedded "server" (coordinator and tablet server).
+pub const NODE_ID: i32 = 0;
+/// Host name reported for node 0 in `Metadata`.
+pub const NODE_HOST: &str = "embedded";
+
+const INVALID_DATABASE: i32 = 16;
+const INVALID_REQUIRED_ACKS: i32 = 18;
+const LOG_OFFSET_OUT_OF_RANGE: i32 = 19;
+const INVALID_COLUMN_PROJECTION: i32 = 34;
+const TABLE_NOT_PARTITIONED: i32 = 37;
+
+/// Table properties whose non-default values change write semantics that the embedded engine
+/// does not implement; a table that sets them is refused (`INVALID_CONFIG`, 39) rather than
+/// silently behaving like a default table. Value `None` = any value is refused.
+const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
+    ("table.merge-engine", None),
+    ("table.changelog.image", Some("FULL")),
+    ("table.delete.behavior", Some("ALLOW")),
+    ("table.log.format", Some("ARROW")),
+    ("table.kv.format", Some("COMPACTED")),
+    ("table.datalake.enabled", Some("false")),
+    ("table.datalake.format", None),
+    ("table.auto-partition.enabled", Some("false")),
+];
+
+/// Reserved system column names (Fluss refuses them in user schemas).
+const RESERVED_COLUMNS: &[&str] = &["__offset", "__timestamp", "__bucket"];
+
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// An in-process Fluss "server" with real tables, buckets, offsets and primary-key state, in
+/// memory (`embedded`) or durable in a directory (`embedded:<dir>`). See the module docs of
+/// `embedded` for the format and the guarantees.
+pub struct EmbeddedEngine {
+    location: String,
+    default_buckets: i32,
+    store: Option<Store>,
+    catalog: Mutex<Catalog>,
+    faults: Faults,
+    pub(crate) counters: Counters,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for EmbeddedEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedEngine")
+            .field("location", &self.location)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+enum Location<'a> {
+    Memory,
+    Dir(&'a str),
+}
+
+fn parse_location(location: &str) -> Result<Location<'_>> {
+    let invalid = |why: &str| {
+        Error::client(
+            ClientCode::InvalidConfig,
+            format!("bootstrap.servers = {location:?}: {why}"),
+        )
+    };
+    match location.trim() {
+        "embedded" => Ok(Location::Memory),
+        l => match l.strip_prefix("embedded:") {
+            Some("") => Err(invalid("embedded:<dir> needs a directory")),
+            Some(dir) => Ok(Location::Dir(dir)),
+            None => Err(invalid(
+                "not an embedded location (expected \"embedded\" or \"embedded:<dir>\")",
+            )),
+        },
+    }
+}
+
+/// Fluss-style error for a problem in a DDL request.
+fn server(code: i32, message: impl Into<String>) -> Error {
+    Error::server(code, message)
+}
+
+fn table_path(p: &proto::PbTablePath) -> TablePath {
+    TablePath {
+        database: p.database_name.clone(),
+        table: p.table_name.clone(),
+    }
+}
+
+/// A per-bucket error as it goes into a response entry: server codes pass through; a client
+/// code raised inside the engine (a wire encoder refusing a row) becomes a non-retriable
+/// `UNKNOWN_SERVER_ERROR` that keeps the message.
+fn entry_error(e: &Error) -> (i32, String) {
+    if e.is_server_error() {
+        (e.code(), e.message().to_string())
+    } else {
+        (
+            FlussCode::UNKNOWN_SERVER_ERROR,
+            format!("{}: {}", e.code_name(), e.message()),
+        )
+    }
+}
+
+/// Faults consumed by one write request.
+#[derive(Default)]
+struct RequestFaults {
+    delay: Option<Duration>,
+    drop_before: bool,
+    drop_after: bool,
+}
+
+impl EmbeddedEngine {
+    /// Open an engine. `location` is `"embedded"` (in memory, owned by the caller) or
+    /// `"embedded:<dir>"` (durable; the directory is created if missing, replayed if it holds
+    /// an engine, and locked against a second engine until [`Backend::close`] or drop).
+    /// `config.default_bucket_number` is the bucket count of tables created without one;
+    /// `config.embedded_fsync` is the fsync policy.
+    ///
+    /// Fails with `IO` if the directory cannot be created, is locked, or holds data this
+    /// build cannot read.
+    pub fn open(location: &str, config: &Config) -> Result<Arc<EmbeddedEngine>> {
+        let (store, catalog) = match parse_location(location)? {
+            Location::Memory => (None, Catalog::new()),
+            Location::Dir(dir) => {
+                let store = Store::open(std::path::Path::new(dir), config.embedded_fsync)?;
+                let catalog = Self::recover(&store)?;
+                (Some(store), catalog)
+            }
+        };
+        Ok(Arc::new(EmbeddedEngine {
+            location: location.trim().to_string(),
+            default_buckets: config.default_bucket_number,
+            store,
+            catalog: Mutex::new(catalog),
+            faults: Faults::default(),
+            counters: Counters::default(),
+            closed: AtomicBool::new(false),
+        }))
+    }
+
+    /// Read the catalog and replay every bucket file.
+    fn recover(store: &Store) -> Result<Catalog> {
+        let Some(bytes) = store.read_catalog()? else {
+            let catalog = Catalog::new();
+            store.write_catalog(&catalog.image().to_json())?;
+            store.remove_orphans(&[])?;
+            return Ok(catalog);
+        };
+        let (mut catalog, infos) = Catalog::from_json(&bytes)?;
+        for info in infos {
+            let id = info.table_id;
+            let mut buckets = Vec::new();
+            let mut payloads = Vec::new();
+            for b in 0..info.bucket_count() {
+                let (file, p) = store.open_bucket(id, b)?;
+                buckets.push(Bucket::new(b, Some(file)));
+                payloads.push(p);
+            }
+            let table = Table::new(info, buckets)?;
+            for (b, batches) in payloads.into_iter().enumerate() {
+                let mut bucket = table.bucket(b as i32).expect("bucket in range");
+                for bytes in batches {
+                    let stored = bucket.replay(bytes)?;
+                    if table.is_pk() {
+                        kv::replay_changelog(&table, &mut bucket, &stored.bytes).map_err(|e| {
+                            e.context(format!("replaying table {} bucket {b}", table.path()))
+                        })?;
+                    }
+                }
+            }
+            catalog.insert(Arc::new(table));
+        }
+        let live: Vec<i64> = catalog.by_id.keys().copied().collect();
+        store.remove_orphans(&live)?;
+        Ok(catalog)
+    }
+
+    /// `"embedded"` or `"embedded:<dir>"`, as opened.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// Whether this engine keeps its data in a directory.
+    pub fn is_durable(&self) -> bool {
+        self.store.is_some()
+    }
+
+    /// Whether [`Backend::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// The fault-injection handle of this engine (clones share the same faults).
+    pub fn faults(&self) -> Faults {
+        self.faults.clone()
+    }
+
+    fn lock_catalog(&self) -> MutexGuard<'_, Catalog> {
+        // DDL changes memory only after the disk, in one step; a panic cannot tear it.
+        self.catalog.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The table at `path`, or `TABLE_NOT_EXIST`.
+    pub(crate) fn table(&self, path: &TablePath) -> Result<Arc<Table>> {
+        self.lock_catalog().table(path)
+    }
+
+    fn table_by_id(&self, id: i64) -> Option<Arc<Table>> {
+        self.lock_catalog().by_id.get(&id).cloned()
+    }
+
+    /// Persist the catalog image (durable engines); a failure is `STORAGE_EXCEPTION`.
+    fn persist(&self, image: &CatalogImage) -> Result<()> {
+        match &self.store {
+            Some(store) => store.write_catalog(&image.to_json()).map_err(|e| {
+                server(
+                    FlussCode::STORAGE_EXCEPTION,
+                    format!("cannot persist the catalog: {}", e.message()),
+                )
+            }),
+            None => Ok(()),
+        }
+    }
+
+    // ===== dispatch =====
+
+    fn handle(&self, request: Request) -> (Result<Response>, Option<Duration>) {
+        if self.is_closed() {
+            return (
+                Err(Error::client(
+                    ClientCode::ConnectionClosed,
+                    "the embedded engine is closed",
+                )),
+                None,
+            );
+        }
+        let r = match request {
+            Request::ApiVersions(_) => Ok(Response::ApiVersions(api_versions())),
+            Request::CreateDatabase(r) => self.create_database(r).map(Response::CreateDatabase),
+            Request::DropDatabase(r) => self.drop_database(r).map(Response::DropDatabase),
+            Request::ListDatabases(_) => {
+                Ok(Response::ListDatabases(proto::ListDatabasesResponse {
+                    database_name: self.lock_catalog().databases.iter().cloned().collect(),
+                }))
+            }
+            Request::DatabaseExists(r) => {
+                Ok(Response::DatabaseExists(proto::DatabaseExistsResponse {
+                    exists: self.lock_catalog().databases.contains(&r.database_name),
+                }))
+            }
+            Request::CreateTable(r) => self.create_table(r).map(Response::CreateTable),
+            Request::DropTable(r) => self.drop_table(r).map(Response::DropTable),
+            Request::GetTableInfo(r) => self.get_table_info(r).map(Response::GetTableInfo),
+            Request::ListTables(r) => self.list_tables(r).map(Response::ListTables),
+            Request::TableExists(r) => Ok(Response::TableExists(proto::TableExistsResponse {
+                exists: self
+                    .lock_catalog()
+                    .tables
+                    .contains_key(&table_path(&r.table_path)),
+            })),
+            Request::Metadata(r) => self.metadata(r).map(Response::Metadata),
+            Request::InitWriter(_) => self.init_writer().map(Response::InitWriter),
+            Request::ProduceLog(r) => return self.produce_log(r),
+            Request::PutKv(r) => return self.put_kv(r),
+            Request::FetchLog(r) => self.fetch_log(r).map(Response::FetchLog),
+            Request::ListOffsets(r) => self.list_offsets(r).map(Response::ListOffsets),
+            Request::Lookup(r) => self.lookup_request(r).map(Response::Lookup),
+        };
+        (r, None)
+    }
+
+    // ===== catalog requests =====
+
+    fn create_database(
+        &self,
+        r: proto::CreateDatabaseRequest,
+    ) -> Result<proto::CreateDatabaseResponse> {
+        validate_name(&r.database_name, "database")
+            .map_err(|e| server(INVALID_DATABASE, e.message()))?;
+        let mut cat = self.lock_catalog();
+        if cat.databases.contains(&r.database_name) {
+            return if r.ignore_if_exists {
+                Ok(proto::CreateDatabaseResponse {})
+            } else {
+                Err(server(
+                    FlussCode::DATABASE_ALREADY_EXIST,
+                    format!("database {} already exists", r.database_name),
+                ))
+            };
+        }
+        let mut image = cat.image();
+        image.databases.insert(r.database_name.clone());
+        self.persist(&image)?;
+        cat.databases.insert(r.database_name);
+        Ok(proto::CreateDatabaseResponse {})
+    }
+
+    fn drop_database(&self, r: proto::DropDatabaseRequest) -> Result<proto::DropDatabaseResponse> {
+        let mut cat = self.lock_catalog();
+        let db = r.database_name;
+        if !cat.databases.contains(&db) {
+            return if r.ignore_if_not_exists {
+                Ok(proto::DropDatabaseResponse {})
+            } else {
+                Err(server(
+                    FlussCode::DATABASE_NOT_EXIST,
+                    format!("database {db} does not exist"),
+                ))
+            };
+        }
+        let doomed: Vec<TablePath> = cat
+            .tables
+            .keys()
+            .filter(|p| p.database == db)
+            .cloned()
+            .collect();
+        if !doomed.is_empty() && !r.cascade {
+            return Err(server(
+                FlussCode::DATABASE_NOT_EMPTY,
+                format!(
+                    "database {db} is not empty ({} tables); drop its tables first or use cascade",
+                    doomed.len()
+                ),
+            ));
+        }
+        let mut image = cat.image();
+        image.databases.remove(&db);
+        image.tables.retain(|t| t.path.database != db);
+        self.persist(&image)?;
+        cat.databases.remove(&db);
+        for p in doomed {
+            if let Some(t) = cat.remove(&p) {
+                self.discard(&t);
+            }
+        }
+        Ok(proto::DropDatabaseResponse {})
+    }
+
+    /// Close a dropped table's buckets and remove its files.
+    fn discard(&self, table: &Table) {
+        for b in 0..table.bucket_count() {
+            if let Some(mut bucket) = table.bucket(b) {
+                bucket.closed = true;
+                bucket.file = None;
+            }
+        }
+        if let Some(store) = &self.store {
+            store.remove_table(table.id());
+        }
+    }
+
+    fn create_table(&self, r: proto::CreateTableRequest) -> Result<proto::CreateTableResponse> {
+        let invalid = |m: String| server(FlussCode::INVALID_TABLE, m);
+        let path = table_path(&r.table_path);
+        validate_name(&path.table, "table").map_err(|e| invalid(e.message().to_string()))?;
+        let descriptor = descriptor_from_json(&r.table_json)
+            .and_then(|d| d.normalized(self.default_buckets))
+            .map_err(|e| invalid(format!("table {path}: {}", e.message())))?;
+        if let Some(c) = descriptor
+            .schema
+            .columns()
+            .iter()
+            .find(|c| RESERVED_COLUMNS.contains(&c.name.as_str()))
+        {
+            return Err(invalid(format!(
+                "table {path}: column name {:?} is reserved for system columns",
+                c.name
+            )));
+        }
+        for (k, v) in &descriptor.properties {
+            if !k.starts_with("table.") {
+                return Err(server(
+                    FlussCode::INVALID_CONFIG,
+                    format!("table {path}: property {k:?} is not a table option; put free-form keys in custom_properties"),
+                ));
+            }
+            if let Some((_, default)) = UNSUPPORTED_PROPERTIES.iter().find(|(u, _)| u == k) {
+                if default.is_none_or(|d| !d.eq_ignore_ascii_case(v)) {
+                    return Err(server(
+                        FlussCode::INVALID_CONFIG,
+                        format!(
+                            "table {path}: {k} = {v:?} is not supported by the embedded engine"
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut cat = self.lock_catalog();
+        if !cat.databases.contains(&path.database) {
+            return Err(server(
+                FlussCode::DATABASE_NOT_EXIST,
+                format!("database {} does not exist", path.database),
+            ));
+        }
+        if cat.tables.contains_key(&path) {
+            return if r.ignore_if_exists {
+                Ok(proto::CreateTableResponse {})
+            } else {
+                Err(server(
+                    FlussCode::TABLE_ALREADY_EXIST,
+                    format!("table {path} already exists"),
+                ))
+            };
+        }
+        let id = cat.next_table_id;
+        let now = now_ms();
+        let info = TableInfo {
+            path,
+            table_id: id,
+            schema_id: 1,
+            descriptor,
+            created_time: now,
+            modified_time: now,
+        };
+        let n = info.bucket_count();
+        let buckets = match &self.store {
+            Some(store) => store
+                .create_table(id, n)?
+                .into_iter()
+                .enumerate()
+                .map(|(b, f)| Bucket::new(b as i32, Some(f)))
+                .collect(),
+            None => (0..n).map(|b| Bucket::new(b, None)).collect(),
+        };
+        let table = Arc::new(Table::new(info.clone(), buckets)?);
+        let mut image = cat.image();
+        image.tables.push(info);
+        image.next_table_id = id + 1;
+        if let Err(e) = self.persist(&image) {
+            if let Some(store) = &self.store {
+                store.remove_table(id);
+            }
+            return Err(e);
+        }
+        cat.next_table_id = id + 1;
+        cat.insert(table);
+        Ok(proto::CreateTableResponse {})
+    }
+
+    fn drop_table(&self, r: proto::DropTableRequest) -> Result<proto::DropTableResponse> {
+        let path = table_path(&r.table_path);
+        let mut cat = self.lock_catalog();
+        if !cat.tables.contains_key(&path) {
+            return if r.ignore_if_not_exists {
+                Ok(proto::DropTableResponse {})
+            } else {
+                Err(server(
+                    FlussCode::TABLE_NOT_EXIST,
+                    format!("table {path} does not exist"),
+                ))
+            };
+        }
+        let mut image = cat.image();
+        image.tables.retain(|t| t.path != path);
+        self.persist(&image)?;
+        if let Some(t) = cat.remove(&path) {
+            self.discard(&t);
+        }
+        Ok(proto::DropTableResponse {})
+    }
+
+    fn get_table_info(&self, r: proto::GetTableInfoRequest) -> Result<proto::GetTableInfoResponse> {
+        let t = self.table(&table_path(&r.table_path))?;
+        Ok(proto::GetTableInfoResponse {
+            table_id: t.id(),
+            schema_id: t.info.schema_id,
+            table_json: t.table_json.clone(),
+            created_time: t.info.created_time,
+            modified_time: t.info.modified_time,
+        })
+    }
+
+    fn list_tables(&self, r: proto::ListTablesRequest) -> Result<proto::ListTablesResponse> {
+        let cat = self.lock_catalog();
+        if !cat.databases.contains(&r.database_name) {
+            return Err(server(
+                FlussCode::DATABASE_NOT_EXIST,
+                format!("database {} does not exist", r.database_name),
+            ));
+        }
+        Ok(proto::ListTablesResponse {
+            table_name: cat
+                .tables
+                .keys()
+                .filter(|p| p.database == r.database_name)
+                .map(|p| p.table.clone())
+                .collect(),
+        })
+    }
+
+    fn metadata(&self, r: proto::MetadataRequest) -> Result<proto::MetadataResponse> {
+        if !r.partitions_path.is_empty() || !r.partitions_id.is_empty() {
+            return Err(server(
+                TABLE_NOT_PARTITIONED,
+                "the embedded engine has no partitioned tables",
+            ));
+        }
+        let node = || proto::PbServerNode {
+            node_id: NODE_ID,
+            host: NODE_HOST.into(),
+            port: 0,
+            listeners: None,
+            rack: None,
+        };
+        let mut table_metadata = Vec::with_capacity(r.table_path.len());
+        for p in &r.table_path {
+            let t = self.table(&table_path(p))?;
+            table_metadata.push(proto::PbTableMetadata {
+                table_path: p.clone(),
+                table_id: t.id(),
+                schema_id: t.info.schema_id,
+                table_json: t.table_json.clone(),
+                bucket_metadata: (0..t.bucket_count())
+                    .map(|b| proto::PbBucketMetadata {
+                        bucket_id: b,
+                        leader_id: Some(NODE_ID),
+                        replica_id: vec![NODE_ID],
+                        leader_epoch: Some(0),
+                    })
+                    .collect(),
+                created_time: t.info.created_time,
+                modified_time: t.info.modified_time,
+            });
+        }
+        Ok(proto::MetadataResponse {
+            coordinator_server: Some(node()),
+            tablet_servers: vec![node()],
+            table_metadata,
+            partition_metadata: Vec::new(),
+        })
+    }
+
+    fn init_writer(&self) -> Result<proto::InitWriterResponse> {
+        let mut cat = self.lock_catalog();
+        let id = cat.next_writer_id;
+        let mut image = cat.image();
+        image.next_writer_id = id + 1;
+        self.persist(&image)?;
+        cat.next_writer_id = id + 1;
+        Ok(proto::InitWriterResponse { writer_id: id })
+    }
+
+    // ===== write requests =====
+
+    /// Consume the faults of the buckets a write request carries.
+    fn take_faults(
+        &self,
+        table: &Table,
+        buckets: &[i32],
+    ) -> (RequestFaults, Vec<Option<(i32, String)>>) {
+        let mut rf = RequestFaults::default();
+        let errors = buckets
+            .iter()
+            .map(|&b| match self.faults.take(table.path(), b) {
+                Some(Fault::Error { code, message, .. }) => Some((code, message)),
+                Some(Fault::Delay { delay, .. }) => {
+                    rf.delay = Some(rf.delay.map_or(delay, |d| d.max(delay)));
+                    None
+                }
+                Some(Fault::DropConnection { after_apply, .. }) => {
+                    if after_apply {
+                        rf.drop_after = true;
+                    } else {
+                        rf.drop_before = true;
+                    }
+                    None
+                }
+                None => None,
+            })
+            .collect();
+        (rf, errors)
+    }
+
+    /// The common part of ProduceLog and PutKv: faults, per-bucket locking, error mapping.
+    /// Returns one `(bucket, Ok(offset) | Err((code, message)))` per entry.
+    #[allow(clippy::type_complexity)]
+    fn write<F>(
+        &self,
+        table_id: i64,
+        acks: i32,
+        buckets: &[i32],
+        mut apply: F,
+    ) -> (Result<Vec<Result<i64, (i32, String)>>>, Option<Duration>)
+    where
+        F: FnMut(&Table, &mut Bucket, usize) -> Result<i64>,
+    {
+        if !matches!(acks, -1..=1) {
+            return (
+                Err(server(
+                    INVALID_REQUIRED_ACKS,
+                    format!("acks {acks} is not one of -1, 0, 1"),
+                )),
+                None,
+            );
+        }
+        let Some(table) = self.table_by_id(table_id) else {
+            let e = (
+                FlussCode::UNKNOWN_TABLE_OR_BUCKET,
+                format!("table id {table_id} does not exist"),
+            );
+            return (Ok(buckets.iter().map(|_| Err(e.clone())).collect()), None);
+        };
+        let (rf, fault_errors) = self.take_faults(&table, buckets);
+        if rf.drop_before {
+            let e = server(
+                FlussCode::NETWORK_EXCEPTION,
+                "connection dropped by an injected fault (before applying the writes)",
+            );
+            return (Err(e), rf.delay);
+        }
+        let mut out = Vec::with_capacity(buckets.len());
+        for (i, (&b, fault)) in buckets.iter().zip(fault_errors).enumerate() {
+            if let Some(e) = fault {
+                self.counters.rejected();
+                out.push(Err(e));
+                continue;
+            }
+            let result = match table.bucket(b) {
+                None => Err(table.no_bucket(b)),
+                Some(mut bucket) => apply(&table, &mut bucket, i),
+            };
+            match result {
+                Ok(offset) => out.push(Ok(offset)),
+                Err(e) if e.client_code() == Some(ClientCode::ConnectionClosed) => {
+                    // The engine was closed, or the table dropped, while this request ran.
+                    let e = if self.is_closed() {
+                        e
+                    } else {
+                        server(
+                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
+                            format!("table {} was dropped", table.path()),
+                        )
+                    };
+                    if e.is_server_error() {
+                        out.push(Err(entry_error(&e)));
+                    } else {
+                        return (Err(e), rf.delay);
+                    }
+                }
+                Err(e) => {
+                    self.counters.rejected();
+                    out.push(Err(entry_error(&e)));
+                }
+            }
+        }
+        if rf.drop_after {
+            let e = server(
+                FlussCode::NETWORK_EXCEPTION,
+                "connection dropped by an injected fault (after applying the writes)",
+            );
+            return (Err(e), rf.delay);
+        }
+        (Ok(out), rf.delay)
+    }
+
+    fn produce_log(&self, r: proto::ProduceLogRequest) -> (Result<Response>, Option<Duration>) {
+        let buckets: Vec<i32> = r.buckets_req.iter().map(|b| b.bucket_id).collect();
+        let now = now_ms();
+        let (result, delay) = self.write(r.table_id, r.acks, &buckets, |table, bucket, i| {
+            produce::produce(
+                table,
+                bucket,
+                &r.buckets_req[i].records,
+                now,
+                &self.counters,
+            )
+        });
+        let result = result.map(|entries| {
+            Response::ProduceLog(proto::ProduceLogResponse {
+                buckets_resp: r
+                    .buckets_req
+                    .iter()
+                    .zip(entries)
+                    .map(|(req, e)| {
+                        let mut resp = proto::PbProduceLogRespForBucket {
+                            partition_id: req.partition_id,
+                            bucket_id: req.bucket_id,
+                            ..Default::default()
+                        };
+                        match e {
+                            Ok(base) => resp.base_offset = Some(base),
+                            Err((code, msg)) => {
+                                resp.error_code = Some(code);
+                                resp.error_message = Some(msg);
+                            }
+                        }
+                        resp
+                    })
+                    .collect(),
+            })
+        });
+        (result, delay)
+    }
+
+    fn put_kv(&self, r: proto::PutKvRequest) -> (Result<Response>, Option<Duration>) {
+        let buckets: Vec<i32> = r.buckets_req.iter().map(|b| b.bucket_id).collect();
+        let now = now_ms();
+        let mut targets: Option<Result<Option<Vec<bool>>>> = None;
+        let (result, delay) = self.write(r.table_id, r.acks, &buckets, |table, bucket, i| {
+            let target = targets.get_or_insert_with(|| {
+                if table.is_pk() {
+                    kv::target_columns(table, &r.target_columns)
+                } else {
+                    Ok(None)
+                }
+            });
+            let target = target.as_ref().map_err(Clone::clone)?;
+            kv::put(
+                table,
+                bucket,
+                &r.buckets_req[i].records,
+                target.as_deref(),
+                now,
+                &self.counters,
+            )
+        });
+        let result = result.map(|entries| {
+            Response::PutKv(proto::PutKvResponse {
+                buckets_resp: r
+                    .buckets_req
+                    .iter()
+                    .zip(entries)
+                    .map(|(req, e)| {
+                        let mut resp = proto::PbPutKvRespForBucket {
+                            partition_id: req.partition_id,
+                            bucket_id: req.bucket_id,
+                            ..Default::default()
+                        };
+                        match e {
+                            Ok(end) => resp.log_end_offset = Some(end),
+                            Err((code, msg)) => {
+                                resp.error_code = Some(code);
+                                resp.error_message = Some(msg);
+                            }
+                        }
+                        resp
+                    })
+                    .collect(),
+            })
+        });
+        (result, delay)
+    }
+
+    // ===== read requests =====
+
+    fn fetch_log(&self, r: proto::FetchLogRequest) -> Result<proto::FetchLogResponse> {
+        let mut budget = r.max_bytes.max(0) as usize;
+        let mut total = 0usize;
+        let mut tables_resp = Vec::with_capacity(r.tables_req.len());
+        for treq in &r.tables_req {
+            let table = self.table_by_id(treq.table_id);
+            let mut buckets_resp = Vec::with_capacity(treq.buckets_req.len());
+            for breq in &treq.buckets_req {
+                let mut resp = proto::PbFetchLogRespForBucket {
+                    partition_id: breq.partition_id,
+                    bucket_id: breq.bucket_id,
+                    ..Default::default()
+                };
+                let result = (|| -> Result<(i64, Bytes)> {
+                    let t = table.as_ref().ok_or_else(|| {
+                        server(
+                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
+                            format!("table id {} does not exist", treq.table_id),
+                        )
+                    })?;
+                    if treq.projection_pushdown_enabled {
+                        return Err(server(
+                            INVALID_COLUMN_PROJECTION,
+                            "the embedded engine does not support projection pushdown",
+                        ));
+                    }
+                    let bucket = t
+                        .bucket(breq.bucket_id)
+                        .ok_or_else(|| t.no_bucket(breq.bucket_id))?;
+                    if breq.fetch_offset < 0 || breq.fetch_offset > bucket.end_offset {
+                        return Err(server(
+                            LOG_OFFSET_OUT_OF_RANGE,
+                            format!(
+                                "fetch offset {} is outside 0..={} of bucket {}",
+                                breq.fetch_offset, bucket.end_offset, breq.bucket_id
+                            ),
+                        ));
+                    }
+                    let limit = (breq.max_fetch_bytes.max(0) as usize).min(budget);
+                    let bytes = bucket.read(breq.fetch_offset, limit, total == 0);
+                    Ok((bucket.end_offset, Bytes::from(bytes)))
+                })();
+                match result {
+                    Ok((hw, bytes)) => {
+                        total += bytes.len();
+                        budget = budget.saturating_sub(bytes.len());
+                        resp.high_watermark = Some(hw);
+                        resp.log_start_offset = Some(0);
+                        resp.records = Some(bytes);
+                    }
+                    Err(e) => {
+                        let (code, msg) = entry_error(&e);
+                        resp.error_code = Some(code);
+                        resp.error_message = Some(msg);
+                    }
+                }
+                buckets_resp.push(resp);
+            }
+            tables_resp.push(proto::PbFetchLogRespForTable {
+                table_id: treq.table_id,
+                buckets_resp,
+            });
+        }
+        Ok(proto::FetchLogResponse { tables_resp })
+    }
+
+    fn list_offsets(&self, r: proto::ListOffsetsRequest) -> Result<proto::ListOffsetsResponse> {
+        let table = self.table_by_id(r.table_id);
+        let buckets_resp = r
+            .bucket_id
+            .iter()
+            .map(|&b| {
+                let mut resp = proto::PbListOffsetsRespForBucket {
+                    bucket_id: b,
+                    ..Default::default()
+                };
+                let result = (|| -> Result<i64> {
+                    let t = table.as_ref().ok_or_else(|| {
+                        server(
+                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
+                            format!("table id {} does not exist", r.table_id),
+                        )
+                    })?;
+                    if r.partition_id.is_some() {
+                        return Err(server(
+                            TABLE_NOT_PARTITIONED,
+                            format!("table {} is not partitioned", t.path()),
+                        ));
+                    }
+                    let bucket = t.bucket(b).ok_or_else(|| t.no_bucket(b))?;
+                    match r.offset_type {
+                        0 => Ok(0),
+                        1 => Ok(bucket.end_offset),
+                        2 => match r.start_timestamp {
+                            Some(ts) => Ok(bucket.offset_for_timestamp(ts)),
+                            None => Err(server(
+                                38,
+                                "offset type 2 (by timestamp) needs start_timestamp",
+                            )),
+                        },
+                        other => Err(server(
+                            FlussCode::UNKNOWN_SERVER_ERROR,
+                            format!("unknown offset type {other}"),
+                        )),
+                    }
+                })();
+                match result {
+                    Ok(o) => resp.offset = Some(o),
+                    Err(e) => {
+                        let (code, msg) = entry_error(&e);
+                        resp.error_code = Some(code);
+                        resp.error_message = Some(msg);
+                    }
+                }
+                resp
+            })
+            .collect();
+        Ok(proto::ListOffsetsResponse { buckets_resp })
+    }
+
+    fn lookup_request(&self, r: proto::LookupRequest) -> Result<proto::LookupResponse> {
+        let table = self.table_by_id(r.table_id);
+        let buckets_resp = r
+            .buckets_req
+            .iter()
+            .map(|breq| {
+                let mut resp = proto::PbLookupRespForBucket {
+                    partition_id: breq.partition_id,
+                    bucket_id: breq.bucket_id,
+                    ..Default::default()
+                };
+                let result = (|| -> Result<Vec<proto::PbValue>> {
+                    let t = table.as_ref().ok_or_else(|| {
+                        server(
+                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
+                            format!("table id {} does not exist", r.table_id),
+                        )
+                    })?;
+                    if !t.is_pk() {
+                        return Err(server(
+                            FlussCode::NON_PRIMARY_KEY_TABLE,
+                            format!(
+                                "table {} is a log table; Lookup needs a primary key",
+                                t.path()
+                            ),
+                        ));
+                    }
+                    let rows: Vec<Option<crate::row::Row>> = {
+                        let bucket = t
+                            .bucket(breq.bucket_id)
+                            .ok_or_else(|| t.no_bucket(breq.bucket_id))?;
+                        breq.keys
+                            .iter()
+                            .map(|k| bucket.kv.get(k.as_ref()).cloned())
+                            .collect()
+                    };
+                    rows.into_iter()
+                        .map(|row| {
+                            let values = match row {
+                                None => None,
+                                Some(row) => {
+                                    let mut v = (t.info.schema_id as i16).to_le_bytes().to_vec();
+                                    encode_row(t.schema(), &row, &mut v)?;
+                                    Some(Bytes::from(v))
+                                }
+                            };
+                            Ok(proto::PbValue { values })
+                        })
+                        .collect()
+                })();
+                match result {
+                    Ok(values) => resp.values = values,
+                    Err(e) => {
+                        let (code, msg) = entry_error(&e);
+                        resp.error_code = Some(code);
+                        resp.error_message = Some(msg);
+                    }
+                }
+                resp
+            })
+            .collect();
+        Ok(proto::LookupResponse { buckets_resp })
+    }
+
+    /// Every table, for close.
+    fn all_tables(&self) -> Vec<Arc<Table>> {
+        self.lock_catalog().tables.values().cloned().collect()
+    }
+}
+
+fn api_versions() -> proto::ApiVersionsResponse {
+    // The keys this engine answers, with the 0.9.1 version ranges.
+    let keys: &[(i32, i32)] = &[
+        (1000, 0),
+        (1001, 0),
+        (1002, 0),
+        (1003, 0),
+        (1004, 0),
+        (1005, 0),
+        (1006, 0),
+        (1007, 0),
+        (1008, 0),
+        (1010, 0),
+        (1012, 0),
+        (1014, 0),
+        (1015, 0),
+        (1016, 1),
+        (1017, 1),
+        (1021, 0),
+        (1026, 0),
+    ];
+    proto::ApiVersionsResponse {
+        api_versions: keys
+            .iter()
+            .map(|&(k, max)| proto::PbApiVersion {
+                api_key: k,
+                min_version: 0,
+                max_version: max,
+            })
+            .collect(),
+        server_type: None,
+    }
+}
+
+impl Backend for EmbeddedEngine {
+    fn send(&self, _dest: Dest, request: Request) -> BoxFuture<Response> {
+        let (result, delay) = self.handle(request);
+        Box::pin(async move {
+            if let Some(d) = delay {
+                tokio::time::sleep(d).await;
+            }
+            result
+        })
+    }
+
+    fn describe(&self) -> String {
+        match &self.store {
+            Some(store) => format!(
+                "embedded engine at {} (node {NODE_ID})",
+                store.dir().display()
+            ),
+            None => format!("embedded engine in memory (node {NODE_ID})"),
+        }
+    }
+
+    /// Stop answering (later requests fail with `CONNECTION_CLOSED`), fsync and close every
+    /// bucket file, and release the directory lock. Read-back calls keep working on the
+    /// in-memory state. Idempotent.
+    fn close(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for t in self.all_tables() {
+            for b in 0..t.bucket_count() {
+                if let Some(mut bucket) = t.bucket(b) {
+                    bucket.close();
+                }
+            }
+        }
+        if let Some(store) = &self.store {
+            store.unlock();
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Fault injection: make the embedded engine misbehave on purpose, per table bucket.
+//!
+//! Tests in Rust, Python and C++ use this to drive the writer through server errors, slow
+//! responses and lost connections without a real cluster. A fault is attached to one bucket of
+//! one table and applies to the `ProduceLog` and `PutKv` requests that carry that bucket:
+//!
+//! * [`Fault::Error`] answers that bucket's entry with the given error code and message, without
+//!   applying its batch. Other buckets of the same request proceed normally.
+//! * [`Fault::Delay`] delays the whole response (the writes are applied at once; only the answer
+//!   is late, as with a slow replication round).
+//! * [`Fault::DropConnection`] fails the whole request with `NETWORK_EXCEPTION` (1), as a broken
+//!   connection would. With `after_apply: true` the request's writes are applied first, so the
+//!   client sees a failure for data the server already holds: an idempotent retry must then be
+//!   answered as a duplicate and must not duplicate data.
+//!
+//! Each fault carries `times`: how many requests it hits. Every request that carries the bucket
+//! consumes one hit of the oldest fault of that bucket; faults of one bucket are consumed in
+//! injection order, one fault per request.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::metadata::TablePath;
+
+/// One kind of misbehaviour, applied to the next `times` requests that carry its bucket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Answer the bucket's entry with `code` and `message` without applying its batch.
+    Error {
+        code: i32,
+        message: String,
+        times: u32,
+    },
+    /// Delay the whole response by `delay`.
+    Delay { delay: Duration, times: u32 },
+    /// Fail the whole request with `NETWORK_EXCEPTION`; with `after_apply` the writes are
+    /// applied before the failure.
+    DropConnection { after_apply: bool, times: u32 },
+}
+
+impl Fault {
+    fn times(&self) -> u32 {
+        match self {
+            Fault::Error { times, .. }
+            | Fault::Delay { times, .. }
+            | Fault::DropConnection { times, .. } => *times,
+        }
+    }
+
+    fn times_mut(&mut self) -> &mut u32 {
+        match self {
+            Fault::Error { times, .. }
+            | Fault::Delay { times, .. }
+            | Fault::DropConnection { times, .. } => times,
+        }
+    }
+}
+
+/// What one request must do for one of its buckets: the fault it consumed, with `times` = 1.
+pub(crate) type Hit = Fault;
+
+/// Pending faults per (table, bucket), oldest first.
+type FaultMap = HashMap<(TablePath, i32), VecDeque<Fault>>;
+
+/// Handle on an engine's pending faults. Cheap to clone; every clone sees the same faults.
+#[derive(Clone, Default)]
+pub struct Faults {
+    inner: Arc<Mutex<FaultMap>>,
+}
+
+impl std::fmt::Debug for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let map = self.lock();
+        f.debug_map()
+            .entries(map.iter().map(|((t, b), q)| (format!("{t}/{b}"), q)))
+            .finish()
+    }
+}
+
+impl Faults {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FaultMap> {
+        // A panic while holding this lock cannot leave the map inconsistent.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queue `fault` for `bucket` of `table`, behind the faults already queued there. A fault
+    /// with `times == 0` does nothing. The table does not have to exist yet.
+    pub fn inject(&self, table: &TablePath, bucket: i32, fault: Fault) {
+        if fault.times() == 0 {
+            return;
+        }
+        self.lock()
+            .entry((table.clone(), bucket))
+            .or_default()
+            .push_back(fault);
+    }
+
+    /// Remove every pending fault of every table.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// How many more requests the faults queued for this bucket will hit (the sum of their
+    /// remaining `times`). 0 once they are all consumed.
+    pub fn pending(&self, table: &TablePath, bucket: i32) -> usize {
+        self.lock()
+            .get(&(table.clone(), bucket))
+            .map_or(0, |q| q.iter().map(|f| f.times() as usize).sum())
+    }
+
+    /// Consume one hit of the oldest fault of this bucket, if any.
+    pub(crate) fn take(&self, table: &TablePath, bucket: i32) -> Option<Hit> {
+        let mut map = self.lock();
+        let key = (table.clone(), bucket);
+        let queue = map.get_mut(&key)?;
+        let front = queue.front_mut()?;
+        let mut hit = front.clone();
+        *hit.times_mut() = 1;
+        *front.times_mut() -= 1;
+        if front.times() == 0 {
+            queue.pop_front();
+        }
+        if queue.is_empty() {
+            map.remove(&key);
+        }
+        Some(hit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_are_consumed_in_injection_order() {
+        let f = Faults::default();
+        let t = TablePath::new("db", "t").unwrap();
+        f.inject(
+            &t,
+            0,
+            Fault::Error {
+                code: 12,
+                message: "x".into(),
+                times: 2,
+            },
+        );
+        f.inject(
+            &t,
+            0,
+            Fault::Delay {
+                delay: Duration::from_millis(5),
+                times: 1,
+            },
+        );
+        f.inject(
+            &t,
+            1,
+            Fault::DropConnection {
+                after_apply: true,
+                times: 0,
+            },
+        );
+        assert_eq!(f.pending(&t, 0), 3);
+        assert_eq!(f.pending(&t, 1), 0);
+        assert!(matches!(
+            f.take(&t, 0),
+            Some(Fault::Error {
+                code: 12,
+                times: 1,
+                ..
+            })
+        ));
+        assert!(matches!(f.take(&t, 0), Some(Fault::Error { code: 12, .. })));
+        assert!(matches!(f.take(&t, 0), Some(Fault::Delay { .. })));
+        assert_eq!(f.take(&t, 0), None);
+        assert_eq!(f.pending(&t, 0), 0);
+        f.inject(
+            &t,
+            2,
+            Fault::DropConnection {
+                after_apply: false,
+                times: 4,
+            },
+        );
+        f.clear();
+        assert_eq!(f.pending(&t, 2), 0);
+    }
+}

@@ -1,0 +1,422 @@
+//! Durable storage of `embedded:<dir>`: the directory lock, the catalog file and one
+//! append-only file per table bucket.
+//!
+//! # Directory layout
+//!
+//! ```text
+//! <dir>/LOCK                       held with an exclusive flock while an engine has the dir open
+//! <dir>/catalog.json               databases, tables, id counters (replaced atomically)
+//! <dir>/tables/<table_id>/<b>.log  bucket b of that table: framed log batches
+//! ```
+//!
+//! # Catalog
+//!
+//! `catalog.json` is rewritten whole on every DDL and every `InitWriter`: written to
+//! `catalog.json.tmp`, fsynced, renamed over `catalog.json`, then the directory is fsynced
+//! (fsyncs only under [`FsyncPolicy::Always`]). A reader therefore sees the old or the new file,
+//! never a mix. See `catalog.rs` for its JSON fields.
+//!
+//! # Bucket files
+//!
+//! A bucket file starts with the 8-byte magic `FLWEMB01` and then holds frames, back to back:
+//!
+//! ```text
+//! u32 LE  payload length
+//! u32 LE  CRC-32C of (kind byte + payload)
+//! u8      kind (1 = log batch)
+//! [u8]    payload
+//! ```
+//!
+//! Kind 1 is one accepted log batch exactly as a fetch returns it: a Fluss V0 log batch with its
+//! assigned base offset and commit timestamp. For a log table these are the produced batches;
+//! for a primary-key table they are the changelog batches the engine generated from `PutKv`
+//! (which carry the writer id and batch sequence of the KV batch that caused them, as in Fluss).
+//! Everything else is rebuilt from them on open: offsets, the high watermark, the writer
+//! (idempotence) state, and for primary-key tables the key-value state (+I/+U put the row, -D
+//! removes it), which is how Fluss itself recovers a KV tablet from its changelog.
+//!
+//! On open a bucket file is read to its end; the first frame that is incomplete or fails its CRC
+//! ends the file: it and everything after it are cut off (a torn tail from a killed process).
+//! Unknown kinds are an error, so an older build never silently drops data of a newer one.
+//!
+//! # When data is durable
+//!
+//! A write is acknowledged only after its frame was handed to the kernel with `write(2)`, so a
+//! killed process loses nothing acknowledged. Under [`FsyncPolicy::Always`] (the default,
+//! `embedded.fsync = always`) the file is also `fdatasync`ed before the answer, so a machine
+//! crash or power loss loses nothing acknowledged either; new files and directories are fsynced
+//! along with their parent directory. Under `never` no fsync happens (faster, survives only a
+//! killed process). `close()` fsyncs every bucket file under both policies.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::config::FsyncPolicy;
+use crate::error::{ClientCode, Error, Result};
+use crate::wire::crc::crc32c;
+
+/// Magic at the start of every bucket file (format version 1).
+pub(crate) const BUCKET_MAGIC: &[u8; 8] = b"FLWEMB01";
+/// Frame kind of an accepted log batch.
+pub(crate) const KIND_LOG_BATCH: u8 = 1;
+const FRAME_HEADER: usize = 9;
+
+fn io_err(what: impl std::fmt::Display, e: io::Error) -> Error {
+    Error::client(ClientCode::Io, format!("{what}: {e}"))
+}
+
+/// An open, locked engine directory.
+pub(crate) struct Store {
+    dir: PathBuf,
+    fsync: FsyncPolicy,
+    lock: Mutex<Option<File>>,
+}
+
+impl Store {
+    /// Create (if needed) and lock `dir`. Fails with an `IO` error if another engine, in this
+    /// process or another, holds it.
+    pub(crate) fn open(dir: &Path, fsync: FsyncPolicy) -> Result<Store> {
+        fs::create_dir_all(dir.join("tables"))
+            .map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
+        let lock_path = dir.join("LOCK");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| io_err(format!("cannot open {}", lock_path.display()), e))?;
+        // `File::try_lock` (flock) is stable since Rust 1.89; the workspace's declared MSRV is
+        // older, so this module raises the effective MSRV to 1.89.
+        #[allow(clippy::incompatible_msrv)]
+        let locked = lock.try_lock();
+        match locked {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(Error::client(
+                    ClientCode::Io,
+                    format!(
+                        "embedded directory {} is locked by another engine (another process or connection has it open)",
+                        dir.display()
+                    ),
+                ))
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(io_err(format!("cannot lock {}", lock_path.display()), e)),
+        }
+        let store = Store {
+            dir: dir.to_path_buf(),
+            fsync,
+            lock: Mutex::new(Some(lock)),
+        };
+        store.sync_dir(dir)?;
+        Ok(store)
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        if self.fsync == FsyncPolicy::Always {
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io_err(format!("cannot fsync {}", dir.display()), e))?;
+        }
+        Ok(())
+    }
+
+    /// The catalog bytes, or `None` for a fresh directory.
+    pub(crate) fn read_catalog(&self) -> Result<Option<Vec<u8>>> {
+        let path = self.dir.join("catalog.json");
+        match fs::read(&path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(format!("cannot read {}", path.display()), e)),
+        }
+    }
+
+    /// Replace the catalog atomically (tmp + fsync + rename + dir fsync).
+    pub(crate) fn write_catalog(&self, bytes: &[u8]) -> Result<()> {
+        let tmp = self.dir.join("catalog.json.tmp");
+        let path = self.dir.join("catalog.json");
+        let write = || -> io::Result<()> {
+            let mut f = File::create(&tmp)?;
+            f.write_all(bytes)?;
+            if self.fsync == FsyncPolicy::Always {
+                f.sync_all()?;
+            }
+            fs::rename(&tmp, &path)
+        };
+        write().map_err(|e| io_err(format!("cannot write {}", path.display()), e))?;
+        self.sync_dir(&self.dir)
+    }
+
+    fn table_dir(&self, table_id: i64) -> PathBuf {
+        self.dir.join("tables").join(table_id.to_string())
+    }
+
+    /// Create the (empty) bucket files of a new table.
+    pub(crate) fn create_table(&self, table_id: i64, buckets: i32) -> Result<Vec<BucketFile>> {
+        let dir = self.table_dir(table_id);
+        // A leftover from a crash between creating files and writing the catalog.
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir)
+            .map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
+        let files = (0..buckets)
+            .map(|b| self.open_bucket(table_id, b).map(|(f, _)| f))
+            .collect::<Result<Vec<_>>>()?;
+        self.sync_dir(&dir)?;
+        self.sync_dir(&self.dir.join("tables"))?;
+        Ok(files)
+    }
+
+    /// Remove a dropped table's files. Best effort: the catalog no longer names it, so a
+    /// leftover is removed on the next open.
+    pub(crate) fn remove_table(&self, table_id: i64) {
+        let dir = self.table_dir(table_id);
+        if let Err(e) = fs::remove_dir_all(&dir) {
+            log::warn!("embedded engine: cannot remove {}: {e}", dir.display());
+        }
+    }
+
+    /// Remove table directories that the catalog does not name.
+    pub(crate) fn remove_orphans(&self, live: &[i64]) -> Result<()> {
+        let tables = self.dir.join("tables");
+        let entries = fs::read_dir(&tables)
+            .map_err(|e| io_err(format!("cannot list {}", tables.display()), e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let keep = name
+                .to_str()
+                .and_then(|s| s.parse::<i64>().ok())
+                .is_some_and(|id| live.contains(&id));
+            if !keep {
+                log::info!(
+                    "embedded engine: removing {} (not in the catalog)",
+                    entry.path().display()
+                );
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+        Ok(())
+    }
+
+    /// Open (creating it if needed) one bucket file and return it with the payloads of its valid
+    /// log-batch frames, in order. A torn or corrupt tail is cut off.
+    pub(crate) fn open_bucket(
+        &self,
+        table_id: i64,
+        bucket: i32,
+    ) -> Result<(BucketFile, Vec<Vec<u8>>)> {
+        let path = self.table_dir(table_id).join(format!("{bucket}.log"));
+        let ctx = |e| io_err(format!("bucket file {}", path.display()), e);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(ctx)?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data).map_err(ctx)?;
+        let mut payloads = Vec::new();
+        let mut changed = false;
+        let good_len = if data.len() < BUCKET_MAGIC.len() {
+            changed = true;
+            // New, or torn before the magic was complete: start over.
+            file.set_len(0).map_err(ctx)?;
+            file.seek(SeekFrom::Start(0)).map_err(ctx)?;
+            file.write_all(BUCKET_MAGIC).map_err(ctx)?;
+            BUCKET_MAGIC.len()
+        } else {
+            if &data[..8] != BUCKET_MAGIC {
+                return Err(Error::client(
+                    ClientCode::Io,
+                    format!(
+                        "{} is not an embedded-engine bucket file (bad magic)",
+                        path.display()
+                    ),
+                ));
+            }
+            let mut pos = BUCKET_MAGIC.len();
+            loop {
+                match parse_frame(&data[pos..]) {
+                    Frame::Complete {
+                        kind,
+                        payload,
+                        size,
+                    } => {
+                        if kind != KIND_LOG_BATCH {
+                            return Err(Error::client(
+                                ClientCode::Io,
+                                format!(
+                                    "{}: frame at byte {pos} has unknown kind {kind}",
+                                    path.display()
+                                ),
+                            ));
+                        }
+                        payloads.push(payload.to_vec());
+                        pos += size;
+                    }
+                    Frame::End => break,
+                    Frame::Torn(why) => {
+                        log::warn!(
+                            "embedded engine: {}: {why} at byte {pos}; cutting off the last {} bytes (torn tail)",
+                            path.display(),
+                            data.len() - pos
+                        );
+                        break;
+                    }
+                }
+            }
+            pos
+        };
+        if good_len < data.len() {
+            file.set_len(good_len as u64).map_err(ctx)?;
+            changed = true;
+        }
+        if changed && self.fsync == FsyncPolicy::Always {
+            file.sync_all().map_err(ctx)?;
+        }
+        file.seek(SeekFrom::Start(good_len as u64)).map_err(ctx)?;
+        Ok((
+            BucketFile {
+                file,
+                len: good_len as u64,
+                fsync: self.fsync,
+                path,
+            },
+            payloads,
+        ))
+    }
+
+    /// Release the directory lock (on close). Idempotent.
+    pub(crate) fn unlock(&self) {
+        let mut lock = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        // Closing the file releases the flock.
+        drop(lock.take());
+    }
+}
+
+enum Frame<'a> {
+    Complete {
+        kind: u8,
+        payload: &'a [u8],
+        size: usize,
+    },
+    End,
+    Torn(&'static str),
+}
+
+fn parse_frame(buf: &[u8]) -> Frame<'_> {
+    if buf.is_empty() {
+        return Frame::End;
+    }
+    if buf.len() < FRAME_HEADER {
+        return Frame::Torn("incomplete frame header");
+    }
+    let len = u32::from_le_bytes(buf[0..4].try_into().expect("4 bytes")) as usize;
+    let crc = u32::from_le_bytes(buf[4..8].try_into().expect("4 bytes"));
+    if buf.len() - FRAME_HEADER < len {
+        return Frame::Torn("incomplete frame");
+    }
+    let body = &buf[8..FRAME_HEADER + len];
+    if crc32c(body) != crc {
+        return Frame::Torn("frame CRC mismatch");
+    }
+    Frame::Complete {
+        kind: body[0],
+        payload: &body[1..],
+        size: FRAME_HEADER + len,
+    }
+}
+
+/// Encode one frame.
+pub(crate) fn encode_frame(kind: u8, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FRAME_HEADER + payload.len());
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.push(kind);
+    out.extend_from_slice(payload);
+    let crc = crc32c(&out[8..]);
+    out[4..8].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The append-only file of one bucket.
+pub(crate) struct BucketFile {
+    file: File,
+    len: u64,
+    fsync: FsyncPolicy,
+    path: PathBuf,
+}
+
+impl BucketFile {
+    /// Append one frame: write(2), then fdatasync under `FsyncPolicy::Always`. On failure the
+    /// file is cut back to its previous length so that no partial frame stays behind.
+    pub(crate) fn append(&mut self, kind: u8, payload: &[u8]) -> io::Result<()> {
+        let frame = encode_frame(kind, payload);
+        let res = self.file.write_all(&frame).and_then(|_| {
+            if self.fsync == FsyncPolicy::Always {
+                self.file.sync_data()
+            } else {
+                Ok(())
+            }
+        });
+        match res {
+            Ok(()) => {
+                self.len += frame.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self
+                    .file
+                    .set_len(self.len)
+                    .and_then(|_| self.file.seek(SeekFrom::Start(self.len)).map(|_| ()));
+                Err(e)
+            }
+        }
+    }
+
+    /// fsync the file (close, or policy `never` before release).
+    pub(crate) fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_all()
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_detect_damage() {
+        let f = encode_frame(KIND_LOG_BATCH, b"hello");
+        match parse_frame(&f) {
+            Frame::Complete {
+                kind,
+                payload,
+                size,
+            } => {
+                assert_eq!(
+                    (kind, payload, size),
+                    (KIND_LOG_BATCH, &b"hello"[..], f.len())
+                );
+            }
+            _ => panic!("frame did not parse"),
+        }
+        assert!(matches!(parse_frame(&f[..f.len() - 1]), Frame::Torn(_)));
+        assert!(matches!(parse_frame(&f[..3]), Frame::Torn(_)));
+        let mut bad = f.clone();
+        bad[10] ^= 1;
+        assert!(matches!(
+            parse_frame(&bad),
+            Frame::Torn("frame CRC mismatch")
+        ));
+        assert!(matches!(parse_frame(&[]), Frame::End));
+    }
+}
