@@ -9,7 +9,7 @@
 //! 2. If the submission is then rejected (e.g. its buffer-memory wait failed), [`Scope::cancel`]
 //!    gives the slot back; no callback runs (C1).
 //! 3. Otherwise the ticket joins its batch's [`TicketSet`]; when the batch completes, a
-//!    [`Job`](crate::Job) carrying it goes to the scope's executor ([`Scope::dispatch`]). The job
+//!    [`Job`] carrying it goes to the scope's executor ([`Scope::dispatch`]). The job
 //!    *retires* all its tickets at once, after its callbacks returned and were dropped.
 //! 4. [`Scope::flush`] waits for every ticket admitted before it (C6); [`Scope::close`] stops
 //!    admitting and [`Scope::wait_idle`] waits for all tickets (C7).
