@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every test suite: formatting and lints, the Rust workspace (unit, property, integration
+# and golden tests), the loom models of the dispatcher, the Python suite and the C++ suite
+# (normal and sanitizer builds). A real Fluss 0.9.1 cluster is started first when Java is
+# available (always under CI=true, where failing to start it fails the run) and its address is
+# exported as FLUSS_BOOTSTRAP_SERVERS for the network tests of every language.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "toolchain"
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
+cargo --version
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+step "rustfmt and clippy"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+cluster_started=0
+cleanup() {
+  if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+if [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+  if command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; then
+    step "start a real Fluss 0.9.1 cluster"
+    line=$(scripts/fluss-cluster.sh start | tail -n 1)
+    export "$line"
+    cluster_started=1
+    echo "using $FLUSS_BOOTSTRAP_SERVERS"
+  else
+    echo "WARNING: no Java: the tests against a real Fluss cluster will not run (they must under CI)" >&2
+  fi
+fi
+
+step "Rust workspace tests"
+cargo test --workspace
+
+step "loom models of the dispatcher"
+# Release mode and at most 2 preemptions keep the exhaustive search within about a minute on
+# 2 cores while still covering every interleaving with up to two forced context switches.
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR="$REPO/target/loom" \
+  cargo test -p fluss-writer-dispatch --release --test 'loom_*'
+
+if [ -x tests-py/run.sh ]; then
+  step "Python suite"
+  tests-py/run.sh
+fi
+
+if [ -x tests-cpp/run.sh ]; then
+  step "C++ suite"
+  tests-cpp/run.sh
+fi
+
+step "all suites passed"
