@@ -1557,3 +1557,62 @@ fn buckets_are_written_in_parallel_from_many_threads() {
     }
     assert_eq!(e.stats().batches_accepted, 200);
 }
+
+/// Child half of `acknowledged_writes_survive_a_killed_process`: runs only when the parent
+/// sets the variable, writes, then aborts without closing anything.
+#[test]
+fn kill_child_writes_then_aborts() {
+    let Ok(loc) = std::env::var("FLUSS_EMBEDDED_KILL_CHILD") else {
+        return;
+    };
+    let e = EmbeddedEngine::open(&loc, &Config::default()).unwrap();
+    let (_, id) = log_table(&e, "events", 1);
+    let (_, pid) = pk_table(&e, "users", 1);
+    let w = init_writer(&e);
+    for seq in 0..10 {
+        produce(
+            &e,
+            id,
+            0,
+            log_batch(&log_schema(), &[row![seq as i64, "x"]], w, seq),
+        )
+        .unwrap();
+    }
+    put(
+        &e,
+        pid,
+        vec![],
+        0,
+        kv_batch(&pk_schema(), &[Op::Upsert(row![1, "a", 1i64])], w, 0),
+    )
+    .unwrap();
+    std::process::abort();
+}
+
+#[test]
+fn acknowledged_writes_survive_a_killed_process() {
+    let dir = TempDir::new("kill");
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "embedded::tests::kill_child_writes_then_aborts",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FLUSS_EMBEDDED_KILL_CHILD", dir.location())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "the child must have aborted");
+    let e = durable(&dir).unwrap();
+    let events = TablePath::new("fluss", "events").unwrap();
+    assert_eq!(e.high_watermark(&events, 0).unwrap(), 10);
+    assert_eq!(
+        e.lookup(&TablePath::new("fluss", "users").unwrap(), &row![1])
+            .unwrap(),
+        Some(row![1, "a", 1i64])
+    );
+    // The child's writer id was persisted before it was handed out.
+    assert!(init_writer(&e) >= 2);
+}
