@@ -88,3 +88,55 @@ fn close_races_completion_run() {
 fn close_races_completion_dropped_unrun() {
     model(false);
 }
+
+/// Executor shutdown races the hand-off of a completed batch to the FIFO worker: the job either
+/// runs on the worker or is dropped unrun (retired and reported), exactly one of the two, and
+/// `wait_idle` returns in both cases.
+#[test]
+fn shutdown_races_dispatch_on_fifo_worker() {
+    loom::model(|| {
+        let ex = Executor::fifo("loom-close", None);
+        let reported = Arc::new(AtomicUsize::new(0));
+        let rep = reported.clone();
+        let scope = Scope::new(
+            ScopeOptions {
+                max_pending_callbacks: 1,
+                error_handler: Some(Arc::new(move |_: &CallbackError| {
+                    rep.fetch_add(1, SeqCst);
+                })),
+            },
+            ex.clone(),
+            Arc::new(ManualClock::new()),
+        );
+        let ran = Arc::new(AtomicUsize::new(0));
+        let t = scope.admit(Deadline::never()).unwrap();
+        let r = ran.clone();
+        let job = Job::new(
+            &scope,
+            0,
+            t.into(),
+            0,
+            Box::new(move |ctx: &mut JobContext<'_>| {
+                ctx.invoke(
+                    move || {
+                        r.fetch_add(1, SeqCst);
+                    },
+                    &|| "op".into(),
+                )
+            }),
+        );
+        let (s2, ex2) = (scope.clone(), ex.clone());
+        let closer = loom::thread::spawn(move || {
+            s2.close();
+            assert!(ex2.shutdown(Deadline::never()));
+        });
+        scope.dispatch(job);
+        closer.join().unwrap();
+        scope.wait_idle(Deadline::never()).unwrap();
+        let st = scope.stats();
+        assert_eq!(ran.load(SeqCst) + st.jobs_dropped_unrun as usize, 1);
+        assert_eq!(reported.load(SeqCst), st.jobs_dropped_unrun as usize);
+        assert_eq!(st.pending, 0);
+        assert_eq!(scope.slots_in_use(), 0);
+    });
+}
