@@ -104,12 +104,7 @@ impl Bucket {
 
     /// Apply the sequence rule to a batch of `writer_id` with sequence `seq`, as if the batches
     /// in `pending` (writer id, seq) had been appended first (several batches in one request).
-    pub(crate) fn check_sequence(
-        &self,
-        writer_id: i64,
-        seq: i32,
-        pending: &[(i64, i32)],
-    ) -> Result<SeqCheck> {
+    pub(crate) fn check_sequence(&self, writer_id: i64, seq: i32, pending: &[(i64, i32)]) -> Result<SeqCheck> {
         if writer_id == -1 {
             return Ok(SeqCheck::Append);
         }
@@ -117,12 +112,7 @@ impl Bucket {
         if let Some(meta) = state.and_then(|s| s.recent.iter().find(|m| m.seq == seq)) {
             return Ok(SeqCheck::Duplicate(*meta));
         }
-        let last = pending
-            .iter()
-            .rev()
-            .find(|(w, _)| *w == writer_id)
-            .map(|(_, s)| *s)
-            .or(state.map(|s| s.last_seq));
+        let last = pending.iter().rev().find(|(w, _)| *w == writer_id).map(|(_, s)| *s).or(state.map(|s| s.last_seq));
         let expected = last.map_or(0, next_seq);
         if seq == expected {
             Ok(SeqCheck::Append)
@@ -156,10 +146,7 @@ impl Bucket {
     /// `LOG_STORAGE_EXCEPTION` (retriable).
     pub(crate) fn append(&mut self, mut bytes: Vec<u8>, now_ms: i64) -> Result<StoredBatch> {
         if self.closed || (self.durable && self.file.is_none()) {
-            return Err(Error::client(
-                ClientCode::ConnectionClosed,
-                "the embedded engine is closed",
-            ));
+            return Err(Error::client(ClientCode::ConnectionClosed, "the embedded engine is closed"));
         }
         let (delta, writer_id, seq) = {
             let b = LogBatch::parse_one(&bytes)?;
@@ -169,19 +156,10 @@ impl Bucket {
         let ts = self.last_commit_timestamp.max(now_ms);
         set_log_batch_offset(&mut bytes, base, ts);
         if let Some(file) = self.file.as_mut() {
-            file.append(KIND_LOG_BATCH, &bytes).map_err(|e| {
-                Error::server(
-                    FlussCode::LOG_STORAGE_EXCEPTION,
-                    format!("cannot write {}: {e}", file.path().display()),
-                )
-            })?;
+            file.append(KIND_LOG_BATCH, &bytes)
+                .map_err(|e| Error::server(FlussCode::LOG_STORAGE_EXCEPTION, format!("cannot write {}: {e}", file.path().display())))?;
         }
-        let stored = StoredBatch {
-            base_offset: base,
-            end_offset: base + delta as i64 + 1,
-            commit_timestamp: ts,
-            bytes: bytes.into(),
-        };
+        let stored = StoredBatch { base_offset: base, end_offset: base + delta as i64 + 1, commit_timestamp: ts, bytes: bytes.into() };
         self.push(stored.clone(), writer_id, seq);
         Ok(stored)
     }
@@ -189,30 +167,17 @@ impl Bucket {
     fn push(&mut self, stored: StoredBatch, writer_id: i64, seq: i32) {
         self.end_offset = stored.end_offset;
         self.last_commit_timestamp = self.last_commit_timestamp.max(stored.commit_timestamp);
-        self.record_writer(
-            writer_id,
-            BatchMeta {
-                seq,
-                base_offset: stored.base_offset,
-                end_offset: stored.end_offset,
-            },
-        );
+        self.record_writer(writer_id, BatchMeta { seq, base_offset: stored.base_offset, end_offset: stored.end_offset });
         self.log.push(stored);
     }
 
     /// Re-add a batch read back from the bucket file on open. Its offset must continue the log.
     pub(crate) fn replay(&mut self, bytes: Vec<u8>) -> Result<StoredBatch> {
-        let b = LogBatch::parse_one(&bytes)
-            .map_err(|e| e.context(format!("bucket {} file", self.id)))?;
+        let b = LogBatch::parse_one(&bytes).map_err(|e| e.context(format!("bucket {} file", self.id)))?;
         if b.base_offset() != self.end_offset {
             return Err(Error::client(
                 ClientCode::Io,
-                format!(
-                    "bucket {} file: batch at offset {} does not follow offset {}",
-                    self.id,
-                    b.base_offset(),
-                    self.end_offset
-                ),
+                format!("bucket {} file: batch at offset {} does not follow offset {}", self.id, b.base_offset(), self.end_offset),
             ));
         }
         let stored = StoredBatch {
@@ -222,10 +187,7 @@ impl Bucket {
             bytes: Bytes::new(),
         };
         let (writer_id, seq) = (b.writer_id(), b.batch_sequence());
-        let stored = StoredBatch {
-            bytes: bytes.into(),
-            ..stored
-        };
+        let stored = StoredBatch { bytes: bytes.into(), ..stored };
         self.push(stored.clone(), writer_id, seq);
         Ok(stored)
     }
@@ -255,10 +217,7 @@ impl Bucket {
 
     /// First offset whose batch was committed at or after `timestamp`, else the end offset.
     pub(crate) fn offset_for_timestamp(&self, timestamp: i64) -> i64 {
-        self.log
-            .iter()
-            .find(|b| b.commit_timestamp >= timestamp)
-            .map_or(self.end_offset, |b| b.base_offset)
+        self.log.iter().find(|b| b.commit_timestamp >= timestamp).map_or(self.end_offset, |b| b.base_offset)
     }
 
     /// fsync and release the bucket file; later writes fail.

@@ -19,9 +19,7 @@ use bytes::Bytes;
 use serde_json::{json, Value as Json};
 
 use crate::error::{ClientCode, Error, FlussCode, Result};
-use crate::metadata::{
-    descriptor_from_json, descriptor_to_json, Column, Schema, TableInfo, TablePath,
-};
+use crate::metadata::{descriptor_from_json, descriptor_to_json, Column, Schema, TableInfo, TablePath};
 
 use super::bucket::Bucket;
 
@@ -49,16 +47,10 @@ impl Table {
         let key_schema = if pk_indexes.is_empty() {
             None
         } else {
-            let cols: Vec<Column> = pk_indexes
-                .iter()
-                .map(|&i| schema.columns()[i].clone())
-                .collect();
+            let cols: Vec<Column> = pk_indexes.iter().map(|&i| schema.columns()[i].clone()).collect();
             Some(Schema::new(cols, Vec::new())?)
         };
-        let bucket_key_in_key = bucket_key_indexes
-            .iter()
-            .filter_map(|i| pk_indexes.iter().position(|p| p == i))
-            .collect::<Vec<_>>();
+        let bucket_key_in_key = bucket_key_indexes.iter().filter_map(|i| pk_indexes.iter().position(|p| p == i)).collect::<Vec<_>>();
         let bucket_key_is_pk = !pk_indexes.is_empty() && bucket_key_indexes == pk_indexes;
         let table_json = Bytes::from(descriptor_to_json(&info.descriptor));
         Ok(Table {
@@ -108,11 +100,7 @@ impl Table {
     pub(crate) fn no_bucket(&self, bucket: i32) -> Error {
         Error::server(
             FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-            format!(
-                "bucket {bucket} does not exist in table {} ({} buckets)",
-                self.path(),
-                self.bucket_count()
-            ),
+            format!("bucket {bucket} does not exist in table {} ({} buckets)", self.path(), self.bucket_count()),
         )
     }
 }
@@ -150,12 +138,7 @@ impl Catalog {
     }
 
     pub(crate) fn table(&self, path: &TablePath) -> Result<Arc<Table>> {
-        self.tables.get(path).cloned().ok_or_else(|| {
-            Error::server(
-                FlussCode::TABLE_NOT_EXIST,
-                format!("table {path} does not exist"),
-            )
-        })
+        self.tables.get(path).cloned().ok_or_else(|| Error::server(FlussCode::TABLE_NOT_EXIST, format!("table {path} does not exist")))
     }
 
     /// The durable image of the current state (callers change the image, persist it, then
@@ -177,55 +160,23 @@ impl Catalog {
         if v.get("version").and_then(Json::as_i64) != Some(1) {
             return Err(bad(format!("unsupported version {:?}", v.get("version"))));
         }
-        let int = |k: &str| {
-            v.get(k)
-                .and_then(Json::as_i64)
-                .ok_or_else(|| bad(format!("missing {k}")))
-        };
+        let int = |k: &str| v.get(k).and_then(Json::as_i64).ok_or_else(|| bad(format!("missing {k}")));
         let databases = v
             .get("databases")
             .and_then(Json::as_array)
             .ok_or_else(|| bad("missing databases".into()))?
             .iter()
-            .map(|d| {
-                d.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| bad("database name is not a string".into()))
-            })
+            .map(|d| d.as_str().map(str::to_string).ok_or_else(|| bad("database name is not a string".into())))
             .collect::<Result<BTreeSet<_>>>()?;
         let mut records = Vec::new();
-        for t in v
-            .get("tables")
-            .and_then(Json::as_array)
-            .ok_or_else(|| bad("missing tables".into()))?
-        {
-            let s = |k: &str| {
-                t.get(k)
-                    .and_then(Json::as_str)
-                    .ok_or_else(|| bad(format!("table without {k}")))
-            };
-            let i = |k: &str| {
-                t.get(k)
-                    .and_then(Json::as_i64)
-                    .ok_or_else(|| bad(format!("table without {k}")))
-            };
-            let json = t
-                .get("table_json")
-                .ok_or_else(|| bad("table without table_json".into()))?;
+        for t in v.get("tables").and_then(Json::as_array).ok_or_else(|| bad("missing tables".into()))? {
+            let s = |k: &str| t.get(k).and_then(Json::as_str).ok_or_else(|| bad(format!("table without {k}")));
+            let i = |k: &str| t.get(k).and_then(Json::as_i64).ok_or_else(|| bad(format!("table without {k}")));
+            let json = t.get("table_json").ok_or_else(|| bad("table without table_json".into()))?;
             let descriptor = descriptor_from_json(&serde_json::to_vec(json).expect("JSON"))
-                .map_err(|e| {
-                    bad(format!(
-                        "table {}.{}: {}",
-                        s("database").unwrap_or("?"),
-                        s("table").unwrap_or("?"),
-                        e.message()
-                    ))
-                })?;
+                .map_err(|e| bad(format!("table {}.{}: {}", s("database").unwrap_or("?"), s("table").unwrap_or("?"), e.message())))?;
             let info = TableInfo {
-                path: TablePath {
-                    database: s("database")?.to_string(),
-                    table: s("table")?.to_string(),
-                },
+                path: TablePath { database: s("database")?.to_string(), table: s("table")?.to_string() },
                 table_id: i("table_id")?,
                 schema_id: i("schema_id")? as i32,
                 descriptor,
@@ -267,8 +218,7 @@ impl CatalogImage {
 }
 
 fn table_to_json(info: &TableInfo) -> Json {
-    let descriptor: Json =
-        serde_json::from_slice(&descriptor_to_json(&info.descriptor)).expect("own JSON");
+    let descriptor: Json = serde_json::from_slice(&descriptor_to_json(&info.descriptor)).expect("own JSON");
     json!({
         "database": info.path.database,
         "table": info.path.table,

@@ -54,9 +54,7 @@ const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
 const RESERVED_COLUMNS: &[&str] = &["__offset", "__timestamp", "__bucket"];
 
 pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
 /// An in-process Fluss "server" with real tables, buckets, offsets and primary-key state, in
@@ -74,10 +72,7 @@ pub struct EmbeddedEngine {
 
 impl std::fmt::Debug for EmbeddedEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EmbeddedEngine")
-            .field("location", &self.location)
-            .field("closed", &self.is_closed())
-            .finish()
+        f.debug_struct("EmbeddedEngine").field("location", &self.location).field("closed", &self.is_closed()).finish()
     }
 }
 
@@ -87,20 +82,13 @@ enum Location<'a> {
 }
 
 fn parse_location(location: &str) -> Result<Location<'_>> {
-    let invalid = |why: &str| {
-        Error::client(
-            ClientCode::InvalidConfig,
-            format!("bootstrap.servers = {location:?}: {why}"),
-        )
-    };
+    let invalid = |why: &str| Error::client(ClientCode::InvalidConfig, format!("bootstrap.servers = {location:?}: {why}"));
     match location.trim() {
         "embedded" => Ok(Location::Memory),
         l => match l.strip_prefix("embedded:") {
             Some("") => Err(invalid("embedded:<dir> needs a directory")),
             Some(dir) => Ok(Location::Dir(dir)),
-            None => Err(invalid(
-                "not an embedded location (expected \"embedded\" or \"embedded:<dir>\")",
-            )),
+            None => Err(invalid("not an embedded location (expected \"embedded\" or \"embedded:<dir>\")")),
         },
     }
 }
@@ -111,10 +99,7 @@ fn server(code: i32, message: impl Into<String>) -> Error {
 }
 
 fn table_path(p: &proto::PbTablePath) -> TablePath {
-    TablePath {
-        database: p.database_name.clone(),
-        table: p.table_name.clone(),
-    }
+    TablePath { database: p.database_name.clone(), table: p.table_name.clone() }
 }
 
 /// A per-bucket error as it goes into a response entry: server codes pass through; a client
@@ -124,10 +109,7 @@ fn entry_error(e: &Error) -> (i32, String) {
     if e.is_server_error() {
         (e.code(), e.message().to_string())
     } else {
-        (
-            FlussCode::UNKNOWN_SERVER_ERROR,
-            format!("{}: {}", e.code_name(), e.message()),
-        )
+        (FlussCode::UNKNOWN_SERVER_ERROR, format!("{}: {}", e.code_name(), e.message()))
     }
 }
 
@@ -192,9 +174,8 @@ impl EmbeddedEngine {
                 for bytes in batches {
                     let stored = bucket.replay(bytes)?;
                     if table.is_pk() {
-                        kv::replay_changelog(&table, &mut bucket, &stored.bytes).map_err(|e| {
-                            e.context(format!("replaying table {} bucket {b}", table.path()))
-                        })?;
+                        kv::replay_changelog(&table, &mut bucket, &stored.bytes)
+                            .map_err(|e| e.context(format!("replaying table {} bucket {b}", table.path())))?;
                     }
                 }
             }
@@ -242,12 +223,9 @@ impl EmbeddedEngine {
     /// Persist the catalog image (durable engines); a failure is `STORAGE_EXCEPTION`.
     fn persist(&self, image: &CatalogImage) -> Result<()> {
         match &self.store {
-            Some(store) => store.write_catalog(&image.to_json()).map_err(|e| {
-                server(
-                    FlussCode::STORAGE_EXCEPTION,
-                    format!("cannot persist the catalog: {}", e.message()),
-                )
-            }),
+            Some(store) => store
+                .write_catalog(&image.to_json())
+                .map_err(|e| server(FlussCode::STORAGE_EXCEPTION, format!("cannot persist the catalog: {}", e.message()))),
             None => Ok(()),
         }
     }
@@ -256,37 +234,24 @@ impl EmbeddedEngine {
 
     fn handle(&self, request: Request) -> (Result<Response>, Option<Duration>) {
         if self.is_closed() {
-            return (
-                Err(Error::client(
-                    ClientCode::ConnectionClosed,
-                    "the embedded engine is closed",
-                )),
-                None,
-            );
+            return (Err(Error::client(ClientCode::ConnectionClosed, "the embedded engine is closed")), None);
         }
         let r = match request {
             Request::ApiVersions(_) => Ok(Response::ApiVersions(api_versions())),
             Request::CreateDatabase(r) => self.create_database(r).map(Response::CreateDatabase),
             Request::DropDatabase(r) => self.drop_database(r).map(Response::DropDatabase),
-            Request::ListDatabases(_) => {
-                Ok(Response::ListDatabases(proto::ListDatabasesResponse {
-                    database_name: self.lock_catalog().databases.iter().cloned().collect(),
-                }))
-            }
-            Request::DatabaseExists(r) => {
-                Ok(Response::DatabaseExists(proto::DatabaseExistsResponse {
-                    exists: self.lock_catalog().databases.contains(&r.database_name),
-                }))
-            }
+            Request::ListDatabases(_) => Ok(Response::ListDatabases(proto::ListDatabasesResponse {
+                database_name: self.lock_catalog().databases.iter().cloned().collect(),
+            })),
+            Request::DatabaseExists(r) => Ok(Response::DatabaseExists(proto::DatabaseExistsResponse {
+                exists: self.lock_catalog().databases.contains(&r.database_name),
+            })),
             Request::CreateTable(r) => self.create_table(r).map(Response::CreateTable),
             Request::DropTable(r) => self.drop_table(r).map(Response::DropTable),
             Request::GetTableInfo(r) => self.get_table_info(r).map(Response::GetTableInfo),
             Request::ListTables(r) => self.list_tables(r).map(Response::ListTables),
             Request::TableExists(r) => Ok(Response::TableExists(proto::TableExistsResponse {
-                exists: self
-                    .lock_catalog()
-                    .tables
-                    .contains_key(&table_path(&r.table_path)),
+                exists: self.lock_catalog().tables.contains_key(&table_path(&r.table_path)),
             })),
             Request::Metadata(r) => self.metadata(r).map(Response::Metadata),
             Request::InitWriter(_) => self.init_writer().map(Response::InitWriter),
@@ -301,21 +266,14 @@ impl EmbeddedEngine {
 
     // ===== catalog requests =====
 
-    fn create_database(
-        &self,
-        r: proto::CreateDatabaseRequest,
-    ) -> Result<proto::CreateDatabaseResponse> {
-        validate_name(&r.database_name, "database")
-            .map_err(|e| server(INVALID_DATABASE, e.message()))?;
+    fn create_database(&self, r: proto::CreateDatabaseRequest) -> Result<proto::CreateDatabaseResponse> {
+        validate_name(&r.database_name, "database").map_err(|e| server(INVALID_DATABASE, e.message()))?;
         let mut cat = self.lock_catalog();
         if cat.databases.contains(&r.database_name) {
             return if r.ignore_if_exists {
                 Ok(proto::CreateDatabaseResponse {})
             } else {
-                Err(server(
-                    FlussCode::DATABASE_ALREADY_EXIST,
-                    format!("database {} already exists", r.database_name),
-                ))
+                Err(server(FlussCode::DATABASE_ALREADY_EXIST, format!("database {} already exists", r.database_name)))
             };
         }
         let mut image = cat.image();
@@ -332,25 +290,14 @@ impl EmbeddedEngine {
             return if r.ignore_if_not_exists {
                 Ok(proto::DropDatabaseResponse {})
             } else {
-                Err(server(
-                    FlussCode::DATABASE_NOT_EXIST,
-                    format!("database {db} does not exist"),
-                ))
+                Err(server(FlussCode::DATABASE_NOT_EXIST, format!("database {db} does not exist")))
             };
         }
-        let doomed: Vec<TablePath> = cat
-            .tables
-            .keys()
-            .filter(|p| p.database == db)
-            .cloned()
-            .collect();
+        let doomed: Vec<TablePath> = cat.tables.keys().filter(|p| p.database == db).cloned().collect();
         if !doomed.is_empty() && !r.cascade {
             return Err(server(
                 FlussCode::DATABASE_NOT_EMPTY,
-                format!(
-                    "database {db} is not empty ({} tables); drop its tables first or use cascade",
-                    doomed.len()
-                ),
+                format!("database {db} is not empty ({} tables); drop its tables first or use cascade", doomed.len()),
             ));
         }
         let mut image = cat.image();
@@ -386,16 +333,8 @@ impl EmbeddedEngine {
         let descriptor = descriptor_from_json(&r.table_json)
             .and_then(|d| d.normalized(self.default_buckets))
             .map_err(|e| invalid(format!("table {path}: {}", e.message())))?;
-        if let Some(c) = descriptor
-            .schema
-            .columns()
-            .iter()
-            .find(|c| RESERVED_COLUMNS.contains(&c.name.as_str()))
-        {
-            return Err(invalid(format!(
-                "table {path}: column name {:?} is reserved for system columns",
-                c.name
-            )));
+        if let Some(c) = descriptor.schema.columns().iter().find(|c| RESERVED_COLUMNS.contains(&c.name.as_str())) {
+            return Err(invalid(format!("table {path}: column name {:?} is reserved for system columns", c.name)));
         }
         for (k, v) in &descriptor.properties {
             if !k.starts_with("table.") {
@@ -408,48 +347,28 @@ impl EmbeddedEngine {
                 if default.is_none_or(|d| !d.eq_ignore_ascii_case(v)) {
                     return Err(server(
                         FlussCode::INVALID_CONFIG,
-                        format!(
-                            "table {path}: {k} = {v:?} is not supported by the embedded engine"
-                        ),
+                        format!("table {path}: {k} = {v:?} is not supported by the embedded engine"),
                     ));
                 }
             }
         }
         let mut cat = self.lock_catalog();
         if !cat.databases.contains(&path.database) {
-            return Err(server(
-                FlussCode::DATABASE_NOT_EXIST,
-                format!("database {} does not exist", path.database),
-            ));
+            return Err(server(FlussCode::DATABASE_NOT_EXIST, format!("database {} does not exist", path.database)));
         }
         if cat.tables.contains_key(&path) {
             return if r.ignore_if_exists {
                 Ok(proto::CreateTableResponse {})
             } else {
-                Err(server(
-                    FlussCode::TABLE_ALREADY_EXIST,
-                    format!("table {path} already exists"),
-                ))
+                Err(server(FlussCode::TABLE_ALREADY_EXIST, format!("table {path} already exists")))
             };
         }
         let id = cat.next_table_id;
         let now = now_ms();
-        let info = TableInfo {
-            path,
-            table_id: id,
-            schema_id: 1,
-            descriptor,
-            created_time: now,
-            modified_time: now,
-        };
+        let info = TableInfo { path, table_id: id, schema_id: 1, descriptor, created_time: now, modified_time: now };
         let n = info.bucket_count();
         let buckets = match &self.store {
-            Some(store) => store
-                .create_table(id, n)?
-                .into_iter()
-                .enumerate()
-                .map(|(b, f)| Bucket::new(b as i32, Some(f)))
-                .collect(),
+            Some(store) => store.create_table(id, n)?.into_iter().enumerate().map(|(b, f)| Bucket::new(b as i32, Some(f))).collect(),
             None => (0..n).map(|b| Bucket::new(b, None)).collect(),
         };
         let table = Arc::new(Table::new(info.clone(), buckets)?);
@@ -474,10 +393,7 @@ impl EmbeddedEngine {
             return if r.ignore_if_not_exists {
                 Ok(proto::DropTableResponse {})
             } else {
-                Err(server(
-                    FlussCode::TABLE_NOT_EXIST,
-                    format!("table {path} does not exist"),
-                ))
+                Err(server(FlussCode::TABLE_NOT_EXIST, format!("table {path} does not exist")))
             };
         }
         let mut image = cat.image();
@@ -503,35 +419,18 @@ impl EmbeddedEngine {
     fn list_tables(&self, r: proto::ListTablesRequest) -> Result<proto::ListTablesResponse> {
         let cat = self.lock_catalog();
         if !cat.databases.contains(&r.database_name) {
-            return Err(server(
-                FlussCode::DATABASE_NOT_EXIST,
-                format!("database {} does not exist", r.database_name),
-            ));
+            return Err(server(FlussCode::DATABASE_NOT_EXIST, format!("database {} does not exist", r.database_name)));
         }
         Ok(proto::ListTablesResponse {
-            table_name: cat
-                .tables
-                .keys()
-                .filter(|p| p.database == r.database_name)
-                .map(|p| p.table.clone())
-                .collect(),
+            table_name: cat.tables.keys().filter(|p| p.database == r.database_name).map(|p| p.table.clone()).collect(),
         })
     }
 
     fn metadata(&self, r: proto::MetadataRequest) -> Result<proto::MetadataResponse> {
         if !r.partitions_path.is_empty() || !r.partitions_id.is_empty() {
-            return Err(server(
-                TABLE_NOT_PARTITIONED,
-                "the embedded engine has no partitioned tables",
-            ));
+            return Err(server(TABLE_NOT_PARTITIONED, "the embedded engine has no partitioned tables"));
         }
-        let node = || proto::PbServerNode {
-            node_id: NODE_ID,
-            host: NODE_HOST.into(),
-            port: 0,
-            listeners: None,
-            rack: None,
-        };
+        let node = || proto::PbServerNode { node_id: NODE_ID, host: NODE_HOST.into(), port: 0, listeners: None, rack: None };
         let mut table_metadata = Vec::with_capacity(r.table_path.len());
         for p in &r.table_path {
             let t = self.table(&table_path(p))?;
@@ -573,11 +472,7 @@ impl EmbeddedEngine {
     // ===== write requests =====
 
     /// Consume the faults of the buckets a write request carries.
-    fn take_faults(
-        &self,
-        table: &Table,
-        buckets: &[i32],
-    ) -> (RequestFaults, Vec<Option<(i32, String)>>) {
+    fn take_faults(&self, table: &Table, buckets: &[i32]) -> (RequestFaults, Vec<Option<(i32, String)>>) {
         let mut rf = RequestFaults::default();
         let errors = buckets
             .iter()
@@ -615,27 +510,15 @@ impl EmbeddedEngine {
         F: FnMut(&Table, &mut Bucket, usize) -> Result<i64>,
     {
         if !matches!(acks, -1..=1) {
-            return (
-                Err(server(
-                    INVALID_REQUIRED_ACKS,
-                    format!("acks {acks} is not one of -1, 0, 1"),
-                )),
-                None,
-            );
+            return (Err(server(INVALID_REQUIRED_ACKS, format!("acks {acks} is not one of -1, 0, 1"))), None);
         }
         let Some(table) = self.table_by_id(table_id) else {
-            let e = (
-                FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-                format!("table id {table_id} does not exist"),
-            );
+            let e = (FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {table_id} does not exist"));
             return (Ok(buckets.iter().map(|_| Err(e.clone())).collect()), None);
         };
         let (rf, fault_errors) = self.take_faults(&table, buckets);
         if rf.drop_before {
-            let e = server(
-                FlussCode::NETWORK_EXCEPTION,
-                "connection dropped by an injected fault (before applying the writes)",
-            );
+            let e = server(FlussCode::NETWORK_EXCEPTION, "connection dropped by an injected fault (before applying the writes)");
             return (Err(e), rf.delay);
         }
         let mut out = Vec::with_capacity(buckets.len());
@@ -656,10 +539,7 @@ impl EmbeddedEngine {
                     let e = if self.is_closed() {
                         e
                     } else {
-                        server(
-                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-                            format!("table {} was dropped", table.path()),
-                        )
+                        server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table {} was dropped", table.path()))
                     };
                     if e.is_server_error() {
                         out.push(Err(entry_error(&e)));
@@ -674,10 +554,7 @@ impl EmbeddedEngine {
             }
         }
         if rf.drop_after {
-            let e = server(
-                FlussCode::NETWORK_EXCEPTION,
-                "connection dropped by an injected fault (after applying the writes)",
-            );
+            let e = server(FlussCode::NETWORK_EXCEPTION, "connection dropped by an injected fault (after applying the writes)");
             return (Err(e), rf.delay);
         }
         (Ok(out), rf.delay)
@@ -687,13 +564,7 @@ impl EmbeddedEngine {
         let buckets: Vec<i32> = r.buckets_req.iter().map(|b| b.bucket_id).collect();
         let now = now_ms();
         let (result, delay) = self.write(r.table_id, r.acks, &buckets, |table, bucket, i| {
-            produce::produce(
-                table,
-                bucket,
-                &r.buckets_req[i].records,
-                now,
-                &self.counters,
-            )
+            produce::produce(table, bucket, &r.buckets_req[i].records, now, &self.counters)
         });
         let result = result.map(|entries| {
             Response::ProduceLog(proto::ProduceLogResponse {
@@ -727,22 +598,9 @@ impl EmbeddedEngine {
         let now = now_ms();
         let mut targets: Option<Result<Option<Vec<bool>>>> = None;
         let (result, delay) = self.write(r.table_id, r.acks, &buckets, |table, bucket, i| {
-            let target = targets.get_or_insert_with(|| {
-                if table.is_pk() {
-                    kv::target_columns(table, &r.target_columns)
-                } else {
-                    Ok(None)
-                }
-            });
+            let target = targets.get_or_insert_with(|| if table.is_pk() { kv::target_columns(table, &r.target_columns) } else { Ok(None) });
             let target = target.as_ref().map_err(Clone::clone)?;
-            kv::put(
-                table,
-                bucket,
-                &r.buckets_req[i].records,
-                target.as_deref(),
-                now,
-                &self.counters,
-            )
+            kv::put(table, bucket, &r.buckets_req[i].records, target.as_deref(), now, &self.counters)
         });
         let result = result.map(|entries| {
             Response::PutKv(proto::PutKvResponse {
@@ -751,11 +609,8 @@ impl EmbeddedEngine {
                     .iter()
                     .zip(entries)
                     .map(|(req, e)| {
-                        let mut resp = proto::PbPutKvRespForBucket {
-                            partition_id: req.partition_id,
-                            bucket_id: req.bucket_id,
-                            ..Default::default()
-                        };
+                        let mut resp =
+                            proto::PbPutKvRespForBucket { partition_id: req.partition_id, bucket_id: req.bucket_id, ..Default::default() };
                         match e {
                             Ok(end) => resp.log_end_offset = Some(end),
                             Err((code, msg)) => {
@@ -781,34 +636,20 @@ impl EmbeddedEngine {
             let table = self.table_by_id(treq.table_id);
             let mut buckets_resp = Vec::with_capacity(treq.buckets_req.len());
             for breq in &treq.buckets_req {
-                let mut resp = proto::PbFetchLogRespForBucket {
-                    partition_id: breq.partition_id,
-                    bucket_id: breq.bucket_id,
-                    ..Default::default()
-                };
+                let mut resp =
+                    proto::PbFetchLogRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<(i64, Bytes)> {
-                    let t = table.as_ref().ok_or_else(|| {
-                        server(
-                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-                            format!("table id {} does not exist", treq.table_id),
-                        )
-                    })?;
+                    let t = table
+                        .as_ref()
+                        .ok_or_else(|| server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {} does not exist", treq.table_id)))?;
                     if treq.projection_pushdown_enabled {
-                        return Err(server(
-                            INVALID_COLUMN_PROJECTION,
-                            "the embedded engine does not support projection pushdown",
-                        ));
+                        return Err(server(INVALID_COLUMN_PROJECTION, "the embedded engine does not support projection pushdown"));
                     }
-                    let bucket = t
-                        .bucket(breq.bucket_id)
-                        .ok_or_else(|| t.no_bucket(breq.bucket_id))?;
+                    let bucket = t.bucket(breq.bucket_id).ok_or_else(|| t.no_bucket(breq.bucket_id))?;
                     if breq.fetch_offset < 0 || breq.fetch_offset > bucket.end_offset {
                         return Err(server(
                             LOG_OFFSET_OUT_OF_RANGE,
-                            format!(
-                                "fetch offset {} is outside 0..={} of bucket {}",
-                                breq.fetch_offset, bucket.end_offset, breq.bucket_id
-                            ),
+                            format!("fetch offset {} is outside 0..={} of bucket {}", breq.fetch_offset, bucket.end_offset, breq.bucket_id),
                         ));
                     }
                     let limit = (breq.max_fetch_bytes.max(0) as usize).min(budget);
@@ -831,10 +672,7 @@ impl EmbeddedEngine {
                 }
                 buckets_resp.push(resp);
             }
-            tables_resp.push(proto::PbFetchLogRespForTable {
-                table_id: treq.table_id,
-                buckets_resp,
-            });
+            tables_resp.push(proto::PbFetchLogRespForTable { table_id: treq.table_id, buckets_resp });
         }
         Ok(proto::FetchLogResponse { tables_resp })
     }
@@ -845,22 +683,13 @@ impl EmbeddedEngine {
             .bucket_id
             .iter()
             .map(|&b| {
-                let mut resp = proto::PbListOffsetsRespForBucket {
-                    bucket_id: b,
-                    ..Default::default()
-                };
+                let mut resp = proto::PbListOffsetsRespForBucket { bucket_id: b, ..Default::default() };
                 let result = (|| -> Result<i64> {
-                    let t = table.as_ref().ok_or_else(|| {
-                        server(
-                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-                            format!("table id {} does not exist", r.table_id),
-                        )
-                    })?;
+                    let t = table
+                        .as_ref()
+                        .ok_or_else(|| server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {} does not exist", r.table_id)))?;
                     if r.partition_id.is_some() {
-                        return Err(server(
-                            TABLE_NOT_PARTITIONED,
-                            format!("table {} is not partitioned", t.path()),
-                        ));
+                        return Err(server(TABLE_NOT_PARTITIONED, format!("table {} is not partitioned", t.path())));
                     }
                     let bucket = t.bucket(b).ok_or_else(|| t.no_bucket(b))?;
                     match r.offset_type {
@@ -868,15 +697,9 @@ impl EmbeddedEngine {
                         1 => Ok(bucket.end_offset),
                         2 => match r.start_timestamp {
                             Some(ts) => Ok(bucket.offset_for_timestamp(ts)),
-                            None => Err(server(
-                                38,
-                                "offset type 2 (by timestamp) needs start_timestamp",
-                            )),
+                            None => Err(server(38, "offset type 2 (by timestamp) needs start_timestamp")),
                         },
-                        other => Err(server(
-                            FlussCode::UNKNOWN_SERVER_ERROR,
-                            format!("unknown offset type {other}"),
-                        )),
+                        other => Err(server(FlussCode::UNKNOWN_SERVER_ERROR, format!("unknown offset type {other}"))),
                     }
                 })();
                 match result {
@@ -899,35 +722,21 @@ impl EmbeddedEngine {
             .buckets_req
             .iter()
             .map(|breq| {
-                let mut resp = proto::PbLookupRespForBucket {
-                    partition_id: breq.partition_id,
-                    bucket_id: breq.bucket_id,
-                    ..Default::default()
-                };
+                let mut resp =
+                    proto::PbLookupRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<Vec<proto::PbValue>> {
-                    let t = table.as_ref().ok_or_else(|| {
-                        server(
-                            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-                            format!("table id {} does not exist", r.table_id),
-                        )
-                    })?;
+                    let t = table
+                        .as_ref()
+                        .ok_or_else(|| server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {} does not exist", r.table_id)))?;
                     if !t.is_pk() {
                         return Err(server(
                             FlussCode::NON_PRIMARY_KEY_TABLE,
-                            format!(
-                                "table {} is a log table; Lookup needs a primary key",
-                                t.path()
-                            ),
+                            format!("table {} is a log table; Lookup needs a primary key", t.path()),
                         ));
                     }
                     let rows: Vec<Option<crate::row::Row>> = {
-                        let bucket = t
-                            .bucket(breq.bucket_id)
-                            .ok_or_else(|| t.no_bucket(breq.bucket_id))?;
-                        breq.keys
-                            .iter()
-                            .map(|k| bucket.kv.get(k.as_ref()).cloned())
-                            .collect()
+                        let bucket = t.bucket(breq.bucket_id).ok_or_else(|| t.no_bucket(breq.bucket_id))?;
+                        breq.keys.iter().map(|k| bucket.kv.get(k.as_ref()).cloned()).collect()
                     };
                     rows.into_iter()
                         .map(|row| {
@@ -985,14 +794,7 @@ fn api_versions() -> proto::ApiVersionsResponse {
         (1026, 0),
     ];
     proto::ApiVersionsResponse {
-        api_versions: keys
-            .iter()
-            .map(|&(k, max)| proto::PbApiVersion {
-                api_key: k,
-                min_version: 0,
-                max_version: max,
-            })
-            .collect(),
+        api_versions: keys.iter().map(|&(k, max)| proto::PbApiVersion { api_key: k, min_version: 0, max_version: max }).collect(),
         server_type: None,
     }
 }
@@ -1010,10 +812,7 @@ impl Backend for EmbeddedEngine {
 
     fn describe(&self) -> String {
         match &self.store {
-            Some(store) => format!(
-                "embedded engine at {} (node {NODE_ID})",
-                store.dir().display()
-            ),
+            Some(store) => format!("embedded engine at {} (node {NODE_ID})", store.dir().display()),
             None => format!("embedded engine in memory (node {NODE_ID})"),
         }
     }

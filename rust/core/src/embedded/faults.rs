@@ -27,11 +27,7 @@ use crate::metadata::TablePath;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// Answer the bucket's entry with `code` and `message` without applying its batch.
-    Error {
-        code: i32,
-        message: String,
-        times: u32,
-    },
+    Error { code: i32, message: String, times: u32 },
     /// Delay the whole response by `delay`.
     Delay { delay: Duration, times: u32 },
     /// Fail the whole request with `NETWORK_EXCEPTION`; with `after_apply` the writes are
@@ -42,17 +38,13 @@ pub enum Fault {
 impl Fault {
     fn times(&self) -> u32 {
         match self {
-            Fault::Error { times, .. }
-            | Fault::Delay { times, .. }
-            | Fault::DropConnection { times, .. } => *times,
+            Fault::Error { times, .. } | Fault::Delay { times, .. } | Fault::DropConnection { times, .. } => *times,
         }
     }
 
     fn times_mut(&mut self) -> &mut u32 {
         match self {
-            Fault::Error { times, .. }
-            | Fault::Delay { times, .. }
-            | Fault::DropConnection { times, .. } => times,
+            Fault::Error { times, .. } | Fault::Delay { times, .. } | Fault::DropConnection { times, .. } => times,
         }
     }
 }
@@ -72,9 +64,7 @@ pub struct Faults {
 impl std::fmt::Debug for Faults {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let map = self.lock();
-        f.debug_map()
-            .entries(map.iter().map(|((t, b), q)| (format!("{t}/{b}"), q)))
-            .finish()
+        f.debug_map().entries(map.iter().map(|((t, b), q)| (format!("{t}/{b}"), q))).finish()
     }
 }
 
@@ -90,10 +80,7 @@ impl Faults {
         if fault.times() == 0 {
             return;
         }
-        self.lock()
-            .entry((table.clone(), bucket))
-            .or_default()
-            .push_back(fault);
+        self.lock().entry((table.clone(), bucket)).or_default().push_back(fault);
     }
 
     /// Remove every pending fault of every table.
@@ -104,9 +91,7 @@ impl Faults {
     /// How many more requests the faults queued for this bucket will hit (the sum of their
     /// remaining `times`). 0 once they are all consumed.
     pub fn pending(&self, table: &TablePath, bucket: i32) -> usize {
-        self.lock()
-            .get(&(table.clone(), bucket))
-            .map_or(0, |q| q.iter().map(|f| f.times() as usize).sum())
+        self.lock().get(&(table.clone(), bucket)).map_or(0, |q| q.iter().map(|f| f.times() as usize).sum())
     }
 
     /// Consume one hit of the oldest fault of this bucket, if any.
@@ -136,53 +121,17 @@ mod tests {
     fn faults_are_consumed_in_injection_order() {
         let f = Faults::default();
         let t = TablePath::new("db", "t").unwrap();
-        f.inject(
-            &t,
-            0,
-            Fault::Error {
-                code: 12,
-                message: "x".into(),
-                times: 2,
-            },
-        );
-        f.inject(
-            &t,
-            0,
-            Fault::Delay {
-                delay: Duration::from_millis(5),
-                times: 1,
-            },
-        );
-        f.inject(
-            &t,
-            1,
-            Fault::DropConnection {
-                after_apply: true,
-                times: 0,
-            },
-        );
+        f.inject(&t, 0, Fault::Error { code: 12, message: "x".into(), times: 2 });
+        f.inject(&t, 0, Fault::Delay { delay: Duration::from_millis(5), times: 1 });
+        f.inject(&t, 1, Fault::DropConnection { after_apply: true, times: 0 });
         assert_eq!(f.pending(&t, 0), 3);
         assert_eq!(f.pending(&t, 1), 0);
-        assert!(matches!(
-            f.take(&t, 0),
-            Some(Fault::Error {
-                code: 12,
-                times: 1,
-                ..
-            })
-        ));
+        assert!(matches!(f.take(&t, 0), Some(Fault::Error { code: 12, times: 1, .. })));
         assert!(matches!(f.take(&t, 0), Some(Fault::Error { code: 12, .. })));
         assert!(matches!(f.take(&t, 0), Some(Fault::Delay { .. })));
         assert_eq!(f.take(&t, 0), None);
         assert_eq!(f.pending(&t, 0), 0);
-        f.inject(
-            &t,
-            2,
-            Fault::DropConnection {
-                after_apply: false,
-                times: 4,
-            },
-        );
+        f.inject(&t, 2, Fault::DropConnection { after_apply: false, times: 4 });
         f.clear();
         assert_eq!(f.pending(&t, 2), 0);
     }

@@ -50,23 +50,13 @@ pub(crate) fn target_columns(table: &Table, target: &[i32]) -> Result<Option<Vec
     if target.is_empty() {
         return Ok(None);
     }
-    let bad = |m: String| {
-        Error::server(
-            FlussCode::INVALID_TARGET_COLUMN,
-            format!("table {}: {m}", table.path()),
-        )
-    };
+    let bad = |m: String| Error::server(FlussCode::INVALID_TARGET_COLUMN, format!("table {}: {m}", table.path()));
     let schema = table.schema();
     let mut is_target = vec![false; schema.len()];
     for &c in target {
         match usize::try_from(c).ok().filter(|&c| c < schema.len()) {
             Some(c) => is_target[c] = true,
-            None => {
-                return Err(bad(format!(
-                    "target column {c} is outside the schema ({} columns)",
-                    schema.len()
-                )))
-            }
+            None => return Err(bad(format!("target column {c} is outside the schema ({} columns)", schema.len()))),
         }
     }
     for &k in &table.pk_indexes {
@@ -106,9 +96,7 @@ fn decode_key(table: &Table, key: &[u8]) -> Result<Row> {
     let mut again = Vec::with_capacity(key.len());
     encode_key(ks, &all, &values, &mut again)?;
     if again != key {
-        return Err(Error::invalid_row(
-            "the key bytes are not in canonical compacted form",
-        ));
+        return Err(Error::invalid_row("the key bytes are not in canonical compacted form"));
     }
     Ok(values)
 }
@@ -118,19 +106,13 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// Check that a key belongs to this bucket. `key_values` are the primary-key values.
-fn check_bucket(
-    table: &Table,
-    bucket: i32,
-    key: &[u8],
-    key_values: &[Value],
-) -> Result<(), String> {
+fn check_bucket(table: &Table, bucket: i32, key: &[u8], key_values: &[Value]) -> Result<(), String> {
     let expected = if table.bucket_key_is_pk {
         bucket_for_key(key, table.bucket_count())
     } else {
         let ks = table.key_schema.as_ref().expect("primary-key table");
         let mut bk = Vec::new();
-        encode_key(ks, &table.bucket_key_in_key, key_values, &mut bk)
-            .map_err(|e| e.message().to_string())?;
+        encode_key(ks, &table.bucket_key_in_key, key_values, &mut bk).map_err(|e| e.message().to_string())?;
         bucket_for_key(&bk, table.bucket_count())
     };
     if expected == bucket {
@@ -157,10 +139,7 @@ pub(crate) fn put(
     if !table.is_pk() {
         return Err(Error::server(
             FlussCode::NON_PRIMARY_KEY_TABLE,
-            format!(
-                "table {} is a log table; PutKv needs a primary-key table",
-                table.path()
-            ),
+            format!("table {} is a log table; PutKv needs a primary-key table", table.path()),
         ));
     }
     let batch = KvBatch::parse(records)?;
@@ -168,11 +147,7 @@ pub(crate) fn put(
         return Err(mismatch(
             table,
             b,
-            format!(
-                "KV batch schema id {} but the table's schema id is {}",
-                batch.schema_id(),
-                table.schema_id()
-            ),
+            format!("KV batch schema id {} but the table's schema id is {}", batch.schema_id(), table.schema_id()),
         ));
     }
     let (writer_id, seq) = (batch.writer_id(), batch.batch_sequence());
@@ -192,15 +167,9 @@ pub(crate) fn put(
             Some(v) => {
                 let row = decode_row(schema, v)
                     .and_then(|r| check_row(schema, &r).map(|()| r))
-                    .map_err(|e| {
-                        at(format!(
-                            "the value row does not match the table schema: {}",
-                            e.message()
-                        ))
-                    })?;
+                    .map_err(|e| at(format!("the value row does not match the table schema: {}", e.message())))?;
                 let mut key = Vec::with_capacity(record.key.len());
-                encode_key(schema, &table.pk_indexes, &row, &mut key)
-                    .map_err(|e| at(e.message().to_string()))?;
+                encode_key(schema, &table.pk_indexes, &row, &mut key).map_err(|e| at(e.message().to_string()))?;
                 if key != record.key {
                     return Err(at(format!(
                         "the key bytes {} are not the primary key of the value row (expected {})",
@@ -208,23 +177,11 @@ pub(crate) fn put(
                         hex(&key)
                     )));
                 }
-                (
-                    table
-                        .pk_indexes
-                        .iter()
-                        .map(|&k| row[k].clone())
-                        .collect::<Row>(),
-                    Some(row),
-                )
+                (table.pk_indexes.iter().map(|&k| row[k].clone()).collect::<Row>(), Some(row))
             }
             None => {
-                let kv = decode_key(table, record.key).map_err(|e| {
-                    at(format!(
-                        "the key bytes {} are not a key of this table: {}",
-                        hex(record.key),
-                        e.message()
-                    ))
-                })?;
+                let kv = decode_key(table, record.key)
+                    .map_err(|e| at(format!("the key bytes {} are not a key of this table: {}", hex(record.key), e.message())))?;
                 (kv, None)
             }
         };
@@ -237,40 +194,17 @@ pub(crate) fn put(
         let key = record.key.to_vec();
         match (old, &new) {
             (None, None) => {}
-            (None, Some(n)) => changes.push(Change {
-                change_type: INSERT,
-                key: key.clone(),
-                row: n.clone(),
-            }),
+            (None, Some(n)) => changes.push(Change { change_type: INSERT, key: key.clone(), row: n.clone() }),
             (Some(o), Some(n)) => {
-                changes.push(Change {
-                    change_type: UPDATE_BEFORE,
-                    key: key.clone(),
-                    row: o,
-                });
-                changes.push(Change {
-                    change_type: UPDATE_AFTER,
-                    key: key.clone(),
-                    row: n.clone(),
-                });
+                changes.push(Change { change_type: UPDATE_BEFORE, key: key.clone(), row: o });
+                changes.push(Change { change_type: UPDATE_AFTER, key: key.clone(), row: n.clone() });
             }
-            (Some(o), None) => changes.push(Change {
-                change_type: DELETE,
-                key: key.clone(),
-                row: o,
-            }),
+            (Some(o), None) => changes.push(Change { change_type: DELETE, key: key.clone(), row: o }),
         }
         overlay.insert(key, new);
     }
     if count != batch.record_count().max(0) as u64 {
-        return Err(mismatch(
-            table,
-            b,
-            format!(
-                "KV batch header says {} records but holds {count}",
-                batch.record_count()
-            ),
-        ));
+        return Err(mismatch(table, b, format!("KV batch header says {} records but holds {count}", batch.record_count())));
     }
     let bytes = changelog_batch(table, &changes, writer_id, seq)?;
     let stored = bucket.append(bytes, now_ms)?;
@@ -282,49 +216,21 @@ pub(crate) fn put(
 }
 
 /// The row after one record: `value` is the upsert row, `None` a delete.
-fn apply_one(
-    table: &Table,
-    old: Option<&Row>,
-    value: Option<Row>,
-    target: Option<&[bool]>,
-) -> Option<Row> {
+fn apply_one(table: &Table, old: Option<&Row>, value: Option<Row>, target: Option<&[bool]>) -> Option<Row> {
     let is_pk = |i: usize| table.pk_indexes.contains(&i);
     match (target, value) {
         (None, value) => value,
         (Some(t), Some(v)) => Some(match old {
-            None => v
-                .into_iter()
-                .enumerate()
-                .map(|(i, x)| if t[i] { x } else { Value::Null })
-                .collect(),
-            Some(o) => o
-                .iter()
-                .zip(v)
-                .enumerate()
-                .map(|(i, (o, x))| if t[i] { x } else { o.clone() })
-                .collect(),
+            None => v.into_iter().enumerate().map(|(i, x)| if t[i] { x } else { Value::Null }).collect(),
+            Some(o) => o.iter().zip(v).enumerate().map(|(i, (o, x))| if t[i] { x } else { o.clone() }).collect(),
         }),
         (Some(t), None) => {
             let o = old?;
-            let others_null = o
-                .iter()
-                .enumerate()
-                .all(|(i, x)| t[i] || is_pk(i) || x.is_null());
+            let others_null = o.iter().enumerate().all(|(i, x)| t[i] || is_pk(i) || x.is_null());
             if others_null {
                 None
             } else {
-                Some(
-                    o.iter()
-                        .enumerate()
-                        .map(|(i, x)| {
-                            if t[i] && !is_pk(i) {
-                                Value::Null
-                            } else {
-                                x.clone()
-                            }
-                        })
-                        .collect(),
-                )
+                Some(o.iter().enumerate().map(|(i, x)| if t[i] && !is_pk(i) { Value::Null } else { x.clone() }).collect())
             }
         }
     }
@@ -378,10 +284,7 @@ pub(crate) fn replay_changelog(table: &Table, bucket: &mut Bucket, bytes: &[u8])
     let types = batch.change_types().map(<[u8]>::to_vec).unwrap_or_default();
     let rows = record_batch_to_rows(table.schema(), &batch.decode(table.schema())?)?;
     if types.len() != rows.len() {
-        return Err(Error::internal(format!(
-            "changelog batch at offset {} has no change type per row",
-            batch.base_offset()
-        )));
+        return Err(Error::internal(format!("changelog batch at offset {} has no change type per row", batch.base_offset())));
     }
     for (ct, row) in types.into_iter().zip(rows) {
         let mut key = Vec::new();

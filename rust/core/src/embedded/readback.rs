@@ -125,12 +125,7 @@ impl EmbeddedEngine {
     /// Every row of `bucket` from `from_offset` on, in offset order: the appended rows of a log
     /// table (`AppendOnly`), or the changelog of a primary-key table (`Insert`, `UpdateBefore`,
     /// `UpdateAfter`, `Delete`). Empty changelog batches take an offset but yield no row.
-    pub fn scan(
-        &self,
-        table: &TablePath,
-        bucket: i32,
-        from_offset: i64,
-    ) -> Result<Vec<ScannedRow>> {
+    pub fn scan(&self, table: &TablePath, bucket: i32, from_offset: i64) -> Result<Vec<ScannedRow>> {
         let t = self.table(table)?;
         let batches = {
             let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
@@ -152,22 +147,11 @@ impl EmbeddedEngine {
                 }
                 let change_type = match types {
                     None => ChangeType::AppendOnly,
-                    Some(ct) => ct
-                        .get(i)
-                        .copied()
-                        .and_then(ChangeType::from_byte)
-                        .ok_or_else(|| {
-                            Error::internal(format!(
-                                "batch at offset {} has a bad change type for row {i}",
-                                stored.base_offset
-                            ))
-                        })?,
+                    Some(ct) => ct.get(i).copied().and_then(ChangeType::from_byte).ok_or_else(|| {
+                        Error::internal(format!("batch at offset {} has a bad change type for row {i}", stored.base_offset))
+                    })?,
                 };
-                out.push(ScannedRow {
-                    offset,
-                    change_type,
-                    row,
-                });
+                out.push(ScannedRow { offset, change_type, row });
             }
         }
         Ok(out)
@@ -179,10 +163,7 @@ impl EmbeddedEngine {
     pub fn lookup(&self, table: &TablePath, key: &[Value]) -> Result<Option<Row>> {
         let t = self.table(table)?;
         let Some(ks) = t.key_schema.as_ref() else {
-            return Err(Error::server(
-                FlussCode::NON_PRIMARY_KEY_TABLE,
-                format!("table {table} has no primary key"),
-            ));
+            return Err(Error::server(FlussCode::NON_PRIMARY_KEY_TABLE, format!("table {table} has no primary key")));
         };
         if key.len() != ks.len() {
             return Err(Error::invalid_row(format!(
@@ -220,9 +201,7 @@ impl EmbeddedEngine {
     /// Number of keys a primary-key table holds in all buckets (0 for a log table).
     pub fn kv_len(&self, table: &TablePath) -> Result<usize> {
         let t = self.table(table)?;
-        Ok((0..t.bucket_count())
-            .map(|b| t.bucket(b).map_or(0, |b| b.kv.len()))
-            .sum())
+        Ok((0..t.bucket_count()).map(|b| t.bucket(b).map_or(0, |b| b.kv.len())).sum())
     }
 
     /// Counters since the engine was opened.

@@ -78,8 +78,7 @@ impl Store {
     /// Create (if needed) and lock `dir`. Fails with an `IO` error if another engine, in this
     /// process or another, holds it.
     pub(crate) fn open(dir: &Path, fsync: FsyncPolicy) -> Result<Store> {
-        fs::create_dir_all(dir.join("tables"))
-            .map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
+        fs::create_dir_all(dir.join("tables")).map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
         let lock_path = dir.join("LOCK");
         let lock = OpenOptions::new()
             .create(true)
@@ -96,19 +95,12 @@ impl Store {
             Err(fs::TryLockError::WouldBlock) => {
                 return Err(Error::client(
                     ClientCode::Io,
-                    format!(
-                        "embedded directory {} is locked by another engine (another process or connection has it open)",
-                        dir.display()
-                    ),
+                    format!("embedded directory {} is locked by another engine (another process or connection has it open)", dir.display()),
                 ))
             }
             Err(fs::TryLockError::Error(e)) => return Err(io_err(format!("cannot lock {}", lock_path.display()), e)),
         }
-        let store = Store {
-            dir: dir.to_path_buf(),
-            fsync,
-            lock: Mutex::new(Some(lock)),
-        };
+        let store = Store { dir: dir.to_path_buf(), fsync, lock: Mutex::new(Some(lock)) };
         store.sync_dir(dir)?;
         Ok(store)
     }
@@ -119,9 +111,7 @@ impl Store {
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
         if self.fsync == FsyncPolicy::Always {
-            File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| io_err(format!("cannot fsync {}", dir.display()), e))?;
+            File::open(dir).and_then(|d| d.sync_all()).map_err(|e| io_err(format!("cannot fsync {}", dir.display()), e))?;
         }
         Ok(())
     }
@@ -161,11 +151,8 @@ impl Store {
         let dir = self.table_dir(table_id);
         // A leftover from a crash between creating files and writing the catalog.
         let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir)
-            .map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
-        let files = (0..buckets)
-            .map(|b| self.open_bucket(table_id, b).map(|(f, _)| f))
-            .collect::<Result<Vec<_>>>()?;
+        fs::create_dir_all(&dir).map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
+        let files = (0..buckets).map(|b| self.open_bucket(table_id, b).map(|(f, _)| f)).collect::<Result<Vec<_>>>()?;
         self.sync_dir(&dir)?;
         self.sync_dir(&self.dir.join("tables"))?;
         Ok(files)
@@ -183,19 +170,12 @@ impl Store {
     /// Remove table directories that the catalog does not name.
     pub(crate) fn remove_orphans(&self, live: &[i64]) -> Result<()> {
         let tables = self.dir.join("tables");
-        let entries = fs::read_dir(&tables)
-            .map_err(|e| io_err(format!("cannot list {}", tables.display()), e))?;
+        let entries = fs::read_dir(&tables).map_err(|e| io_err(format!("cannot list {}", tables.display()), e))?;
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let keep = name
-                .to_str()
-                .and_then(|s| s.parse::<i64>().ok())
-                .is_some_and(|id| live.contains(&id));
+            let keep = name.to_str().and_then(|s| s.parse::<i64>().ok()).is_some_and(|id| live.contains(&id));
             if !keep {
-                log::info!(
-                    "embedded engine: removing {} (not in the catalog)",
-                    entry.path().display()
-                );
+                log::info!("embedded engine: removing {} (not in the catalog)", entry.path().display());
                 let _ = fs::remove_dir_all(entry.path());
             }
         }
@@ -204,20 +184,10 @@ impl Store {
 
     /// Open (creating it if needed) one bucket file and return it with the payloads of its valid
     /// log-batch frames, in order. A torn or corrupt tail is cut off.
-    pub(crate) fn open_bucket(
-        &self,
-        table_id: i64,
-        bucket: i32,
-    ) -> Result<(BucketFile, Vec<Vec<u8>>)> {
+    pub(crate) fn open_bucket(&self, table_id: i64, bucket: i32) -> Result<(BucketFile, Vec<Vec<u8>>)> {
         let path = self.table_dir(table_id).join(format!("{bucket}.log"));
         let ctx = |e| io_err(format!("bucket file {}", path.display()), e);
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(ctx)?;
+        let mut file = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(ctx)?;
         let mut data = Vec::new();
         file.read_to_end(&mut data).map_err(ctx)?;
         let mut payloads = Vec::new();
@@ -231,29 +201,16 @@ impl Store {
             BUCKET_MAGIC.len()
         } else {
             if &data[..8] != BUCKET_MAGIC {
-                return Err(Error::client(
-                    ClientCode::Io,
-                    format!(
-                        "{} is not an embedded-engine bucket file (bad magic)",
-                        path.display()
-                    ),
-                ));
+                return Err(Error::client(ClientCode::Io, format!("{} is not an embedded-engine bucket file (bad magic)", path.display())));
             }
             let mut pos = BUCKET_MAGIC.len();
             loop {
                 match parse_frame(&data[pos..]) {
-                    Frame::Complete {
-                        kind,
-                        payload,
-                        size,
-                    } => {
+                    Frame::Complete { kind, payload, size } => {
                         if kind != KIND_LOG_BATCH {
                             return Err(Error::client(
                                 ClientCode::Io,
-                                format!(
-                                    "{}: frame at byte {pos} has unknown kind {kind}",
-                                    path.display()
-                                ),
+                                format!("{}: frame at byte {pos} has unknown kind {kind}", path.display()),
                             ));
                         }
                         payloads.push(payload.to_vec());
@@ -280,15 +237,7 @@ impl Store {
             file.sync_all().map_err(ctx)?;
         }
         file.seek(SeekFrom::Start(good_len as u64)).map_err(ctx)?;
-        Ok((
-            BucketFile {
-                file,
-                len: good_len as u64,
-                fsync: self.fsync,
-                path,
-            },
-            payloads,
-        ))
+        Ok((BucketFile { file, len: good_len as u64, fsync: self.fsync, path }, payloads))
     }
 
     /// Release the directory lock (on close). Idempotent.
@@ -300,11 +249,7 @@ impl Store {
 }
 
 enum Frame<'a> {
-    Complete {
-        kind: u8,
-        payload: &'a [u8],
-        size: usize,
-    },
+    Complete { kind: u8, payload: &'a [u8], size: usize },
     End,
     Torn(&'static str),
 }
@@ -325,11 +270,7 @@ fn parse_frame(buf: &[u8]) -> Frame<'_> {
     if crc32c(body) != crc {
         return Frame::Torn("frame CRC mismatch");
     }
-    Frame::Complete {
-        kind: body[0],
-        payload: &body[1..],
-        size: FRAME_HEADER + len,
-    }
+    Frame::Complete { kind: body[0], payload: &body[1..], size: FRAME_HEADER + len }
 }
 
 /// Encode one frame.
@@ -357,23 +298,14 @@ impl BucketFile {
     /// file is cut back to its previous length so that no partial frame stays behind.
     pub(crate) fn append(&mut self, kind: u8, payload: &[u8]) -> io::Result<()> {
         let frame = encode_frame(kind, payload);
-        let res = self.file.write_all(&frame).and_then(|_| {
-            if self.fsync == FsyncPolicy::Always {
-                self.file.sync_data()
-            } else {
-                Ok(())
-            }
-        });
+        let res = self.file.write_all(&frame).and_then(|_| if self.fsync == FsyncPolicy::Always { self.file.sync_data() } else { Ok(()) });
         match res {
             Ok(()) => {
                 self.len += frame.len() as u64;
                 Ok(())
             }
             Err(e) => {
-                let _ = self
-                    .file
-                    .set_len(self.len)
-                    .and_then(|_| self.file.seek(SeekFrom::Start(self.len)).map(|_| ()));
+                let _ = self.file.set_len(self.len).and_then(|_| self.file.seek(SeekFrom::Start(self.len)).map(|_| ()));
                 Err(e)
             }
         }
@@ -397,15 +329,8 @@ mod tests {
     fn frames_round_trip_and_detect_damage() {
         let f = encode_frame(KIND_LOG_BATCH, b"hello");
         match parse_frame(&f) {
-            Frame::Complete {
-                kind,
-                payload,
-                size,
-            } => {
-                assert_eq!(
-                    (kind, payload, size),
-                    (KIND_LOG_BATCH, &b"hello"[..], f.len())
-                );
+            Frame::Complete { kind, payload, size } => {
+                assert_eq!((kind, payload, size), (KIND_LOG_BATCH, &b"hello"[..], f.len()));
             }
             _ => panic!("frame did not parse"),
         }
@@ -413,10 +338,7 @@ mod tests {
         assert!(matches!(parse_frame(&f[..3]), Frame::Torn(_)));
         let mut bad = f.clone();
         bad[10] ^= 1;
-        assert!(matches!(
-            parse_frame(&bad),
-            Frame::Torn("frame CRC mismatch")
-        ));
+        assert!(matches!(parse_frame(&bad), Frame::Torn("frame CRC mismatch")));
         assert!(matches!(parse_frame(&[]), Frame::End));
     }
 }

@@ -35,11 +35,7 @@ struct TempDir(PathBuf);
 impl TempDir {
     fn new(name: &str) -> TempDir {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "fluss-embedded-{}-{name}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
+        let p = std::env::temp_dir().join(format!("fluss-embedded-{}-{name}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
         let _ = std::fs::remove_dir_all(&p);
         TempDir(p)
     }
@@ -56,10 +52,7 @@ impl Drop for TempDir {
 }
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap()
+    tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap()
 }
 
 fn send<R: Rpc>(engine: &EmbeddedEngine, req: R) -> Result<R::Response> {
@@ -71,30 +64,19 @@ fn memory() -> Arc<EmbeddedEngine> {
 }
 
 fn pb(path: &TablePath) -> proto::PbTablePath {
-    proto::PbTablePath {
-        database_name: path.database.clone(),
-        table_name: path.table.clone(),
-    }
+    proto::PbTablePath { database_name: path.database.clone(), table_name: path.table.clone() }
 }
 
 fn create_table(engine: &EmbeddedEngine, path: &TablePath, d: &TableDescriptor) -> Result<()> {
     send(
         engine,
-        proto::CreateTableRequest {
-            table_path: pb(path),
-            table_json: Bytes::from(descriptor_to_json(d)),
-            ignore_if_exists: false,
-        },
+        proto::CreateTableRequest { table_path: pb(path), table_json: Bytes::from(descriptor_to_json(d)), ignore_if_exists: false },
     )
     .map(|_| ())
 }
 
 fn log_schema() -> Schema {
-    Schema::builder()
-        .column_not_null("id", DataType::BigInt)
-        .column("msg", DataType::String)
-        .build()
-        .unwrap()
+    Schema::builder().column_not_null("id", DataType::BigInt).column("msg", DataType::String).build().unwrap()
 }
 
 fn pk_schema() -> Schema {
@@ -110,24 +92,14 @@ fn pk_schema() -> Schema {
 /// A log table with `buckets` buckets in database `fluss`; returns (path, table id).
 fn log_table(engine: &EmbeddedEngine, name: &str, buckets: i32) -> (TablePath, i64) {
     let path = TablePath::new("fluss", name).unwrap();
-    create_table(
-        engine,
-        &path,
-        &TableDescriptor::new(log_schema()).with_bucket_count(buckets),
-    )
-    .unwrap();
+    create_table(engine, &path, &TableDescriptor::new(log_schema()).with_bucket_count(buckets)).unwrap();
     let id = engine.table_info(&path).unwrap().table_id;
     (path, id)
 }
 
 fn pk_table(engine: &EmbeddedEngine, name: &str, buckets: i32) -> (TablePath, i64) {
     let path = TablePath::new("fluss", name).unwrap();
-    create_table(
-        engine,
-        &path,
-        &TableDescriptor::new(pk_schema()).with_bucket_count(buckets),
-    )
-    .unwrap();
+    create_table(engine, &path, &TableDescriptor::new(pk_schema()).with_bucket_count(buckets)).unwrap();
     let id = engine.table_info(&path).unwrap().table_id;
     (path, id)
 }
@@ -150,35 +122,18 @@ fn produce_req(table_id: i64, entries: Vec<(i32, Vec<u8>)>) -> proto::ProduceLog
         timeout_ms: 30_000,
         buckets_req: entries
             .into_iter()
-            .map(|(b, records)| proto::PbProduceLogReqForBucket {
-                partition_id: None,
-                bucket_id: b,
-                records: records.into(),
-            })
+            .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records: records.into() })
             .collect(),
     }
 }
 
 /// Produce one batch to one bucket: Ok(base offset) or Err((code, message)).
-fn produce(
-    engine: &EmbeddedEngine,
-    table_id: i64,
-    bucket: i32,
-    batch: Vec<u8>,
-) -> std::result::Result<i64, (i32, String)> {
+fn produce(engine: &EmbeddedEngine, table_id: i64, bucket: i32, batch: Vec<u8>) -> std::result::Result<i64, (i32, String)> {
     let resp = send(engine, produce_req(table_id, vec![(bucket, batch)])).unwrap();
-    entry(
-        &resp.buckets_resp[0].error_code,
-        &resp.buckets_resp[0].error_message,
-        resp.buckets_resp[0].base_offset,
-    )
+    entry(&resp.buckets_resp[0].error_code, &resp.buckets_resp[0].error_message, resp.buckets_resp[0].base_offset)
 }
 
-fn entry(
-    code: &Option<i32>,
-    msg: &Option<String>,
-    value: Option<i64>,
-) -> std::result::Result<i64, (i32, String)> {
+fn entry(code: &Option<i32>, msg: &Option<String>, value: Option<i64>) -> std::result::Result<i64, (i32, String)> {
     match code {
         Some(c) => Err((*c, msg.clone().unwrap_or_default())),
         None => Ok(value.expect("a successful entry carries its offset")),
@@ -196,11 +151,7 @@ fn key_of(schema: &Schema, op: &Op) -> Vec<u8> {
     match op {
         Op::Upsert(r) => encode_key(schema, &schema.primary_key_indexes(), r, &mut key).unwrap(),
         Op::Delete(k) => {
-            let cols: Vec<Column> = schema
-                .primary_key_indexes()
-                .iter()
-                .map(|&i| schema.columns()[i].clone())
-                .collect();
+            let cols: Vec<Column> = schema.primary_key_indexes().iter().map(|&i| schema.columns()[i].clone()).collect();
             let ks = Schema::new(cols, vec![]).unwrap();
             encode_key(&ks, &(0..ks.len()).collect::<Vec<_>>(), k, &mut key).unwrap()
         }
@@ -239,38 +190,24 @@ fn put_req(table_id: i64, target: Vec<i32>, entries: Vec<(i32, Vec<u8>)>) -> pro
         target_columns: target,
         buckets_req: entries
             .into_iter()
-            .map(|(b, records)| proto::PbPutKvReqForBucket {
-                partition_id: None,
-                bucket_id: b,
-                records: records.into(),
-            })
+            .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records: records.into() })
             .collect(),
         agg_mode: None,
     }
 }
 
-fn put(
-    engine: &EmbeddedEngine,
-    table_id: i64,
-    target: Vec<i32>,
-    bucket: i32,
-    batch: Vec<u8>,
-) -> std::result::Result<i64, (i32, String)> {
+fn put(engine: &EmbeddedEngine, table_id: i64, target: Vec<i32>, bucket: i32, batch: Vec<u8>) -> std::result::Result<i64, (i32, String)> {
     let resp = send(engine, put_req(table_id, target, vec![(bucket, batch)])).unwrap();
     let e = &resp.buckets_resp[0];
     entry(&e.error_code, &e.error_message, e.log_end_offset)
 }
 
 fn init_writer(engine: &EmbeddedEngine) -> i64 {
-    send(engine, proto::InitWriterRequest { table_path: vec![] })
-        .unwrap()
-        .writer_id
+    send(engine, proto::InitWriterRequest { table_path: vec![] }).unwrap().writer_id
 }
 
 fn changes(rows: &[ScannedRow]) -> Vec<(i64, &'static str, Row)> {
-    rows.iter()
-        .map(|r| (r.offset, r.change_type.short_string(), r.row.clone()))
-        .collect()
+    rows.iter().map(|r| (r.offset, r.change_type.short_string(), r.row.clone())).collect()
 }
 
 fn assert_code<T: std::fmt::Debug>(r: Result<T>, code: i32) -> Error {
@@ -284,65 +221,25 @@ fn assert_code<T: std::fmt::Debug>(r: Result<T>, code: i32) -> Error {
 #[test]
 fn ddl_happy_and_error_paths() {
     let e = memory();
-    let dbs = send(&e, proto::ListDatabasesRequest {})
-        .unwrap()
-        .database_name;
+    let dbs = send(&e, proto::ListDatabasesRequest {}).unwrap().database_name;
     assert_eq!(dbs, vec!["fluss".to_string()]);
     let create_db = |name: &str, ignore: bool| {
-        send(
-            &e,
-            proto::CreateDatabaseRequest {
-                database_name: name.into(),
-                ignore_if_exists: ignore,
-                database_json: None,
-            },
-        )
+        send(&e, proto::CreateDatabaseRequest { database_name: name.into(), ignore_if_exists: ignore, database_json: None })
     };
     create_db("shop", false).unwrap();
     assert_code(create_db("shop", false), FlussCode::DATABASE_ALREADY_EXIST);
     create_db("shop", true).unwrap();
     assert_code(create_db("bad name", false), 16);
-    assert!(
-        send(
-            &e,
-            proto::DatabaseExistsRequest {
-                database_name: "shop".into()
-            }
-        )
-        .unwrap()
-        .exists
-    );
-    assert!(
-        !send(
-            &e,
-            proto::DatabaseExistsRequest {
-                database_name: "nope".into()
-            }
-        )
-        .unwrap()
-        .exists
-    );
+    assert!(send(&e, proto::DatabaseExistsRequest { database_name: "shop".into() }).unwrap().exists);
+    assert!(!send(&e, proto::DatabaseExistsRequest { database_name: "nope".into() }).unwrap().exists);
 
     let orders = TablePath::new("shop", "orders").unwrap();
     let d = TableDescriptor::new(pk_schema());
-    assert_code(
-        create_table(&e, &TablePath::new("nope", "t").unwrap(), &d),
-        FlussCode::DATABASE_NOT_EXIST,
-    );
+    assert_code(create_table(&e, &TablePath::new("nope", "t").unwrap(), &d), FlussCode::DATABASE_NOT_EXIST);
     create_table(&e, &orders, &d).unwrap();
-    assert_code(
-        create_table(&e, &orders, &d),
-        FlussCode::TABLE_ALREADY_EXIST,
-    );
-    send(
-        &e,
-        proto::CreateTableRequest {
-            table_path: pb(&orders),
-            table_json: descriptor_to_json(&d).into(),
-            ignore_if_exists: true,
-        },
-    )
-    .unwrap();
+    assert_code(create_table(&e, &orders, &d), FlussCode::TABLE_ALREADY_EXIST);
+    send(&e, proto::CreateTableRequest { table_path: pb(&orders), table_json: descriptor_to_json(&d).into(), ignore_if_exists: true })
+        .unwrap();
     let bad_json = proto::CreateTableRequest {
         table_path: pb(&TablePath::new("shop", "x").unwrap()),
         table_json: Bytes::from_static(b"{"),
@@ -350,127 +247,49 @@ fn ddl_happy_and_error_paths() {
     };
     assert_code(send(&e, bad_json), FlussCode::INVALID_TABLE);
     let merge = TableDescriptor::new(pk_schema()).with_property("table.merge-engine", "first_row");
-    let err = assert_code(
-        create_table(&e, &TablePath::new("shop", "m").unwrap(), &merge),
-        FlussCode::INVALID_CONFIG,
-    );
-    assert!(
-        err.message()
-            .contains("not supported by the embedded engine"),
-        "{err}"
-    );
+    let err = assert_code(create_table(&e, &TablePath::new("shop", "m").unwrap(), &merge), FlussCode::INVALID_CONFIG);
+    assert!(err.message().contains("not supported by the embedded engine"), "{err}");
     let free = TableDescriptor::new(pk_schema()).with_property("owner", "me");
-    assert_code(
-        create_table(&e, &TablePath::new("shop", "f").unwrap(), &free),
-        FlussCode::INVALID_CONFIG,
-    );
+    assert_code(create_table(&e, &TablePath::new("shop", "f").unwrap(), &free), FlussCode::INVALID_CONFIG);
 
     // GetTableInfo returns the descriptor after defaults.
-    let info = send(
-        &e,
-        proto::GetTableInfoRequest {
-            table_path: pb(&orders),
-        },
-    )
-    .unwrap();
+    let info = send(&e, proto::GetTableInfoRequest { table_path: pb(&orders) }).unwrap();
     assert_eq!(info.schema_id, 1);
     let stored = crate::metadata::descriptor_from_json(&info.table_json).unwrap();
     assert_eq!(stored.bucket_count, Some(1));
     assert_eq!(stored.bucket_key, vec!["id".to_string()]);
     assert_eq!(e.table_info(&orders).unwrap().descriptor, stored);
     assert_code(
-        send(
-            &e,
-            proto::GetTableInfoRequest {
-                table_path: pb(&TablePath::new("shop", "none").unwrap()),
-            },
-        ),
+        send(&e, proto::GetTableInfoRequest { table_path: pb(&TablePath::new("shop", "none").unwrap()) }),
         FlussCode::TABLE_NOT_EXIST,
     );
 
-    let tables = send(
-        &e,
-        proto::ListTablesRequest {
-            database_name: "shop".into(),
-        },
-    )
-    .unwrap()
-    .table_name;
+    let tables = send(&e, proto::ListTablesRequest { database_name: "shop".into() }).unwrap().table_name;
     assert_eq!(tables, vec!["orders".to_string()]);
-    assert_code(
-        send(
-            &e,
-            proto::ListTablesRequest {
-                database_name: "nope".into(),
-            },
-        ),
-        FlussCode::DATABASE_NOT_EXIST,
-    );
-    assert!(
-        send(
-            &e,
-            proto::TableExistsRequest {
-                table_path: pb(&orders)
-            }
-        )
-        .unwrap()
-        .exists
-    );
+    assert_code(send(&e, proto::ListTablesRequest { database_name: "nope".into() }), FlussCode::DATABASE_NOT_EXIST);
+    assert!(send(&e, proto::TableExistsRequest { table_path: pb(&orders) }).unwrap().exists);
 
     // Metadata: one node, leader 0 for every bucket; a missing table fails the request.
     let (events, _) = log_table(&e, "events", 3);
-    let md = send(
-        &e,
-        proto::MetadataRequest {
-            table_path: vec![pb(&events)],
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let md = send(&e, proto::MetadataRequest { table_path: vec![pb(&events)], ..Default::default() }).unwrap();
     assert_eq!(md.coordinator_server.as_ref().unwrap().node_id, 0);
     assert_eq!(md.tablet_servers.len(), 1);
     let buckets = &md.table_metadata[0].bucket_metadata;
     assert_eq!(buckets.len(), 3);
     assert!(buckets.iter().all(|b| b.leader_id == Some(0)));
-    let missing = proto::MetadataRequest {
-        table_path: vec![pb(&events), pb(&TablePath::new("fluss", "gone").unwrap())],
-        ..Default::default()
-    };
+    let missing =
+        proto::MetadataRequest { table_path: vec![pb(&events), pb(&TablePath::new("fluss", "gone").unwrap())], ..Default::default() };
     assert_code(send(&e, missing), FlussCode::TABLE_NOT_EXIST);
 
     // Drops.
     let drop_db = |name: &str, cascade: bool| {
-        send(
-            &e,
-            proto::DropDatabaseRequest {
-                database_name: name.into(),
-                ignore_if_not_exists: false,
-                cascade,
-            },
-        )
+        send(&e, proto::DropDatabaseRequest { database_name: name.into(), ignore_if_not_exists: false, cascade })
     };
     assert_code(drop_db("shop", false), FlussCode::DATABASE_NOT_EMPTY);
     assert_code(drop_db("nope", false), FlussCode::DATABASE_NOT_EXIST);
     drop_db("shop", true).unwrap();
-    assert!(
-        !send(
-            &e,
-            proto::TableExistsRequest {
-                table_path: pb(&orders)
-            }
-        )
-        .unwrap()
-        .exists
-    );
-    let drop_t = |p: &TablePath, ignore: bool| {
-        send(
-            &e,
-            proto::DropTableRequest {
-                table_path: pb(p),
-                ignore_if_not_exists: ignore,
-            },
-        )
-    };
+    assert!(!send(&e, proto::TableExistsRequest { table_path: pb(&orders) }).unwrap().exists);
+    let drop_t = |p: &TablePath, ignore: bool| send(&e, proto::DropTableRequest { table_path: pb(p), ignore_if_not_exists: ignore });
     drop_t(&events, false).unwrap();
     assert_code(drop_t(&events, false), FlussCode::TABLE_NOT_EXIST);
     drop_t(&events, true).unwrap();
@@ -482,14 +301,7 @@ fn ddl_happy_and_error_paths() {
 #[test]
 fn api_versions_and_closed_engine() {
     let e = memory();
-    let v = send(
-        &e,
-        proto::ApiVersionsRequest {
-            client_software_name: "t".into(),
-            client_software_version: "0".into(),
-        },
-    )
-    .unwrap();
+    let v = send(&e, proto::ApiVersionsRequest { client_software_name: "t".into(), client_software_version: "0".into() }).unwrap();
     let putkv = v.api_versions.iter().find(|a| a.api_key == 1016).unwrap();
     assert_eq!((putkv.min_version, putkv.max_version), (0, 1));
     assert!(v.api_versions.iter().any(|a| a.api_key == 1014));
@@ -506,21 +318,10 @@ fn produce_fetch_scan_round_trip() {
     let e = memory();
     let (path, id) = log_table(&e, "events", 2);
     let s = log_schema();
-    let b0 = log_batch(
-        &s,
-        &[row![1i64, "a"], row![2i64, "b"], row![3i64, None::<String>]],
-        -1,
-        -1,
-    );
+    let b0 = log_batch(&s, &[row![1i64, "a"], row![2i64, "b"], row![3i64, None::<String>]], -1, -1);
     assert_eq!(produce(&e, id, 0, b0.clone()), Ok(0));
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![4i64, "d"]], -1, -1)),
-        Ok(3)
-    );
-    assert_eq!(
-        produce(&e, id, 1, log_batch(&s, &[row![9i64, "z"]], -1, -1)),
-        Ok(0)
-    );
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![4i64, "d"]], -1, -1)), Ok(3));
+    assert_eq!(produce(&e, id, 1, log_batch(&s, &[row![9i64, "z"]], -1, -1)), Ok(0));
     assert_eq!(e.high_watermark(&path, 0).unwrap(), 4);
 
     let offsets = |t: i32| {
@@ -540,10 +341,7 @@ fn produce_fetch_scan_round_trip() {
     };
     let latest = offsets(1);
     assert_eq!((latest[0].offset, latest[1].offset), (Some(4), Some(1)));
-    assert_eq!(
-        latest[2].error_code,
-        Some(FlussCode::UNKNOWN_TABLE_OR_BUCKET)
-    );
+    assert_eq!(latest[2].error_code, Some(FlussCode::UNKNOWN_TABLE_OR_BUCKET));
     assert_eq!(offsets(0)[0].offset, Some(0));
 
     // Fetch returns the stored batches, identical to what was produced except offset and time.
@@ -578,52 +376,24 @@ fn produce_fetch_scan_round_trip() {
     assert_eq!(batches.len(), 2);
     assert_eq!((batches[0].base_offset(), batches[1].base_offset()), (0, 3));
     assert!(batches[0].commit_timestamp() > 0 && batches[0].verify_crc());
-    assert_eq!(
-        &batches[0].bytes()[21..],
-        &b0[21..],
-        "stored bytes differ beyond offset/timestamp"
-    );
+    assert_eq!(&batches[0].bytes()[21..], &b0[21..], "stored bytes differ beyond offset/timestamp");
     let rows = record_batch_to_rows(&s, &batches[0].decode(&s).unwrap()).unwrap();
     assert_eq!(rows[2], row![3i64, Value::Null]);
     // A small max_bytes still returns one whole batch; fetching from the middle of a batch
     // returns that batch; the high watermark gives an empty answer; beyond it is an error.
-    assert_eq!(
-        LogBatch::parse_all(&fetch(0, 10).records.unwrap())
-            .unwrap()
-            .len(),
-        1
-    );
-    assert_eq!(
-        LogBatch::parse_all(&fetch(1, 1 << 20).records.unwrap()).unwrap()[0].base_offset(),
-        0
-    );
+    assert_eq!(LogBatch::parse_all(&fetch(0, 10).records.unwrap()).unwrap().len(), 1);
+    assert_eq!(LogBatch::parse_all(&fetch(1, 1 << 20).records.unwrap()).unwrap()[0].base_offset(), 0);
     assert!(fetch(4, 1 << 20).records.unwrap().is_empty());
     assert_eq!(fetch(5, 1 << 20).error_code, Some(19));
 
     let scanned = e.scan(&path, 0, 2).unwrap();
-    assert_eq!(
-        changes(&scanned),
-        vec![
-            (2, "+A", row![3i64, Value::Null]),
-            (3, "+A", row![4i64, "d"])
-        ]
-    );
+    assert_eq!(changes(&scanned), vec![(2, "+A", row![3i64, Value::Null]), (3, "+A", row![4i64, "d"])]);
     assert_eq!(e.stats().batches_accepted, 3);
     assert_eq!(e.stats().records_accepted, 5);
 
     // Unknown bucket / table.
-    assert_eq!(
-        produce(&e, id, 2, log_batch(&s, &[row![1i64, "a"]], -1, -1))
-            .unwrap_err()
-            .0,
-        FlussCode::UNKNOWN_TABLE_OR_BUCKET
-    );
-    assert_eq!(
-        produce(&e, 999, 0, log_batch(&s, &[row![1i64, "a"]], -1, -1))
-            .unwrap_err()
-            .0,
-        FlussCode::UNKNOWN_TABLE_OR_BUCKET
-    );
+    assert_eq!(produce(&e, id, 2, log_batch(&s, &[row![1i64, "a"]], -1, -1)).unwrap_err().0, FlussCode::UNKNOWN_TABLE_OR_BUCKET);
+    assert_eq!(produce(&e, 999, 0, log_batch(&s, &[row![1i64, "a"]], -1, -1)).unwrap_err().0, FlussCode::UNKNOWN_TABLE_OR_BUCKET);
     let mut bad_acks = produce_req(id, vec![(0, log_batch(&s, &[row![1i64, "a"]], -1, -1))]);
     bad_acks.acks = 2;
     assert_code(send(&e, bad_acks), 18);
@@ -637,10 +407,7 @@ fn idempotent_duplicate_returns_original_offset_and_appends_nothing() {
     let w = init_writer(&e);
     let first = log_batch(&s, &[row![1i64, "a"], row![2i64, "b"]], w, 0);
     assert_eq!(produce(&e, id, 0, first.clone()), Ok(0));
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![3i64, "c"]], w, 1)),
-        Ok(2)
-    );
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![3i64, "c"]], w, 1)), Ok(2));
     assert_eq!(produce(&e, id, 0, first), Ok(0));
     assert_eq!(e.high_watermark(&path, 0).unwrap(), 3);
     assert_eq!(e.scan(&path, 0, 0).unwrap().len(), 3);
@@ -648,10 +415,7 @@ fn idempotent_duplicate_returns_original_offset_and_appends_nothing() {
     // Another writer has its own sequence; a non-idempotent batch is never deduplicated.
     let w2 = init_writer(&e);
     assert!(w2 > w);
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![4i64, "d"]], w2, 0)),
-        Ok(3)
-    );
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![4i64, "d"]], w2, 0)), Ok(3));
     let plain = log_batch(&s, &[row![5i64, "e"]], -1, -1);
     assert_eq!(produce(&e, id, 0, plain.clone()), Ok(4));
     assert_eq!(produce(&e, id, 0, plain), Ok(5));
@@ -666,35 +430,16 @@ fn out_of_order_sequences_are_rejected() {
     let (code, msg) = produce(&e, id, 0, log_batch(&s, &[row![1i64, "a"]], w, 1)).unwrap_err();
     assert_eq!(code, FlussCode::OUT_OF_ORDER_SEQUENCE, "{msg}");
     assert!(msg.contains("must have sequence 0"), "{msg}");
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![1i64, "a"]], w, 0)),
-        Ok(0)
-    );
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![2i64, "b"]], w, 2))
-            .unwrap_err()
-            .0,
-        FlussCode::OUT_OF_ORDER_SEQUENCE
-    );
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![2i64, "b"]], w, 1)),
-        Ok(1)
-    );
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![1i64, "a"]], w, 0)), Ok(0));
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![2i64, "b"]], w, 2)).unwrap_err().0, FlussCode::OUT_OF_ORDER_SEQUENCE);
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![2i64, "b"]], w, 1)), Ok(1));
     assert_eq!(e.high_watermark(&path, 0).unwrap(), 2);
     // Only the last 5 batches are remembered: seq 0 after 6 more batches is out of order.
     for seq in 2..7 {
         produce(&e, id, 0, log_batch(&s, &[row![seq as i64, "x"]], w, seq)).unwrap();
     }
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![1i64, "a"]], w, 0))
-            .unwrap_err()
-            .0,
-        FlussCode::OUT_OF_ORDER_SEQUENCE
-    );
-    assert_eq!(
-        produce(&e, id, 0, log_batch(&s, &[row![1i64, "a"]], w, 2)),
-        Ok(2)
-    );
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![1i64, "a"]], w, 0)).unwrap_err().0, FlussCode::OUT_OF_ORDER_SEQUENCE);
+    assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![1i64, "a"]], w, 2)), Ok(2));
     assert_eq!(bucket::next_seq(i32::MAX), 0);
     assert_eq!(bucket::next_seq(7), 8);
 }
@@ -704,14 +449,15 @@ fn batches_that_do_not_match_the_table_are_rejected() {
     let e = memory();
     let (path, id) = log_table(&e, "events", 1);
     // Arrow columns of the wrong type: INT instead of BIGINT.
-    let other = Schema::builder()
-        .column_not_null("id", DataType::Int)
-        .column("msg", DataType::String)
-        .build()
-        .unwrap();
+    let other = Schema::builder().column_not_null("id", DataType::Int).column("msg", DataType::String).build().unwrap();
     let (code, msg) = produce(&e, id, 0, log_batch(&other, &[row![1, "a"]], -1, -1)).unwrap_err();
     assert_eq!(code, FlussCode::UNKNOWN_SERVER_ERROR);
     assert!(msg.contains("does not match the table schema"), "{msg}");
+    // A null in a NOT NULL column (the nullable twin of the table schema lets it through).
+    let lax = Schema::builder().column("id", DataType::BigInt).column("msg", DataType::String).build().unwrap();
+    let (code, msg) = produce(&e, id, 0, log_batch(&lax, &[row![Value::Null, "a"]], -1, -1)).unwrap_err();
+    assert_eq!(code, FlussCode::UNKNOWN_SERVER_ERROR);
+    assert!(msg.contains("non-nullable"), "{msg}");
     // Wrong schema id.
     let mut b = log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1);
     b[25..27].copy_from_slice(&7i16.to_le_bytes());
@@ -723,36 +469,17 @@ fn batches_that_do_not_match_the_table_are_rejected() {
     let mut b = log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1);
     let last = b.len() - 1;
     b[last] ^= 0xff;
-    assert_eq!(
-        produce(&e, id, 0, b).unwrap_err().0,
-        FlussCode::CORRUPT_RECORD
-    );
+    assert_eq!(produce(&e, id, 0, b).unwrap_err().0, FlussCode::CORRUPT_RECORD);
     // Truncated.
     let b = log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1);
-    assert_eq!(
-        produce(&e, id, 0, b[..b.len() - 3].to_vec()).unwrap_err().0,
-        FlussCode::CORRUPT_MESSAGE
-    );
+    assert_eq!(produce(&e, id, 0, b[..b.len() - 3].to_vec()).unwrap_err().0, FlussCode::CORRUPT_MESSAGE);
     assert_eq!(e.high_watermark(&path, 0).unwrap(), 0);
-    assert_eq!(e.stats().batches_rejected, 4);
+    assert_eq!(e.stats().batches_rejected, 5);
     // Log batches to a primary-key table, KV batches to a log table.
     let (_, pk) = pk_table(&e, "users", 1);
-    assert_eq!(
-        produce(
-            &e,
-            pk,
-            0,
-            log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)
-        )
-        .unwrap_err()
-        .0,
-        -1
-    );
+    assert_eq!(produce(&e, pk, 0, log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)).unwrap_err().0, -1);
     let kv = kv_batch(&pk_schema(), &[Op::Upsert(row![1, "a", 1i64])], -1, -1);
-    assert_eq!(
-        put(&e, id, vec![], 0, kv).unwrap_err().0,
-        FlussCode::NON_PRIMARY_KEY_TABLE
-    );
+    assert_eq!(put(&e, id, vec![], 0, kv).unwrap_err().0, FlussCode::NON_PRIMARY_KEY_TABLE);
 }
 
 // ===== primary-key tables =====
@@ -774,10 +501,7 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
     };
     // PutKv answers with the changelog end offset.
     assert_eq!(put_ops(&[ins]), Ok(1));
-    assert_eq!(
-        e.lookup(&path, &row![1]).unwrap(),
-        Some(row![1, "ann", 30i64])
-    );
+    assert_eq!(e.lookup(&path, &row![1]).unwrap(), Some(row![1, "ann", 30i64]));
     assert_eq!(put_ops(&[Op::Upsert(row![1, "ann", 31i64])]), Ok(3));
     assert_eq!(put_ops(&[Op::Delete(row![1])]), Ok(4));
     assert_eq!(e.lookup(&path, &row![1]).unwrap(), None);
@@ -796,17 +520,7 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
         id,
         vec![],
         b,
-        kv_batch(
-            &s,
-            &[
-                Op::Upsert(row![1, "bo", 1i64]),
-                Op::Upsert(row![1, "bo", 2i64]),
-                Op::Delete(row![1]),
-                Op::Delete(row![1]),
-            ],
-            -1,
-            -1,
-        ),
+        kv_batch(&s, &[Op::Upsert(row![1, "bo", 1i64]), Op::Upsert(row![1, "bo", 2i64]), Op::Delete(row![1]), Op::Delete(row![1])], -1, -1),
     );
     assert_eq!(r, Ok(8));
     assert_eq!(e.lookup(&path, &row![1]).unwrap(), None);
@@ -815,39 +529,23 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
     let absent = Op::Delete(row![77]);
     let ab = bucket_of(&s, &absent, n);
     let before = e.high_watermark(&path, ab).unwrap();
-    assert_eq!(
-        put(&e, id, vec![], ab, kv_batch(&s, &[absent], -1, -1)),
-        Ok(before + 1)
-    );
+    assert_eq!(put(&e, id, vec![], ab, kv_batch(&s, &[absent], -1, -1)), Ok(before + 1));
     assert!(e.scan(&path, ab, before).unwrap().is_empty());
 
     // Lookup through the request: int16 LE schema id + CompactedRow; absent = no value.
     let up = Op::Upsert(row![5, "eve", Value::Null]);
     let b5 = bucket_of(&s, &up, n);
     put(&e, id, vec![], b5, kv_batch(&s, &[up], -1, -1)).unwrap();
-    let keys = vec![
-        Bytes::from(key_of(&s, &Op::Delete(row![5]))),
-        Bytes::from(key_of(&s, &Op::Delete(row![6]))),
-    ];
+    let keys = vec![Bytes::from(key_of(&s, &Op::Delete(row![5]))), Bytes::from(key_of(&s, &Op::Delete(row![6])))];
     let resp = send(
         &e,
-        proto::LookupRequest {
-            table_id: id,
-            buckets_req: vec![proto::PbLookupReqForBucket {
-                partition_id: None,
-                bucket_id: b5,
-                keys,
-            }],
-        },
+        proto::LookupRequest { table_id: id, buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: b5, keys }] },
     )
     .unwrap();
     let values = &resp.buckets_resp[0].values;
     let v = values[0].values.as_ref().unwrap();
     assert_eq!(i16::from_le_bytes([v[0], v[1]]), 1);
-    assert_eq!(
-        decode_row(&s, &v[2..]).unwrap(),
-        row![5, "eve", Value::Null]
-    );
+    assert_eq!(decode_row(&s, &v[2..]).unwrap(), row![5, "eve", Value::Null]);
     assert!(values[1].values.is_none());
     assert_eq!(e.kv_len(&path).unwrap(), 1);
     // Lookup on a log table.
@@ -856,18 +554,11 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
         &e,
         proto::LookupRequest {
             table_id: log_id,
-            buckets_req: vec![proto::PbLookupReqForBucket {
-                partition_id: None,
-                bucket_id: 0,
-                keys: vec![],
-            }],
+            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: 0, keys: vec![] }],
         },
     )
     .unwrap();
-    assert_eq!(
-        resp.buckets_resp[0].error_code,
-        Some(FlussCode::NON_PRIMARY_KEY_TABLE)
-    );
+    assert_eq!(resp.buckets_resp[0].error_code, Some(FlussCode::NON_PRIMARY_KEY_TABLE));
 }
 
 #[test]
@@ -877,63 +568,19 @@ fn partial_update_and_partial_delete() {
     let s = pk_schema();
     let target = vec![0, 1]; // id, name
                              // Partial insert: non-target columns are null.
-    put(
-        &e,
-        id,
-        target.clone(),
-        0,
-        kv_batch(&s, &[Op::Upsert(row![1, "x", 99i64])], -1, -1),
-    )
-    .unwrap();
-    assert_eq!(
-        e.lookup(&path, &row![1]).unwrap(),
-        Some(row![1, "x", Value::Null])
-    );
-    put(
-        &e,
-        id,
-        vec![],
-        0,
-        kv_batch(&s, &[Op::Upsert(row![2, "y", 5i64])], -1, -1),
-    )
-    .unwrap();
+    put(&e, id, target.clone(), 0, kv_batch(&s, &[Op::Upsert(row![1, "x", 99i64])], -1, -1)).unwrap();
+    assert_eq!(e.lookup(&path, &row![1]).unwrap(), Some(row![1, "x", Value::Null]));
+    put(&e, id, vec![], 0, kv_batch(&s, &[Op::Upsert(row![2, "y", 5i64])], -1, -1)).unwrap();
     // Partial update keeps non-target columns.
-    put(
-        &e,
-        id,
-        target.clone(),
-        0,
-        kv_batch(&s, &[Op::Upsert(row![2, "z", Value::Null])], -1, -1),
-    )
-    .unwrap();
+    put(&e, id, target.clone(), 0, kv_batch(&s, &[Op::Upsert(row![2, "z", Value::Null])], -1, -1)).unwrap();
     assert_eq!(e.lookup(&path, &row![2]).unwrap(), Some(row![2, "z", 5i64]));
     // Partial delete: nulls the target columns while another non-key column is set...
-    put(
-        &e,
-        id,
-        target.clone(),
-        0,
-        kv_batch(&s, &[Op::Delete(row![2])], -1, -1),
-    )
-    .unwrap();
-    assert_eq!(
-        e.lookup(&path, &row![2]).unwrap(),
-        Some(row![2, Value::Null, 5i64])
-    );
+    put(&e, id, target.clone(), 0, kv_batch(&s, &[Op::Delete(row![2])], -1, -1)).unwrap();
+    assert_eq!(e.lookup(&path, &row![2]).unwrap(), Some(row![2, Value::Null, 5i64]));
     // ...and deletes the row when every non-target non-key column is null.
-    put(
-        &e,
-        id,
-        target.clone(),
-        0,
-        kv_batch(&s, &[Op::Delete(row![1])], -1, -1),
-    )
-    .unwrap();
+    put(&e, id, target.clone(), 0, kv_batch(&s, &[Op::Delete(row![1])], -1, -1)).unwrap();
     assert_eq!(e.lookup(&path, &row![1]).unwrap(), None);
-    let tail: Vec<_> = changes(&e.scan(&path, 0, 2).unwrap())
-        .into_iter()
-        .map(|(_, c, r)| (c, r))
-        .collect();
+    let tail: Vec<_> = changes(&e.scan(&path, 0, 2).unwrap()).into_iter().map(|(_, c, r)| (c, r)).collect();
     assert_eq!(
         tail,
         vec![
@@ -949,10 +596,7 @@ fn partial_update_and_partial_delete() {
     let (code, msg) = put(&e, id, vec![1, 2], 0, one()).unwrap_err();
     assert_eq!(code, FlussCode::INVALID_TARGET_COLUMN);
     assert!(msg.contains("primary-key column"), "{msg}");
-    assert_eq!(
-        put(&e, id, vec![0, 9], 0, one()).unwrap_err().0,
-        FlussCode::INVALID_TARGET_COLUMN
-    );
+    assert_eq!(put(&e, id, vec![0, 9], 0, one()).unwrap_err().0, FlussCode::INVALID_TARGET_COLUMN);
     let strict = Schema::builder()
         .column_not_null("id", DataType::Int)
         .column_not_null("name", DataType::String)
@@ -962,14 +606,7 @@ fn partial_update_and_partial_delete() {
     let sp = TablePath::new("fluss", "strict").unwrap();
     create_table(&e, &sp, &TableDescriptor::new(strict.clone())).unwrap();
     let sid = e.table_info(&sp).unwrap().table_id;
-    let (code, msg) = put(
-        &e,
-        sid,
-        vec![0],
-        0,
-        kv_batch(&strict, &[Op::Upsert(row![1, "a"])], -1, -1),
-    )
-    .unwrap_err();
+    let (code, msg) = put(&e, sid, vec![0], 0, kv_batch(&strict, &[Op::Upsert(row![1, "a"])], -1, -1)).unwrap_err();
     assert_eq!(code, FlussCode::INVALID_TARGET_COLUMN);
     assert!(msg.contains("nullable"), "{msg}");
 }
@@ -986,14 +623,7 @@ fn kv_checks_catch_client_bugs_and_batches_are_atomic() {
     assert_eq!(code, FlussCode::UNKNOWN_SERVER_ERROR);
     assert!(msg.contains(&format!("belongs to bucket {right}")), "{msg}");
     // A delete sent to the wrong bucket is caught too.
-    let (_, msg) = put(
-        &e,
-        id,
-        vec![],
-        wrong,
-        kv_batch(&s, &[Op::Delete(row![1])], -1, -1),
-    )
-    .unwrap_err();
+    let (_, msg) = put(&e, id, vec![], wrong, kv_batch(&s, &[Op::Delete(row![1])], -1, -1)).unwrap_err();
     assert!(msg.contains("belongs to bucket"), "{msg}");
 
     // Key bytes that are not the row's primary key.
@@ -1002,10 +632,7 @@ fn kv_checks_catch_client_bugs_and_batches_are_atomic() {
     encode_row(&s, &row![1, "a", 1i64], &mut v).unwrap();
     b.append(&key_of(&s, &Op::Delete(row![2])), Some(&v));
     let (_, msg) = put(&e, id, vec![], right, b.finish()).unwrap_err();
-    assert!(
-        msg.contains("not the primary key of the value row"),
-        "{msg}"
-    );
+    assert!(msg.contains("not the primary key of the value row"), "{msg}");
 
     // A value row that does not decode: nothing of the batch is applied.
     let good = Op::Upsert(row![1, "a", 1i64]);
@@ -1029,48 +656,16 @@ fn kv_checks_catch_client_bugs_and_batches_are_atomic() {
         .build()
         .unwrap();
     let p2 = TablePath::new("fluss", "multi").unwrap();
-    create_table(
-        &e,
-        &p2,
-        &TableDescriptor::new(s2.clone())
-            .with_bucket_count(8)
-            .with_bucket_key(["tenant"]),
-    )
-    .unwrap();
+    create_table(&e, &p2, &TableDescriptor::new(s2.clone()).with_bucket_count(8).with_bucket_key(["tenant"])).unwrap();
     let id2 = e.table_info(&p2).unwrap().table_id;
     let r = row!["acme", 7i64, 1.5f64];
     let mut bk = Vec::new();
     encode_key(&s2, &[0], &r, &mut bk).unwrap();
     let b2 = bucket_for_key(&bk, 8);
-    put(
-        &e,
-        id2,
-        vec![],
-        b2,
-        kv_batch(&s2, &[Op::Upsert(r.clone())], -1, -1),
-    )
-    .unwrap();
+    put(&e, id2, vec![], b2, kv_batch(&s2, &[Op::Upsert(r.clone())], -1, -1)).unwrap();
     assert_eq!(e.lookup(&p2, &row!["acme", 7i64]).unwrap(), Some(r));
-    assert_eq!(
-        put(
-            &e,
-            id2,
-            vec![],
-            (b2 + 1) % 8,
-            kv_batch(&s2, &[Op::Delete(row!["acme", 7i64])], -1, -1)
-        )
-        .unwrap_err()
-        .0,
-        -1
-    );
-    put(
-        &e,
-        id2,
-        vec![],
-        b2,
-        kv_batch(&s2, &[Op::Delete(row!["acme", 7i64])], -1, -1),
-    )
-    .unwrap();
+    assert_eq!(put(&e, id2, vec![], (b2 + 1) % 8, kv_batch(&s2, &[Op::Delete(row!["acme", 7i64])], -1, -1)).unwrap_err().0, -1);
+    put(&e, id2, vec![], b2, kv_batch(&s2, &[Op::Delete(row!["acme", 7i64])], -1, -1)).unwrap();
     assert_eq!(e.lookup(&p2, &row!["acme", 7i64]).unwrap(), None);
 }
 
@@ -1082,34 +677,10 @@ fn kv_idempotence_shares_the_bucket_writer_state() {
     let w = init_writer(&e);
     let first = kv_batch(&s, &[Op::Upsert(row![1, "a", 1i64])], w, 0);
     assert_eq!(put(&e, id, vec![], 0, first.clone()), Ok(1));
-    assert_eq!(
-        put(
-            &e,
-            id,
-            vec![],
-            0,
-            kv_batch(&s, &[Op::Upsert(row![1, "b", 1i64])], w, 1)
-        ),
-        Ok(3)
-    );
-    assert_eq!(
-        put(&e, id, vec![], 0, first),
-        Ok(1),
-        "a duplicate answers with the original end offset"
-    );
+    assert_eq!(put(&e, id, vec![], 0, kv_batch(&s, &[Op::Upsert(row![1, "b", 1i64])], w, 1)), Ok(3));
+    assert_eq!(put(&e, id, vec![], 0, first), Ok(1), "a duplicate answers with the original end offset");
     assert_eq!(e.lookup(&path, &row![1]).unwrap(), Some(row![1, "b", 1i64]));
-    assert_eq!(
-        put(
-            &e,
-            id,
-            vec![],
-            0,
-            kv_batch(&s, &[Op::Delete(row![1])], w, 3)
-        )
-        .unwrap_err()
-        .0,
-        FlussCode::OUT_OF_ORDER_SEQUENCE
-    );
+    assert_eq!(put(&e, id, vec![], 0, kv_batch(&s, &[Op::Delete(row![1])], w, 3)).unwrap_err().0, FlussCode::OUT_OF_ORDER_SEQUENCE);
     assert_eq!(e.high_watermark(&path, 0).unwrap(), 3);
 }
 
@@ -1120,31 +691,12 @@ fn injected_error_fails_only_its_bucket() {
     let e = memory();
     let (path, id) = log_table(&e, "events", 2);
     let s = log_schema();
-    e.faults().inject(
-        &path,
-        0,
-        Fault::Error {
-            code: 12,
-            message: "not leader".into(),
-            times: 2,
-        },
-    );
+    e.faults().inject(&path, 0, Fault::Error { code: 12, message: "not leader".into(), times: 2 });
     assert_eq!(e.faults().pending(&path, 0), 2);
-    let req = || {
-        produce_req(
-            id,
-            vec![
-                (0, log_batch(&s, &[row![1i64, "a"]], -1, -1)),
-                (1, log_batch(&s, &[row![2i64, "b"]], -1, -1)),
-            ],
-        )
-    };
+    let req = || produce_req(id, vec![(0, log_batch(&s, &[row![1i64, "a"]], -1, -1)), (1, log_batch(&s, &[row![2i64, "b"]], -1, -1))]);
     let r = send(&e, req()).unwrap();
     assert_eq!(r.buckets_resp[0].error_code, Some(12));
-    assert_eq!(
-        r.buckets_resp[0].error_message.as_deref(),
-        Some("not leader")
-    );
+    assert_eq!(r.buckets_resp[0].error_message.as_deref(), Some("not leader"));
     assert_eq!(r.buckets_resp[1].base_offset, Some(0));
     assert_eq!(e.faults().pending(&path, 0), 1);
     assert_eq!(e.high_watermark(&path, 0).unwrap(), 0);
@@ -1154,37 +706,10 @@ fn injected_error_fails_only_its_bucket() {
     assert_eq!(e.faults().pending(&path, 0), 0);
     // PutKv entries are hit the same way.
     let (pk, pid) = pk_table(&e, "users", 1);
-    e.faults().inject(
-        &pk,
-        0,
-        Fault::Error {
-            code: 44,
-            message: String::new(),
-            times: 1,
-        },
-    );
-    assert_eq!(
-        put(
-            &e,
-            pid,
-            vec![],
-            0,
-            kv_batch(&pk_schema(), &[Op::Upsert(row![1, "a", 1i64])], -1, -1)
-        )
-        .unwrap_err()
-        .0,
-        44
-    );
+    e.faults().inject(&pk, 0, Fault::Error { code: 44, message: String::new(), times: 1 });
+    assert_eq!(put(&e, pid, vec![], 0, kv_batch(&pk_schema(), &[Op::Upsert(row![1, "a", 1i64])], -1, -1)).unwrap_err().0, 44);
     assert_eq!(e.lookup(&pk, &row![1]).unwrap(), None);
-    e.faults().inject(
-        &pk,
-        0,
-        Fault::Error {
-            code: 44,
-            message: String::new(),
-            times: 3,
-        },
-    );
+    e.faults().inject(&pk, 0, Fault::Error { code: 44, message: String::new(), times: 3 });
     e.faults().clear();
     assert_eq!(e.faults().pending(&pk, 0), 0);
 }
@@ -1193,39 +718,12 @@ fn injected_error_fails_only_its_bucket() {
 fn injected_delay_delays_the_response() {
     let e = memory();
     let (path, id) = log_table(&e, "events", 1);
-    e.faults().inject(
-        &path,
-        0,
-        Fault::Delay {
-            delay: Duration::from_millis(150),
-            times: 1,
-        },
-    );
+    e.faults().inject(&path, 0, Fault::Delay { delay: Duration::from_millis(150), times: 1 });
     let start = Instant::now();
-    assert_eq!(
-        produce(
-            &e,
-            id,
-            0,
-            log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)
-        ),
-        Ok(0)
-    );
-    assert!(
-        start.elapsed() >= Duration::from_millis(150),
-        "{:?}",
-        start.elapsed()
-    );
+    assert_eq!(produce(&e, id, 0, log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)), Ok(0));
+    assert!(start.elapsed() >= Duration::from_millis(150), "{:?}", start.elapsed());
     let start = Instant::now();
-    assert_eq!(
-        produce(
-            &e,
-            id,
-            0,
-            log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)
-        ),
-        Ok(1)
-    );
+    assert_eq!(produce(&e, id, 0, log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)), Ok(1));
     assert!(start.elapsed() < Duration::from_millis(150));
 }
 
@@ -1236,37 +734,15 @@ fn dropped_connection_before_and_after_apply() {
     let s = log_schema();
     let w = init_writer(&e);
     let batch = log_batch(&s, &[row![1i64, "a"], row![2i64, "b"]], w, 0);
-    e.faults().inject(
-        &path,
-        0,
-        Fault::DropConnection {
-            after_apply: false,
-            times: 1,
-        },
-    );
-    e.faults().inject(
-        &path,
-        0,
-        Fault::DropConnection {
-            after_apply: true,
-            times: 1,
-        },
-    );
+    e.faults().inject(&path, 0, Fault::DropConnection { after_apply: false, times: 1 });
+    e.faults().inject(&path, 0, Fault::DropConnection { after_apply: true, times: 1 });
     let err = send(&e, produce_req(id, vec![(0, batch.clone())])).unwrap_err();
     assert_eq!(err.code(), FlussCode::NETWORK_EXCEPTION);
     assert!(err.is_retriable());
-    assert_eq!(
-        e.high_watermark(&path, 0).unwrap(),
-        0,
-        "dropped before apply: nothing stored"
-    );
+    assert_eq!(e.high_watermark(&path, 0).unwrap(), 0, "dropped before apply: nothing stored");
     let err = send(&e, produce_req(id, vec![(0, batch.clone())])).unwrap_err();
     assert_eq!(err.code(), FlussCode::NETWORK_EXCEPTION);
-    assert_eq!(
-        e.high_watermark(&path, 0).unwrap(),
-        2,
-        "dropped after apply: stored"
-    );
+    assert_eq!(e.high_watermark(&path, 0).unwrap(), 2, "dropped after apply: stored");
     // The idempotent retry is a duplicate: original offset, no second copy.
     assert_eq!(produce(&e, id, 0, batch), Ok(0));
     assert_eq!(e.scan(&path, 0, 0).unwrap().len(), 2);
@@ -1275,25 +751,10 @@ fn dropped_connection_before_and_after_apply() {
     // Same for PutKv: the retried batch must not produce a second changelog.
     let (pk, pid) = pk_table(&e, "users", 1);
     let kv = kv_batch(&pk_schema(), &[Op::Upsert(row![1, "a", 1i64])], w, 0);
-    e.faults().inject(
-        &pk,
-        0,
-        Fault::DropConnection {
-            after_apply: true,
-            times: 1,
-        },
-    );
-    assert_eq!(
-        send(&e, put_req(pid, vec![], vec![(0, kv.clone())]))
-            .unwrap_err()
-            .code(),
-        1
-    );
+    e.faults().inject(&pk, 0, Fault::DropConnection { after_apply: true, times: 1 });
+    assert_eq!(send(&e, put_req(pid, vec![], vec![(0, kv.clone())])).unwrap_err().code(), 1);
     assert_eq!(put(&e, pid, vec![], 0, kv), Ok(1));
-    assert_eq!(
-        changes(&e.scan(&pk, 0, 0).unwrap()),
-        vec![(0, "+I", row![1, "a", 1i64])]
-    );
+    assert_eq!(changes(&e.scan(&pk, 0, 0).unwrap()), vec![(0, "+I", row![1, "a", 1i64])]);
 }
 
 // ===== durability =====
@@ -1311,129 +772,56 @@ fn durable_reopen_restores_logs_kv_writer_state_and_counters() {
     {
         let e = durable(&dir).unwrap();
         assert!(e.is_durable());
-        send(
-            &e,
-            proto::CreateDatabaseRequest {
-                database_name: "shop".into(),
-                ignore_if_exists: false,
-                database_json: None,
-            },
-        )
-        .unwrap();
+        send(&e, proto::CreateDatabaseRequest { database_name: "shop".into(), ignore_if_exists: false, database_json: None }).unwrap();
         log_table(&e, "events", 2);
         pk_table(&e, "users", 1);
-        let id = e
-            .table_info(&TablePath::new("fluss", "events").unwrap())
-            .unwrap()
-            .table_id;
-        let pid = e
-            .table_info(&TablePath::new("fluss", "users").unwrap())
-            .unwrap()
-            .table_id;
+        let id = e.table_info(&TablePath::new("fluss", "events").unwrap()).unwrap().table_id;
+        let pid = e.table_info(&TablePath::new("fluss", "users").unwrap()).unwrap().table_id;
         init_writer(&e);
         w = init_writer(&e);
         batch0 = log_batch(&s, &[row![1i64, "a"], row![2i64, "b"]], w, 0);
         assert_eq!(produce(&e, id, 1, batch0.clone()), Ok(0));
-        assert_eq!(
-            produce(&e, id, 1, log_batch(&s, &[row![3i64, "c"]], w, 1)),
-            Ok(2)
-        );
-        put(
-            &e,
-            pid,
-            vec![],
-            0,
-            kv_batch(
-                &ps,
-                &[
-                    Op::Upsert(row![1, "a", 1i64]),
-                    Op::Upsert(row![2, "b", 2i64]),
-                ],
-                w,
-                0,
-            ),
-        )
-        .unwrap();
-        kv1 = kv_batch(
-            &ps,
-            &[Op::Upsert(row![1, "a2", 1i64]), Op::Delete(row![2])],
-            w,
-            1,
-        );
+        assert_eq!(produce(&e, id, 1, log_batch(&s, &[row![3i64, "c"]], w, 1)), Ok(2));
+        put(&e, pid, vec![], 0, kv_batch(&ps, &[Op::Upsert(row![1, "a", 1i64]), Op::Upsert(row![2, "b", 2i64])], w, 0)).unwrap();
+        kv1 = kv_batch(&ps, &[Op::Upsert(row![1, "a2", 1i64]), Op::Delete(row![2])], w, 1);
         assert_eq!(put(&e, pid, vec![], 0, kv1.clone()), Ok(5));
         e.close();
     }
     let e = durable(&dir).unwrap();
     let events = TablePath::new("fluss", "events").unwrap();
     let users = TablePath::new("fluss", "users").unwrap();
-    assert!(
-        send(
-            &e,
-            proto::DatabaseExistsRequest {
-                database_name: "shop".into()
-            }
-        )
-        .unwrap()
-        .exists
-    );
+    assert!(send(&e, proto::DatabaseExistsRequest { database_name: "shop".into() }).unwrap().exists);
     let id = e.table_info(&events).unwrap().table_id;
     let pid = e.table_info(&users).unwrap().table_id;
     assert_eq!(e.table_info(&events).unwrap().bucket_count(), 2);
     assert_eq!(e.high_watermark(&events, 1).unwrap(), 3);
     assert_eq!(
-        e.scan(&events, 1, 0)
-            .unwrap()
-            .iter()
-            .map(|r| r.row.clone())
-            .collect::<Vec<_>>(),
+        e.scan(&events, 1, 0).unwrap().iter().map(|r| r.row.clone()).collect::<Vec<_>>(),
         vec![row![1i64, "a"], row![2i64, "b"], row![3i64, "c"]]
     );
-    assert_eq!(
-        e.lookup(&users, &row![1]).unwrap(),
-        Some(row![1, "a2", 1i64])
-    );
+    assert_eq!(e.lookup(&users, &row![1]).unwrap(), Some(row![1, "a2", 1i64]));
     assert_eq!(e.lookup(&users, &row![2]).unwrap(), None);
     assert_eq!(e.scan(&users, 0, 0).unwrap().len(), 5);
     // Writer state: duplicates still recognised, next sequence accepted, gaps rejected.
     assert_eq!(produce(&e, id, 1, batch0), Ok(0));
     assert_eq!(put(&e, pid, vec![], 0, kv1), Ok(5));
-    assert_eq!(
-        produce(&e, id, 1, log_batch(&s, &[row![4i64, "d"]], w, 3))
-            .unwrap_err()
-            .0,
-        FlussCode::OUT_OF_ORDER_SEQUENCE
-    );
-    assert_eq!(
-        produce(&e, id, 1, log_batch(&s, &[row![4i64, "d"]], w, 2)),
-        Ok(3)
-    );
+    assert_eq!(produce(&e, id, 1, log_batch(&s, &[row![4i64, "d"]], w, 3)).unwrap_err().0, FlussCode::OUT_OF_ORDER_SEQUENCE);
+    assert_eq!(produce(&e, id, 1, log_batch(&s, &[row![4i64, "d"]], w, 2)), Ok(3));
     // Counters: writer ids and table ids continue.
     assert_eq!(init_writer(&e), w + 1);
     let (_, tid) = log_table(&e, "more", 1);
     assert!(tid > pid);
     // Dropped tables stay dropped, and their files go.
-    send(
-        &e,
-        proto::DropTableRequest {
-            table_path: pb(&events),
-            ignore_if_not_exists: false,
-        },
-    )
-    .unwrap();
+    send(&e, proto::DropTableRequest { table_path: pb(&events), ignore_if_not_exists: false }).unwrap();
     assert!(!dir.0.join("tables").join(id.to_string()).exists());
     drop(e);
     let e = durable(&dir).unwrap();
     assert_code(e.table_info(&events), FlussCode::TABLE_NOT_EXIST);
-    assert_eq!(
-        e.lookup(&users, &row![1]).unwrap(),
-        Some(row![1, "a2", 1i64])
-    );
+    assert_eq!(e.lookup(&users, &row![1]).unwrap(), Some(row![1, "a2", 1i64]));
 }
 
 fn bucket_file(dir: &Path, table_id: i64, bucket: i32) -> PathBuf {
-    dir.join("tables")
-        .join(table_id.to_string())
-        .join(format!("{bucket}.log"))
+    dir.join("tables").join(table_id.to_string()).join(format!("{bucket}.log"))
 }
 
 #[test]
@@ -1459,10 +847,7 @@ fn torn_tail_is_cut_off_on_open() {
         let e = durable(&dir).unwrap();
         assert_eq!(e.high_watermark(&events, 0).unwrap(), 2);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), good_len);
-        assert_eq!(
-            produce(&e, id, 0, log_batch(&s, &[row![4i64, "d"]], -1, -1)),
-            Ok(2)
-        );
+        assert_eq!(produce(&e, id, 0, log_batch(&s, &[row![4i64, "d"]], -1, -1)), Ok(2));
     }
     // A flipped byte in the last frame: that frame (and only it) is dropped.
     let mut bytes = std::fs::read(&path).unwrap();
@@ -1472,11 +857,7 @@ fn torn_tail_is_cut_off_on_open() {
     let e = durable(&dir).unwrap();
     assert_eq!(e.high_watermark(&events, 0).unwrap(), 2);
     assert_eq!(
-        e.scan(&events, 0, 0)
-            .unwrap()
-            .iter()
-            .map(|r| r.row[0].clone())
-            .collect::<Vec<_>>(),
+        e.scan(&events, 0, 0).unwrap().iter().map(|r| r.row[0].clone()).collect::<Vec<_>>(),
         vec![Value::BigInt(1), Value::BigInt(2)]
     );
 }
@@ -1506,23 +887,13 @@ fn bad_locations_are_config_errors() {
 #[test]
 fn fsync_never_and_default_bucket_number() {
     let dir = TempDir::new("never");
-    let cfg = Config {
-        embedded_fsync: FsyncPolicy::Never,
-        default_bucket_number: 3,
-        ..Config::default()
-    };
+    let cfg = Config { embedded_fsync: FsyncPolicy::Never, default_bucket_number: 3, ..Config::default() };
     let e = EmbeddedEngine::open(&dir.location(), &cfg).unwrap();
     let p = TablePath::new("fluss", "t").unwrap();
     create_table(&e, &p, &TableDescriptor::new(log_schema())).unwrap();
     assert_eq!(e.table_info(&p).unwrap().bucket_count(), 3);
     let id = e.table_info(&p).unwrap().table_id;
-    produce(
-        &e,
-        id,
-        2,
-        log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1),
-    )
-    .unwrap();
+    produce(&e, id, 2, log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)).unwrap();
     drop(e);
     let e = EmbeddedEngine::open(&dir.location(), &cfg).unwrap();
     assert_eq!(e.high_watermark(&p, 2).unwrap(), 1);
@@ -1570,22 +941,9 @@ fn kill_child_writes_then_aborts() {
     let (_, pid) = pk_table(&e, "users", 1);
     let w = init_writer(&e);
     for seq in 0..10 {
-        produce(
-            &e,
-            id,
-            0,
-            log_batch(&log_schema(), &[row![seq as i64, "x"]], w, seq),
-        )
-        .unwrap();
+        produce(&e, id, 0, log_batch(&log_schema(), &[row![seq as i64, "x"]], w, seq)).unwrap();
     }
-    put(
-        &e,
-        pid,
-        vec![],
-        0,
-        kv_batch(&pk_schema(), &[Op::Upsert(row![1, "a", 1i64])], w, 0),
-    )
-    .unwrap();
+    put(&e, pid, vec![], 0, kv_batch(&pk_schema(), &[Op::Upsert(row![1, "a", 1i64])], w, 0)).unwrap();
     std::process::abort();
 }
 
@@ -1593,12 +951,7 @@ fn kill_child_writes_then_aborts() {
 fn acknowledged_writes_survive_a_killed_process() {
     let dir = TempDir::new("kill");
     let status = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "embedded::tests::kill_child_writes_then_aborts",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", "embedded::tests::kill_child_writes_then_aborts", "--nocapture", "--test-threads=1"])
         .env("FLUSS_EMBEDDED_KILL_CHILD", dir.location())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -1608,11 +961,7 @@ fn acknowledged_writes_survive_a_killed_process() {
     let e = durable(&dir).unwrap();
     let events = TablePath::new("fluss", "events").unwrap();
     assert_eq!(e.high_watermark(&events, 0).unwrap(), 10);
-    assert_eq!(
-        e.lookup(&TablePath::new("fluss", "users").unwrap(), &row![1])
-            .unwrap(),
-        Some(row![1, "a", 1i64])
-    );
+    assert_eq!(e.lookup(&TablePath::new("fluss", "users").unwrap(), &row![1]).unwrap(), Some(row![1, "a", 1i64]));
     // The child's writer id was persisted before it was handed out.
     assert!(init_writer(&e) >= 2);
 }
