@@ -1,0 +1,261 @@
+//! The cxx bridge: declarations only. Every function named here is implemented in a sibling
+//! module (`status`, `values`, `callbacks`, `handles`, `arrow`, `testing`); the C++ side of the
+//! `extern "C++"` block lives in `src/glue.cc` (compiled into this static library).
+//!
+//! Failure rules (see cxx's book, "binding/result"): no function here returns `Result`, so cxx
+//! never throws a `rust::Error` into C++. Fallible calls return (or fill) an [`ffi::FfiStatus`]
+//! whose `code` is 0 on success. Every `extern "Rust"` body runs under `catch_unwind`, so a Rust
+//! panic becomes an `INTERNAL` status instead of an abort. The `extern "C++"` functions are
+//! `noexcept` trampolines that catch every C++ exception themselves.
+
+use crate::arrow::*;
+use crate::callbacks::*;
+use crate::handles::*;
+use crate::status::*;
+use crate::testing::*;
+use crate::values::*;
+
+#[cxx::bridge(namespace = "fluss_writer::ffi")]
+pub mod ffi {
+    // ===== shared structs =====
+
+    /// The outcome of a fallible call: `code == 0` means success.
+    #[derive(Default)]
+    struct FfiStatus {
+        code: i32,
+        retriable: bool,
+        message: String,
+    }
+
+    /// The fixed-size part of a completion, filled without allocating.
+    struct CompletionHead {
+        code: i32,
+        retriable: bool,
+        table_id: i64,
+        /// -1 for non-partitioned tables.
+        partition_id: i64,
+        bucket: i32,
+        offset: i64,
+        log_end_offset: i64,
+        bucket_results: usize,
+    }
+
+    /// One bucket of a multi-bucket Arrow batch.
+    struct FfiBucketResult {
+        bucket: i32,
+        rows: i64,
+        base_offset: i64,
+        code: i32,
+        retriable: bool,
+        message: String,
+    }
+
+    /// One column: `type_id` follows `fluss_writer::TypeId` in the C++ header.
+    struct FfiColumn {
+        name: String,
+        type_id: i32,
+        precision: i32,
+        scale: i32,
+        nullable: bool,
+    }
+
+    /// What `create_table` takes.
+    struct FfiDescriptor {
+        columns: Vec<FfiColumn>,
+        primary_key: Vec<String>,
+        /// 0: the server's default.
+        bucket_count: i32,
+        bucket_keys: Vec<String>,
+        property_keys: Vec<String>,
+        property_values: Vec<String>,
+        comment: String,
+    }
+
+    /// Per-writer callback options (the user executor and error handler travel apart).
+    struct FfiWriterOptions {
+        max_pending_callbacks: u64,
+        /// 0 connection worker, 1 sharded, 2 user executor.
+        executor_kind: i32,
+        shards: usize,
+    }
+
+    struct FfiWriterStats {
+        pending_callbacks: u64,
+        callbacks_run: u64,
+        callback_errors: u64,
+        queued_jobs: u64,
+        buffer_bytes_in_use: u64,
+    }
+
+    /// A fault for the embedded engine: kind 0 error, 1 delay, 2 dropped connection.
+    struct FfiFault {
+        kind: i32,
+        code: i32,
+        message: String,
+        times: u32,
+        delay_ms: u64,
+        after_apply: bool,
+    }
+
+    // ===== Rust types and functions exposed to C++ =====
+
+    extern "Rust" {
+        type RConnection;
+        type RTable;
+        type RWriter;
+        type RWriteResult;
+        type ROwnedCompletion;
+        type RCompletion;
+        type RRow;
+        type RJob;
+        type RScan;
+        type RBench;
+
+        // status
+        fn client_codes() -> Vec<i32>;
+        fn code_name(code: i32) -> String;
+
+        // connection and admin
+        fn connection_create(keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection>;
+        fn connection_clone(c: &RConnection) -> Box<RConnection>;
+        fn connection_close(c: &RConnection, timeout_ms: i64) -> FfiStatus;
+        fn admin_create_database(c: &RConnection, name: &str, ignore_if_exists: bool) -> FfiStatus;
+        fn admin_drop_database(c: &RConnection, name: &str, ignore_if_not_exists: bool, cascade: bool) -> FfiStatus;
+        fn admin_database_exists(c: &RConnection, name: &str, out: &mut bool) -> FfiStatus;
+        fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &FfiDescriptor, ignore_if_exists: bool) -> FfiStatus;
+        fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus;
+        fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus;
+
+        // tables and writers
+        fn table_get(c: &RConnection, db: &str, table: &str, st: &mut FfiStatus) -> Box<RTable>;
+        fn table_clone(t: &RTable) -> Box<RTable>;
+        fn table_has_primary_key(t: &RTable) -> bool;
+        fn table_bucket_count(t: &RTable) -> i32;
+        fn table_column_count(t: &RTable) -> usize;
+        fn table_path(t: &RTable) -> String;
+        fn table_create_append_writer(
+            t: &RTable,
+            o: &FfiWriterOptions,
+            user: SharedPtr<CallbackExecutor>,
+            handler: UniquePtr<ErrorHandlerHolder>,
+            st: &mut FfiStatus,
+        ) -> Box<RWriter>;
+        /// `partial`: 0 full rows, 1 by `names`, 2 by `indexes`.
+        fn table_create_upsert_writer(
+            t: &RTable,
+            partial: i32,
+            names: &Vec<String>,
+            indexes: &Vec<usize>,
+            o: &FfiWriterOptions,
+            user: SharedPtr<CallbackExecutor>,
+            handler: UniquePtr<ErrorHandlerHolder>,
+            st: &mut FfiStatus,
+        ) -> Box<RWriter>;
+
+        // writes: a non-null `cb` asks for a callback, else a non-null `result` for a
+        // WriteResult, else no notification.
+        unsafe fn writer_append(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus;
+        unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus;
+        unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus;
+        /// `array`, `schema`: `ArrowArray*`, `ArrowSchema*`; both are moved from, also on error.
+        unsafe fn writer_append_arrow(
+            w: &RWriter,
+            array: usize,
+            schema: usize,
+            cb: UniquePtr<CallbackBase>,
+            result: *mut RWriteResult,
+        ) -> FfiStatus;
+        /// `stream`: `ArrowArrayStream*`, moved from, also on error.
+        unsafe fn writer_append_arrow_stream(
+            w: &RWriter,
+            stream: usize,
+            cb: UniquePtr<CallbackBase>,
+            result: *mut RWriteResult,
+        ) -> FfiStatus;
+        fn writer_flush(w: &RWriter, timeout_ms: i64) -> FfiStatus;
+        fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus;
+        fn writer_stats(w: &RWriter) -> FfiWriterStats;
+
+        // results and completions
+        fn result_new() -> Box<RWriteResult>;
+        fn result_is_set(r: &RWriteResult) -> bool;
+        fn result_is_done(r: &RWriteResult) -> bool;
+        fn result_wait(r: &RWriteResult, timeout_ms: i64, st: &mut FfiStatus) -> Box<ROwnedCompletion>;
+        fn result_add_callback(r: &RWriteResult, cb: UniquePtr<CallbackBase>) -> FfiStatus;
+        fn owned_completion_get(o: &ROwnedCompletion) -> &RCompletion;
+        fn completion_head(c: &RCompletion) -> CompletionHead;
+        fn completion_message(c: &RCompletion) -> &str;
+        fn completion_database(c: &RCompletion) -> &str;
+        fn completion_table(c: &RCompletion) -> &str;
+        fn completion_bucket_results(c: &RCompletion) -> Vec<FfiBucketResult>;
+
+        // user executors
+        fn job_run(job: Box<RJob>);
+
+        // rows
+        fn row_new(fields: usize) -> Box<RRow>;
+        fn row_clone(r: &RRow) -> Box<RRow>;
+        fn row_len(r: &RRow) -> usize;
+        fn row_resize(r: &mut RRow, fields: usize);
+        fn row_set_null(r: &mut RRow, i: usize);
+        fn row_set_bool(r: &mut RRow, i: usize, v: bool);
+        fn row_set_i8(r: &mut RRow, i: usize, v: i8);
+        fn row_set_i16(r: &mut RRow, i: usize, v: i16);
+        fn row_set_i32(r: &mut RRow, i: usize, v: i32);
+        fn row_set_i64(r: &mut RRow, i: usize, v: i64);
+        fn row_set_f32(r: &mut RRow, i: usize, v: f32);
+        fn row_set_f64(r: &mut RRow, i: usize, v: f64);
+        fn row_set_string(r: &mut RRow, i: usize, v: &[u8]);
+        fn row_set_bytes(r: &mut RRow, i: usize, v: &[u8]);
+        fn row_set_decimal_i64(r: &mut RRow, i: usize, unscaled: i64, precision: u8, scale: u8);
+        fn row_set_decimal_str(r: &mut RRow, i: usize, unscaled: &str, precision: u8, scale: u8);
+        fn row_set_date(r: &mut RRow, i: usize, days: i32);
+        fn row_set_time(r: &mut RRow, i: usize, millis: i32);
+        fn row_set_timestamp_ntz(r: &mut RRow, i: usize, millis: i64, nanos_of_milli: u32);
+        fn row_set_timestamp_ltz(r: &mut RRow, i: usize, millis: i64, nanos_of_milli: u32);
+        fn row_type_name(r: &RRow, i: usize) -> &str;
+        fn row_is_null(r: &RRow, i: usize) -> bool;
+        fn row_get_bool(r: &RRow, i: usize) -> bool;
+        fn row_get_i64(r: &RRow, i: usize) -> i64;
+        fn row_get_f64(r: &RRow, i: usize) -> f64;
+        fn row_get_str(r: &RRow, i: usize) -> &str;
+        fn row_get_bytes(r: &RRow, i: usize) -> &[u8];
+        fn row_to_string(r: &RRow, i: usize) -> String;
+
+        // testing (embedded engine) and benchmarks
+        fn testing_inject_fault(c: &RConnection, db: &str, table: &str, bucket: i32, f: &FfiFault) -> FfiStatus;
+        fn testing_clear_faults(c: &RConnection) -> FfiStatus;
+        fn testing_scan(c: &RConnection, db: &str, table: &str, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan>;
+        fn scan_len(s: &RScan) -> usize;
+        fn scan_offset(s: &RScan, i: usize) -> i64;
+        fn scan_change_type(s: &RScan, i: usize) -> &str;
+        fn scan_row(s: &RScan, i: usize) -> Box<RRow>;
+        fn testing_lookup(c: &RConnection, db: &str, table: &str, key: &RRow, found: &mut bool, st: &mut FfiStatus) -> Box<RRow>;
+        fn testing_high_watermark(c: &RConnection, db: &str, table: &str, bucket: i32, st: &mut FfiStatus) -> i64;
+        fn bench_new(callbacks_per_job: usize) -> Box<RBench>;
+        fn bench_push(b: &mut RBench, cb: UniquePtr<CallbackBase>);
+        fn bench_run(b: &mut RBench) -> f64;
+    }
+
+    // ===== C++ types and trampolines called by Rust (src/glue.cc) =====
+
+    #[namespace = "fluss_writer::detail"]
+    unsafe extern "C++" {
+        include!("fluss_writer_glue.h");
+
+        /// A type-erased, move-only user callable (`WriteCallback`'s storage).
+        type CallbackBase;
+        /// A user error handler (`std::function<void(const CallbackError&)>`).
+        type ErrorHandlerHolder;
+        /// The user's `fluss_writer::CallbackExecutor`.
+        #[namespace = "fluss_writer"]
+        type CallbackExecutor;
+
+        /// Calls the callable; returns "" or the text of the exception it threw.
+        fn invoke_callback(cb: Pin<&mut CallbackBase>, head: &CompletionHead, c: &RCompletion) -> String;
+        /// Calls the handler; exceptions are swallowed.
+        fn call_error_handler(h: &ErrorHandlerHolder, message: &str, operation: &str);
+        /// Hands a job to the user executor; if it throws, the job is dropped (and reported).
+        fn execute_job(e: &CallbackExecutor, job: Box<RJob>);
+    }
+}

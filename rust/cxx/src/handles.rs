@@ -1,0 +1,387 @@
+//! Handles behind the C++ classes: [`RConnection`] (`Connection`, `Admin`), [`RTable`]
+//! (`Table`, `TableAppend`, `TableUpsert`), [`RWriter`] (`AppendWriter`, `UpsertWriter`) and
+//! [`RWriteResult`] (`WriteResult`). Each function converts its arguments, calls the core once,
+//! and converts the outcome.
+
+use std::time::Duration;
+
+use cxx::{SharedPtr, UniquePtr};
+use fluss_writer::{
+    AppendWriter, CallbackExecutor as CoreExecutor, ClientCode, Config, Connection, Error, Result, Table, TablePath, UpsertWriter,
+    WriteCompletion, WriteResult, WriterOptions,
+};
+
+use crate::bridge::ffi::{CallbackBase, CallbackExecutor, ErrorHandlerHolder, FfiDescriptor, FfiStatus, FfiWriterOptions, FfiWriterStats};
+use crate::callbacks::{error_handler, into_callback, CxxExecutor, RCompletion};
+use crate::status::{fill, guard, ok, status, status_of};
+use crate::values::{descriptor, RRow};
+
+/// `None` for a negative timeout (no bound).
+pub(crate) fn timeout(ms: i64) -> Option<Duration> {
+    u64::try_from(ms).ok().map(Duration::from_millis)
+}
+
+fn path(db: &str, table: &str) -> Result<TablePath> {
+    TablePath::new(db, table)
+}
+
+// ===== connection and admin =====
+
+/// A connection; `None` after a failed `connection_create`.
+pub struct RConnection(pub(crate) Option<Connection>);
+
+impl RConnection {
+    pub(crate) fn get(&self) -> Result<&Connection> {
+        self.0.as_ref().ok_or_else(|| Error::client(ClientCode::ConnectionClosed, "the connection is not open"))
+    }
+}
+
+pub(crate) fn connection_create(keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection> {
+    fill(
+        st,
+        || Box::new(RConnection(None)),
+        || {
+            let config = Config::from_pairs(keys.iter().zip(values.iter()))?;
+            Ok(Box::new(RConnection(Some(Connection::connect(config)?))))
+        },
+    )
+}
+
+pub(crate) fn connection_clone(c: &RConnection) -> Box<RConnection> {
+    Box::new(RConnection(c.0.clone()))
+}
+
+pub(crate) fn connection_close(c: &RConnection, timeout_ms: i64) -> FfiStatus {
+    status(guard(|| c.get()?.close(timeout(timeout_ms))))
+}
+
+pub(crate) fn admin_create_database(c: &RConnection, name: &str, ignore_if_exists: bool) -> FfiStatus {
+    status(guard(|| c.get()?.admin().create_database(name, ignore_if_exists)))
+}
+
+pub(crate) fn admin_drop_database(c: &RConnection, name: &str, ignore_if_not_exists: bool, cascade: bool) -> FfiStatus {
+    status(guard(|| c.get()?.admin().drop_database(name, ignore_if_not_exists, cascade)))
+}
+
+pub(crate) fn admin_database_exists(c: &RConnection, name: &str, out: &mut bool) -> FfiStatus {
+    status(guard(|| {
+        *out = c.get()?.admin().database_exists(name)?;
+        Ok(())
+    }))
+}
+
+pub(crate) fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &FfiDescriptor, ignore_if_exists: bool) -> FfiStatus {
+    status(guard(|| c.get()?.admin().create_table(&path(db, table)?, &descriptor(d)?, ignore_if_exists)))
+}
+
+pub(crate) fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus {
+    status(guard(|| c.get()?.admin().drop_table(&path(db, table)?, ignore_if_not_exists)))
+}
+
+pub(crate) fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus {
+    status(guard(|| {
+        *out = c.get()?.admin().table_exists(&path(db, table)?)?;
+        Ok(())
+    }))
+}
+
+// ===== tables =====
+
+/// A table; `None` after a failed `table_get`.
+pub struct RTable(Option<Table>);
+
+impl RTable {
+    fn get(&self) -> Result<&Table> {
+        self.0.as_ref().ok_or_else(|| Error::client(ClientCode::InvalidTable, "the table handle is empty"))
+    }
+}
+
+pub(crate) fn table_get(c: &RConnection, db: &str, table: &str, st: &mut FfiStatus) -> Box<RTable> {
+    fill(st, || Box::new(RTable(None)), || Ok(Box::new(RTable(Some(c.get()?.get_table(&path(db, table)?)?)))))
+}
+
+pub(crate) fn table_clone(t: &RTable) -> Box<RTable> {
+    Box::new(RTable(t.0.clone()))
+}
+
+pub(crate) fn table_has_primary_key(t: &RTable) -> bool {
+    t.0.as_ref().is_some_and(|t| t.info().has_primary_key())
+}
+
+pub(crate) fn table_bucket_count(t: &RTable) -> i32 {
+    t.0.as_ref().map_or(0, |t| t.info().bucket_count())
+}
+
+pub(crate) fn table_column_count(t: &RTable) -> usize {
+    t.0.as_ref().map_or(0, |t| t.info().schema().len())
+}
+
+pub(crate) fn table_path(t: &RTable) -> String {
+    t.0.as_ref().map_or(String::new(), |t| t.path().to_string())
+}
+
+fn writer_options(
+    o: &FfiWriterOptions,
+    user: SharedPtr<CallbackExecutor>,
+    handler: UniquePtr<ErrorHandlerHolder>,
+) -> Result<WriterOptions> {
+    let executor = match o.executor_kind {
+        0 => CoreExecutor::Connection,
+        1 => CoreExecutor::Sharded(o.shards),
+        2 => {
+            if user.is_null() {
+                return Err(Error::client(ClientCode::InvalidConfig, "a user executor was chosen but none was given"));
+            }
+            CoreExecutor::User(std::sync::Arc::new(CxxExecutor(user)))
+        }
+        k => return Err(Error::client(ClientCode::InvalidConfig, format!("unknown executor kind {k}"))),
+    };
+    Ok(WriterOptions::default().max_pending_callbacks(o.max_pending_callbacks).executor(executor).error_handler(error_handler(handler)))
+}
+
+pub(crate) fn table_create_append_writer(
+    t: &RTable,
+    o: &FfiWriterOptions,
+    user: SharedPtr<CallbackExecutor>,
+    handler: UniquePtr<ErrorHandlerHolder>,
+    st: &mut FfiStatus,
+) -> Box<RWriter> {
+    fill(
+        st,
+        || Box::new(RWriter::None),
+        || {
+            let opts = writer_options(o, user, handler)?;
+            Ok(Box::new(RWriter::Append(t.get()?.new_append()?.create_writer(opts)?)))
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn table_create_upsert_writer(
+    t: &RTable,
+    partial: i32,
+    names: &Vec<String>,
+    indexes: &Vec<usize>,
+    o: &FfiWriterOptions,
+    user: SharedPtr<CallbackExecutor>,
+    handler: UniquePtr<ErrorHandlerHolder>,
+    st: &mut FfiStatus,
+) -> Box<RWriter> {
+    fill(
+        st,
+        || Box::new(RWriter::None),
+        || {
+            let opts = writer_options(o, user, handler)?;
+            let mut up = t.get()?.new_upsert()?;
+            up = match partial {
+                1 => up.partial_update_by_name(names)?,
+                2 => up.partial_update_by_index(indexes)?,
+                _ => up,
+            };
+            Ok(Box::new(RWriter::Upsert(up.create_writer(opts)?)))
+        },
+    )
+}
+
+// ===== writers =====
+
+/// An append or upsert writer; `None` after a failed creation (or a moved-from C++ writer).
+pub enum RWriter {
+    None,
+    Append(AppendWriter),
+    Upsert(UpsertWriter),
+}
+
+impl RWriter {
+    fn append(&self) -> Result<&AppendWriter> {
+        match self {
+            RWriter::Append(w) => Ok(w),
+            RWriter::Upsert(_) => Err(Error::client(ClientCode::Unsupported, "append on an upsert writer")),
+            RWriter::None => Err(no_writer()),
+        }
+    }
+
+    fn upsert(&self) -> Result<&UpsertWriter> {
+        match self {
+            RWriter::Upsert(w) => Ok(w),
+            RWriter::Append(_) => Err(Error::client(ClientCode::Unsupported, "upsert on an append writer")),
+            RWriter::None => Err(no_writer()),
+        }
+    }
+}
+
+fn no_writer() -> Error {
+    Error::client(ClientCode::WriterClosed, "the writer was not created or was moved from")
+}
+
+/// How a C++ write call wants to hear about its outcome.
+pub(crate) enum Notify {
+    Callback(Box<dyn FnOnce(&WriteCompletion) + Send + 'static>),
+    Result(*mut RWriteResult),
+    Detached,
+}
+
+/// Decode the (callback, result pointer) pair of a write call.
+pub(crate) fn notify(cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> Notify {
+    match into_callback(cb) {
+        Some(f) => Notify::Callback(Box::new(f)),
+        None if !result.is_null() => Notify::Result(result),
+        None => Notify::Detached,
+    }
+}
+
+/// Run one write in the form `n` asks for: `detached`, `with_cb` or `with_result`.
+pub(crate) fn write<D, C, R>(n: Notify, detached: D, with_cb: C, with_result: R) -> FfiStatus
+where
+    D: FnOnce() -> Result<()>,
+    C: FnOnce(Box<dyn FnOnce(&WriteCompletion) + Send + 'static>) -> Result<()>,
+    R: FnOnce() -> Result<WriteResult>,
+{
+    let r = guard(move || match n {
+        Notify::Detached => detached(),
+        Notify::Callback(f) => with_cb(f),
+        Notify::Result(p) => {
+            let wr = with_result()?;
+            // SAFETY: `p` comes from a live C++ `WriteResult` (a `Box<RWriteResult>` it owns)
+            // that the C++ caller holds by `&` for the duration of this call.
+            unsafe { (*p).0 = Some(wr) };
+            Ok(())
+        }
+    });
+    status(r)
+}
+
+pub(crate) unsafe fn writer_append(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus {
+    let n = notify(cb, result);
+    let (w, vals) = match w.append().and_then(|w| Ok((w, row.values()?))) {
+        Ok(x) => x,
+        Err(e) => return status_of(&e),
+    };
+    write(n, || w.append_detached(vals), |f| w.append_with_callback(vals, f), || w.append(vals))
+}
+
+pub(crate) unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus {
+    let n = notify(cb, result);
+    let (w, vals) = match w.upsert().and_then(|w| Ok((w, row.values()?))) {
+        Ok(x) => x,
+        Err(e) => return status_of(&e),
+    };
+    write(n, || w.upsert_detached(vals), |f| w.upsert_with_callback(vals, f), || w.upsert(vals))
+}
+
+pub(crate) unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus {
+    let n = notify(cb, result);
+    let (w, vals) = match w.upsert().and_then(|w| Ok((w, key.values()?))) {
+        Ok(x) => x,
+        Err(e) => return status_of(&e),
+    };
+    write(n, || w.delete_detached(vals), |f| w.delete_with_callback(vals, f), || w.delete(vals))
+}
+
+pub(crate) fn writer_append_batch(w: &RWriter, batch: Result<arrow_array::RecordBatch>, n: Notify) -> FfiStatus {
+    let (w, batch) = match w.append().and_then(|w| Ok((w, batch?))) {
+        Ok(x) => x,
+        Err(e) => return status_of(&e),
+    };
+    let b = &batch;
+    write(n, || w.write_arrow_batch_detached(b), |f| w.write_arrow_batch_with_callback(b, f), || w.write_arrow_batch(b))
+}
+
+pub(crate) fn writer_flush(w: &RWriter, timeout_ms: i64) -> FfiStatus {
+    let t = timeout(timeout_ms);
+    status(guard(|| match w {
+        RWriter::Append(w) => w.flush(t),
+        RWriter::Upsert(w) => w.flush(t),
+        RWriter::None => Err(no_writer()),
+    }))
+}
+
+pub(crate) fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus {
+    let t = timeout(timeout_ms);
+    status(guard(|| match w {
+        RWriter::Append(w) => w.close(t),
+        RWriter::Upsert(w) => w.close(t),
+        RWriter::None => Err(no_writer()),
+    }))
+}
+
+pub(crate) fn writer_stats(w: &RWriter) -> FfiWriterStats {
+    let s = match w {
+        RWriter::Append(w) => w.stats(),
+        RWriter::Upsert(w) => w.stats(),
+        RWriter::None => Default::default(),
+    };
+    FfiWriterStats {
+        pending_callbacks: s.pending_callbacks,
+        callbacks_run: s.callbacks_run,
+        callback_errors: s.callback_errors,
+        queued_jobs: s.queued_jobs,
+        buffer_bytes_in_use: s.buffer_bytes_in_use,
+    }
+}
+
+// ===== write results =====
+
+/// The storage of a C++ `WriteResult`: empty until a write fills it.
+pub struct RWriteResult(Option<WriteResult>);
+
+/// A completion owned by C++ (`WriteResult::Wait`); `None` when the wait failed.
+pub struct ROwnedCompletion(Option<WriteCompletion>);
+
+pub(crate) fn result_new() -> Box<RWriteResult> {
+    Box::new(RWriteResult(None))
+}
+
+pub(crate) fn result_is_set(r: &RWriteResult) -> bool {
+    r.0.is_some()
+}
+
+pub(crate) fn result_is_done(r: &RWriteResult) -> bool {
+    r.0.as_ref().is_some_and(WriteResult::is_done)
+}
+
+fn no_result() -> Error {
+    Error::client(ClientCode::Unsupported, "this WriteResult was not filled by a write call")
+}
+
+pub(crate) fn result_wait(r: &RWriteResult, timeout_ms: i64, st: &mut FfiStatus) -> Box<ROwnedCompletion> {
+    fill(
+        st,
+        || Box::new(ROwnedCompletion(None)),
+        || {
+            let wr = r.0.as_ref().ok_or_else(no_result)?;
+            Ok(Box::new(ROwnedCompletion(Some(wr.wait(timeout(timeout_ms))?))))
+        },
+    )
+}
+
+pub(crate) fn result_add_callback(r: &RWriteResult, cb: UniquePtr<CallbackBase>) -> FfiStatus {
+    let Some(wr) = r.0.as_ref() else {
+        drop(cb);
+        return status_of(&no_result());
+    };
+    match into_callback(cb) {
+        Some(f) => status(guard(|| {
+            wr.add_callback(f);
+            Ok(())
+        })),
+        None => ok(),
+    }
+}
+
+pub(crate) fn owned_completion_get(o: &ROwnedCompletion) -> &RCompletion {
+    static EMPTY: std::sync::OnceLock<WriteCompletion> = std::sync::OnceLock::new();
+    let c = o.0.as_ref().unwrap_or_else(|| {
+        EMPTY.get_or_init(|| WriteCompletion {
+            error: None,
+            table: std::sync::Arc::new(TablePath { database: String::new(), table: String::new() }),
+            table_id: -1,
+            partition_id: None,
+            bucket: -1,
+            offset: -1,
+            log_end_offset: -1,
+            bucket_results: Vec::new(),
+        })
+    });
+    RCompletion::from_ref(c)
+}

@@ -1,0 +1,25 @@
+//! fluss-writer-cxx: the C++ binding of fluss-writer, built as a static library and wrapped by
+//! `cpp/include/fluss_writer.hpp`.
+//!
+//! The binding is thin: it converts values (rows, descriptors, Arrow C Data Interface structs),
+//! errors (to `FfiStatus`: code, message, retriable) and callables (C++ `WriteCallback`s owned
+//! by Rust and called through a `noexcept` trampoline). Every rule of the callback contract
+//! (C1-C12 in `docs/design.md`) lives in `fluss-writer` and `fluss-writer-dispatch`.
+//!
+//! Modules:
+//! * `bridge`: the cxx declarations only.
+//! * `status`: `Error` to `FfiStatus`, panics to `INTERNAL`, the list of client codes.
+//! * `values`: rows (`RRow`) and table descriptors.
+//! * `callbacks`: C++ callables, error handlers and user executors as Rust closures and traits;
+//!   completions seen from C++.
+//! * `handles`: connection, admin, tables, writers, write results.
+//! * `arrow`: Arrow C Data Interface import.
+//! * `testing`: embedded-engine read-back, fault injection, the dispatcher benchmark.
+
+mod arrow;
+mod bridge;
+mod callbacks;
+mod handles;
+mod status;
+mod testing;
+mod values;

@@ -1,0 +1,238 @@
+//! Values across the bridge: rows ([`RRow`], the storage of C++ `GenericRow`) and table
+//! descriptors. Only conversion happens here; whether a row fits a table is decided by the core
+//! when the row is written.
+
+use fluss_writer::{Column, DataType, Decimal, Error, Result, Schema, TableDescriptor, Timestamp, Value};
+
+use crate::bridge::ffi::FfiDescriptor;
+
+/// A row being built by C++ (`GenericRow`): values in schema order. A setter whose input could
+/// not be converted (a decimal string that is not an integer) records the problem; writing the
+/// row then fails with `INVALID_ROW` and registers nothing.
+#[derive(Clone, Default)]
+pub struct RRow {
+    pub(crate) values: Vec<Value>,
+    pub(crate) bad: Option<String>,
+}
+
+impl RRow {
+    /// The values, or the conversion error recorded by a setter.
+    pub(crate) fn values(&self) -> Result<&[Value]> {
+        match &self.bad {
+            None => Ok(&self.values),
+            Some(m) => Err(Error::invalid_row(m.clone())),
+        }
+    }
+
+    fn set(&mut self, i: usize, v: Value) {
+        if i >= self.values.len() {
+            self.values.resize(i + 1, Value::Null);
+        }
+        self.values[i] = v;
+    }
+
+    fn get(&self, i: usize) -> &Value {
+        self.values.get(i).unwrap_or(&Value::Null)
+    }
+}
+
+pub(crate) fn row_new(fields: usize) -> Box<RRow> {
+    Box::new(RRow { values: vec![Value::Null; fields], bad: None })
+}
+
+pub(crate) fn row_clone(r: &RRow) -> Box<RRow> {
+    Box::new(r.clone())
+}
+
+pub(crate) fn row_len(r: &RRow) -> usize {
+    r.values.len()
+}
+
+pub(crate) fn row_resize(r: &mut RRow, fields: usize) {
+    r.values.resize(fields, Value::Null);
+}
+
+pub(crate) fn row_set_null(r: &mut RRow, i: usize) {
+    r.set(i, Value::Null)
+}
+pub(crate) fn row_set_bool(r: &mut RRow, i: usize, v: bool) {
+    r.set(i, Value::Boolean(v))
+}
+pub(crate) fn row_set_i8(r: &mut RRow, i: usize, v: i8) {
+    r.set(i, Value::TinyInt(v))
+}
+pub(crate) fn row_set_i16(r: &mut RRow, i: usize, v: i16) {
+    r.set(i, Value::SmallInt(v))
+}
+pub(crate) fn row_set_i32(r: &mut RRow, i: usize, v: i32) {
+    r.set(i, Value::Int(v))
+}
+pub(crate) fn row_set_i64(r: &mut RRow, i: usize, v: i64) {
+    r.set(i, Value::BigInt(v))
+}
+pub(crate) fn row_set_f32(r: &mut RRow, i: usize, v: f32) {
+    r.set(i, Value::Float(v))
+}
+pub(crate) fn row_set_f64(r: &mut RRow, i: usize, v: f64) {
+    r.set(i, Value::Double(v))
+}
+
+pub(crate) fn row_set_string(r: &mut RRow, i: usize, v: &[u8]) {
+    match std::str::from_utf8(v) {
+        Ok(s) => r.set(i, Value::String(s.to_string())),
+        Err(e) => {
+            r.bad = Some(format!("field {i}: the string is not valid UTF-8 ({e})"));
+            r.set(i, Value::Null)
+        }
+    }
+}
+
+pub(crate) fn row_set_bytes(r: &mut RRow, i: usize, v: &[u8]) {
+    r.set(i, Value::Bytes(v.to_vec()))
+}
+
+pub(crate) fn row_set_decimal_i64(r: &mut RRow, i: usize, unscaled: i64, precision: u8, scale: u8) {
+    r.set(i, Value::Decimal(Decimal { unscaled: unscaled as i128, precision, scale }))
+}
+
+pub(crate) fn row_set_decimal_str(r: &mut RRow, i: usize, unscaled: &str, precision: u8, scale: u8) {
+    match unscaled.trim().parse::<i128>() {
+        Ok(u) => r.set(i, Value::Decimal(Decimal { unscaled: u, precision, scale })),
+        Err(_) => {
+            r.bad = Some(format!("field {i}: {unscaled:?} is not an unscaled decimal integer"));
+            r.set(i, Value::Null)
+        }
+    }
+}
+
+pub(crate) fn row_set_date(r: &mut RRow, i: usize, days: i32) {
+    r.set(i, Value::Date(days))
+}
+pub(crate) fn row_set_time(r: &mut RRow, i: usize, millis: i32) {
+    r.set(i, Value::Time(millis))
+}
+pub(crate) fn row_set_timestamp_ntz(r: &mut RRow, i: usize, millis: i64, nanos_of_milli: u32) {
+    r.set(i, Value::Timestamp(Timestamp { millis, nanos_of_milli }))
+}
+pub(crate) fn row_set_timestamp_ltz(r: &mut RRow, i: usize, millis: i64, nanos_of_milli: u32) {
+    r.set(i, Value::TimestampLtz(Timestamp { millis, nanos_of_milli }))
+}
+
+pub(crate) fn row_type_name(r: &RRow, i: usize) -> &str {
+    r.get(i).type_name()
+}
+pub(crate) fn row_is_null(r: &RRow, i: usize) -> bool {
+    r.get(i).is_null()
+}
+pub(crate) fn row_get_bool(r: &RRow, i: usize) -> bool {
+    matches!(r.get(i), Value::Boolean(true))
+}
+
+/// Integers, dates, times, decimals (unscaled, truncated) and timestamps (epoch millis).
+pub(crate) fn row_get_i64(r: &RRow, i: usize) -> i64 {
+    match r.get(i) {
+        Value::TinyInt(v) => *v as i64,
+        Value::SmallInt(v) => *v as i64,
+        Value::Int(v) | Value::Date(v) | Value::Time(v) => *v as i64,
+        Value::BigInt(v) => *v,
+        Value::Decimal(d) => d.unscaled as i64,
+        Value::Timestamp(t) | Value::TimestampLtz(t) => t.millis,
+        Value::Boolean(b) => *b as i64,
+        _ => 0,
+    }
+}
+
+pub(crate) fn row_get_f64(r: &RRow, i: usize) -> f64 {
+    match r.get(i) {
+        Value::Float(v) => *v as f64,
+        Value::Double(v) => *v,
+        _ => row_get_i64(r, i) as f64,
+    }
+}
+
+pub(crate) fn row_get_str(r: &RRow, i: usize) -> &str {
+    match r.get(i) {
+        Value::String(s) => s,
+        _ => "",
+    }
+}
+
+pub(crate) fn row_get_bytes(r: &RRow, i: usize) -> &[u8] {
+    match r.get(i) {
+        Value::Bytes(b) => b,
+        Value::String(s) => s.as_bytes(),
+        _ => &[],
+    }
+}
+
+pub(crate) fn row_to_string(r: &RRow, i: usize) -> String {
+    match r.get(i) {
+        Value::Null => "null".into(),
+        Value::Boolean(v) => v.to_string(),
+        Value::TinyInt(v) => v.to_string(),
+        Value::SmallInt(v) => v.to_string(),
+        Value::Int(v) | Value::Date(v) | Value::Time(v) => v.to_string(),
+        Value::BigInt(v) => v.to_string(),
+        Value::Float(v) => v.to_string(),
+        Value::Double(v) => v.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Bytes(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
+        Value::Decimal(d) => format!("{}e-{}", d.unscaled, d.scale),
+        Value::Timestamp(t) | Value::TimestampLtz(t) => format!("{}ms+{}ns", t.millis, t.nanos_of_milli),
+    }
+}
+
+/// The core type of a C++ `TypeId` with its parameters.
+pub(crate) fn data_type(type_id: i32, precision: i32, scale: i32) -> Result<DataType> {
+    let p = u8::try_from(precision)
+        .map_err(|_| Error::client(fluss_writer::ClientCode::InvalidTable, format!("precision {precision} is out of range")))?;
+    let s =
+        u8::try_from(scale).map_err(|_| Error::client(fluss_writer::ClientCode::InvalidTable, format!("scale {scale} is out of range")))?;
+    let t = match type_id {
+        0 => DataType::Boolean,
+        1 => DataType::TinyInt,
+        2 => DataType::SmallInt,
+        3 => DataType::Int,
+        4 => DataType::BigInt,
+        5 => DataType::Float,
+        6 => DataType::Double,
+        7 => DataType::String,
+        8 => DataType::Bytes,
+        9 => DataType::decimal(p, s)?,
+        10 => DataType::Date,
+        11 => DataType::Time { precision: p },
+        12 => DataType::Timestamp { precision: p },
+        13 => DataType::TimestampLtz { precision: p },
+        _ => return Err(Error::client(fluss_writer::ClientCode::InvalidTable, format!("unknown type id {type_id}"))),
+    };
+    t.validate()?;
+    Ok(t)
+}
+
+/// A core descriptor from the C++ one.
+pub(crate) fn descriptor(d: &FfiDescriptor) -> Result<TableDescriptor> {
+    let mut cols = Vec::with_capacity(d.columns.len());
+    for c in &d.columns {
+        let mut col = Column::new(c.name.clone(), data_type(c.type_id, c.precision, c.scale)?);
+        col.nullable = c.nullable;
+        cols.push(col);
+    }
+    let schema = Schema::new(cols, d.primary_key.clone())?;
+    let mut t = TableDescriptor::new(schema);
+    if d.bucket_count > 0 {
+        t = t.with_bucket_count(d.bucket_count);
+    }
+    if !d.bucket_keys.is_empty() {
+        t = t.with_bucket_key(d.bucket_keys.iter().cloned());
+    }
+    if d.property_keys.len() != d.property_values.len() {
+        return Err(Error::internal("property keys and values differ in length"));
+    }
+    for (k, v) in d.property_keys.iter().zip(&d.property_values) {
+        t = t.with_property(k.clone(), v.clone());
+    }
+    if !d.comment.is_empty() {
+        t.comment = Some(d.comment.clone());
+    }
+    Ok(t)
+}
