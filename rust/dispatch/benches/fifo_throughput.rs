@@ -20,10 +20,7 @@ const JOBS: usize = 40_000;
 
 fn run(boxed: bool, jobs: usize) -> f64 {
     let scope = Scope::new(
-        ScopeOptions {
-            max_pending_callbacks: u64::MAX,
-            error_handler: None,
-        },
+        ScopeOptions { max_pending_callbacks: u64::MAX, error_handler: None },
         Executor::fifo("bench", None),
         Arc::new(SystemClock::new()),
     );
@@ -78,10 +75,7 @@ fn run(boxed: bool, jobs: usize) -> f64 {
     go_tx.send(()).unwrap();
     scope.flush(Deadline::never()).unwrap();
     let secs = start.elapsed().as_secs_f64();
-    assert_eq!(
-        scope.stats().callbacks_run,
-        (jobs * CALLBACKS_PER_JOB) as u64
-    );
+    assert_eq!(scope.stats().callbacks_run, (jobs * CALLBACKS_PER_JOB) as u64);
     (jobs * CALLBACKS_PER_JOB) as f64 / secs
 }
 
@@ -100,11 +94,7 @@ fn main() {
         println!(
             "fifo worker, {} callbacks/job, {}: {:.1} M callbacks/s (best of 3)",
             CALLBACKS_PER_JOB,
-            if boxed {
-                "boxed FnOnce"
-            } else {
-                "inline no-op"
-            },
+            if boxed { "boxed FnOnce" } else { "inline no-op" },
             best / 1e6
         );
     }

@@ -116,14 +116,7 @@ pub(crate) struct FlushBarrier {
 
 impl FlushBarrier {
     pub(crate) fn new() -> Self {
-        FlushBarrier {
-            state: AtomicU64::new(0),
-            inner: Mutex::new(Inner {
-                epoch: 0,
-                waiters: 0,
-            }),
-            cv: Condvar::new(),
-        }
+        FlushBarrier { state: AtomicU64::new(0), inner: Mutex::new(Inner { epoch: 0, waiters: 0 }), cv: Condvar::new() }
     }
 
     /// Counts one ticket in the current epoch; returns the epoch's parity.
@@ -133,10 +126,7 @@ impl FlushBarrier {
         loop {
             let p = s >> 63;
             debug_assert!(count(s, p) < COUNT_MASK);
-            match self
-                .state
-                .compare_exchange_weak(s, s + one(p), AcqRel, Relaxed)
-            {
+            match self.state.compare_exchange_weak(s, s + one(p), AcqRel, Relaxed) {
                 Ok(_) => return p as u8,
                 Err(actual) => s = actual,
             }
@@ -156,8 +146,7 @@ impl FlushBarrier {
             "retired more tickets than were admitted"
         );
         let new = prev - dec;
-        let hit_zero =
-            (counts[0] > 0 && count(new, 0) == 0) || (counts[1] > 0 && count(new, 1) == 0);
+        let hit_zero = (counts[0] > 0 && count(new, 0) == 0) || (counts[1] > 0 && count(new, 1) == 0);
         if hit_zero && new & WAITING != 0 {
             let _g = lock(&self.inner);
             self.cv.notify_all();
@@ -209,11 +198,7 @@ impl FlushBarrier {
     }
 
     /// Waits until no ticket is outstanding.
-    pub(crate) fn wait_idle(
-        &self,
-        deadline: Deadline,
-        clock: &dyn Clock,
-    ) -> Result<(), FlushError> {
+    pub(crate) fn wait_idle(&self, deadline: Deadline, clock: &dyn Clock) -> Result<(), FlushError> {
         let mut g = lock(&self.inner);
         g.waiters += 1;
         self.state.fetch_or(WAITING, AcqRel);

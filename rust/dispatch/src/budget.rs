@@ -40,9 +40,7 @@ impl Deadline {
 
     /// `d` from now on `clock` (saturating).
     pub fn after(d: Duration, clock: &dyn Clock) -> Deadline {
-        Deadline {
-            at: Some(clock.now_nanos().saturating_add(duration_nanos(d))),
-        }
+        Deadline { at: Some(clock.now_nanos().saturating_add(duration_nanos(d))) }
     }
 
     /// A deadline at clock reading `nanos`.
@@ -80,8 +78,7 @@ impl Deadline {
 
     /// Time left before the deadline (`None` = unbounded; `Some(ZERO)` once expired).
     pub fn remaining(&self, clock: &dyn Clock) -> Option<Duration> {
-        self.at
-            .map(|at| Duration::from_nanos(at.saturating_sub(clock.now_nanos())))
+        self.at.map(|at| Duration::from_nanos(at.saturating_sub(clock.now_nanos())))
     }
 
     /// How long one blocking wait may sleep before re-checking: the remaining time, capped by the

@@ -52,19 +52,13 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock reading 0.
     pub fn new() -> Self {
-        ManualClock {
-            now: AtomicU64::new(0),
-        }
+        ManualClock { now: AtomicU64::new(0) }
     }
 
     /// Moves the clock forward by `d` (saturating).
     pub fn advance(&self, d: Duration) {
         let d = duration_nanos(d);
-        let _ = self
-            .now
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| {
-                Some(v.saturating_add(d))
-            });
+        let _ = self.now.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| Some(v.saturating_add(d)));
     }
 
     /// Sets the clock to `nanos`. Tests must not move it backwards.

@@ -82,10 +82,7 @@ struct ExecInner {
 }
 
 enum Kind {
-    Workers {
-        shards: Vec<Arc<Shard>>,
-        threads: Mutex<Vec<JoinHandle<()>>>,
-    },
+    Workers { shards: Vec<Arc<Shard>>, threads: Mutex<Vec<JoinHandle<()>>> },
     User(Arc<dyn UserExecutor>),
 }
 
@@ -112,10 +109,7 @@ impl fmt::Debug for Executor {
             Kind::Workers { shards, .. } => format!("workers({})", shards.len()),
             Kind::User(_) => "user".to_string(),
         };
-        f.debug_struct("Executor")
-            .field("name", &self.inner.name)
-            .field("kind", &kind)
-            .finish()
+        f.debug_struct("Executor").field("name", &self.inner.name).field("kind", &kind).finish()
     }
 }
 
@@ -148,12 +142,7 @@ impl Executor {
         let shards: Vec<Arc<Shard>> = (0..n)
             .map(|_| {
                 Arc::new(Shard {
-                    q: Mutex::new(ShardQueue {
-                        jobs: VecDeque::new(),
-                        stopping: false,
-                        sleeping: false,
-                        exited: false,
-                    }),
+                    q: Mutex::new(ShardQueue { jobs: VecDeque::new(), stopping: false, sleeping: false, exited: false }),
                     work: Condvar::new(),
                     done: Condvar::new(),
                 })
@@ -166,11 +155,7 @@ impl Executor {
                 let shard = shard.clone();
                 let hooks = hooks.clone();
                 let counters = counters.clone();
-                let tname = if n == 1 {
-                    name.to_string()
-                } else {
-                    format!("{name}-{i}")
-                };
+                let tname = if n == 1 { name.to_string() } else { format!("{name}-{i}") };
                 Builder::new()
                     .name(tname)
                     .spawn(move || worker_main(id, &shard, hooks.as_deref(), &counters))
@@ -181,10 +166,7 @@ impl Executor {
             inner: Arc::new(ExecInner {
                 id,
                 name: name.to_string(),
-                kind: Kind::Workers {
-                    shards,
-                    threads: Mutex::new(threads),
-                },
+                kind: Kind::Workers { shards, threads: Mutex::new(threads) },
                 counters,
             }),
         }
@@ -328,10 +310,7 @@ fn worker_main(id: u64, shard: &Shard, hooks: Option<&dyn WorkerHooks>, counters
     set_worker_of(id);
     if let Some(h) = hooks {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| h.on_thread_start())) {
-            log::error!(
-                "worker on_thread_start hook panicked: {}",
-                panic_message(&*p)
-            );
+            log::error!("worker on_thread_start hook panicked: {}", panic_message(&*p));
         }
     }
     let mut group: VecDeque<Job> = VecDeque::new();
@@ -374,10 +353,7 @@ fn worker_main(id: u64, shard: &Shard, hooks: Option<&dyn WorkerHooks>, counters
     }
     if let Some(h) = hooks {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| h.on_thread_stop())) {
-            log::error!(
-                "worker on_thread_stop hook panicked: {}",
-                panic_message(&*p)
-            );
+            log::error!("worker on_thread_stop hook panicked: {}", panic_message(&*p));
         }
     }
     set_worker_of(0);
@@ -390,27 +366,14 @@ fn worker_main(id: u64, shard: &Shard, hooks: Option<&dyn WorkerHooks>, counters
 mod tests {
     use super::*;
     use crate::test_util::{eventually, held_scope, one_callback_job, recording_handler};
-    use crate::{
-        in_callback, AdmitError, FlushError, JobContext, ManualClock, Scope, ScopeOptions,
-        TicketSet,
-    };
+    use crate::{in_callback, AdmitError, FlushError, JobContext, ManualClock, Scope, ScopeOptions, TicketSet};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
     use std::sync::mpsc;
     use std::time::Duration;
 
-    fn scope_on(
-        executor: Executor,
-        max: u64,
-    ) -> (Scope, Arc<std::sync::Mutex<Vec<crate::CallbackError>>>) {
+    fn scope_on(executor: Executor, max: u64) -> (Scope, Arc<std::sync::Mutex<Vec<crate::CallbackError>>>) {
         let (h, errors) = recording_handler();
-        let scope = Scope::new(
-            ScopeOptions {
-                max_pending_callbacks: max,
-                error_handler: Some(h),
-            },
-            executor,
-            Arc::new(SystemClock::new()),
-        );
+        let scope = Scope::new(ScopeOptions { max_pending_callbacks: max, error_handler: Some(h) }, executor, Arc::new(SystemClock::new()));
         (scope, errors)
     }
 
@@ -460,10 +423,7 @@ mod tests {
         assert_eq!(*seen, expected);
         assert_eq!(off_worker.load(SeqCst), 0);
         let st = ex.stats();
-        assert_eq!(
-            (st.jobs_run, st.callbacks_run, st.queued_jobs),
-            (500, 1500, 0)
-        );
+        assert_eq!((st.jobs_run, st.callbacks_run, st.queued_jobs), (500, 1500, 0));
         assert_eq!(scope.stats().callbacks_run, 1500);
     }
 
@@ -511,10 +471,7 @@ mod tests {
         }
         assert_eq!(scope.executor().shard_of(5), 0);
         let jobs = holding.take();
-        assert_eq!(
-            jobs.iter().map(Job::shard_key).collect::<Vec<_>>(),
-            vec![0, 1, 2]
-        );
+        assert_eq!(jobs.iter().map(Job::shard_key).collect::<Vec<_>>(), vec![0, 1, 2]);
         assert_eq!(scope.flush(Deadline::now()), Err(FlushError::Timeout));
         let s2 = scope.clone();
         std::thread::spawn(move || {
@@ -540,27 +497,18 @@ mod tests {
         tickets.add(scope.admit(Deadline::never()).unwrap());
         let ran = Arc::new(AtomicBool::new(false));
         let r2 = ran.clone();
-        scope.dispatch(one_callback_job(&scope, 9, tickets, move || {
-            r2.store(true, SeqCst)
-        }));
+        scope.dispatch(one_callback_job(&scope, 9, tickets, move || r2.store(true, SeqCst)));
         assert_eq!(scope.stats().pending, 2);
         drop(holding.take());
         assert!(!ran.load(SeqCst));
         assert_eq!(scope.flush(Deadline::now()), Ok(()));
         assert_eq!(scope.slots_in_use(), 0);
         let st = scope.stats();
-        assert_eq!(
-            (st.pending, st.jobs_dropped_unrun, st.callbacks_run),
-            (0, 1, 0)
-        );
+        assert_eq!((st.pending, st.jobs_dropped_unrun, st.callbacks_run), (0, 1, 0));
         let errors = errors.lock().unwrap();
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].message, "job dropped without running");
-        assert!(
-            errors[0].operation.contains("2 callback"),
-            "{}",
-            errors[0].operation
-        );
+        assert!(errors[0].operation.contains("2 callback"), "{}", errors[0].operation);
     }
 
     #[test]
@@ -576,16 +524,11 @@ mod tests {
             r.lock().unwrap().push(j);
         }));
         let r = ran.clone();
-        scope.dispatch(job_with(&scope, 0, 2, move |j| {
-            r.lock().unwrap().push(10 + j)
-        }));
+        scope.dispatch(job_with(&scope, 0, 2, move |j| r.lock().unwrap().push(10 + j)));
         scope.flush(Deadline::never()).unwrap();
         assert_eq!(*ran.lock().unwrap(), vec![0, 2, 10, 11]);
         let st = scope.stats();
-        assert_eq!(
-            (st.callbacks_run, st.callback_errors, st.pending),
-            (5, 1, 0)
-        );
+        assert_eq!((st.callbacks_run, st.callback_errors, st.pending), (5, 1, 0));
         let errors = errors.lock().unwrap();
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].message, "boom in 1");
@@ -596,10 +539,7 @@ mod tests {
     fn a_panicking_body_or_error_handler_is_contained() {
         let ex = Executor::fifo("body-panics", None);
         let scope = Scope::new(
-            ScopeOptions {
-                max_pending_callbacks: 8,
-                error_handler: Some(Arc::new(|_: &crate::CallbackError| panic!("handler"))),
-            },
+            ScopeOptions { max_pending_callbacks: 8, error_handler: Some(Arc::new(|_: &crate::CallbackError| panic!("handler"))) },
             ex,
             Arc::new(SystemClock::new()),
         );
@@ -617,9 +557,7 @@ mod tests {
         let ok = Arc::new(AtomicBool::new(false));
         let o2 = ok.clone();
         let t = scope.admit(Deadline::never()).unwrap();
-        scope.dispatch(one_callback_job(&scope, 0, t.into(), move || {
-            o2.store(true, SeqCst)
-        }));
+        scope.dispatch(one_callback_job(&scope, 0, t.into(), move || o2.store(true, SeqCst)));
         scope.flush(Deadline::never()).unwrap();
         assert!(ok.load(SeqCst));
         assert_eq!(scope.stats().callback_errors, 2);
@@ -632,8 +570,7 @@ mod tests {
     }
     impl Drop for Probe {
         fn drop(&mut self) {
-            *self.at_drop.lock().unwrap() =
-                Some((self.scope.slots_in_use(), self.scope.stats().pending));
+            *self.at_drop.lock().unwrap() = Some((self.scope.slots_in_use(), self.scope.stats().pending));
         }
     }
 
@@ -643,10 +580,7 @@ mod tests {
         let (scope, _e) = scope_on(ex, 8);
         for invoke in [true, false] {
             let at_drop = Arc::new(std::sync::Mutex::new(None));
-            let probe = Probe {
-                scope: scope.clone(),
-                at_drop: at_drop.clone(),
-            };
+            let probe = Probe { scope: scope.clone(), at_drop: at_drop.clone() };
             let t = scope.admit(Deadline::never()).unwrap();
             scope.dispatch(Job::new(
                 &scope,
@@ -669,10 +603,7 @@ mod tests {
         // Dropped unrun: same order.
         let (scope, holding, _e) = held_scope(8);
         let at_drop = Arc::new(std::sync::Mutex::new(None));
-        let probe = Probe {
-            scope: scope.clone(),
-            at_drop: at_drop.clone(),
-        };
+        let probe = Probe { scope: scope.clone(), at_drop: at_drop.clone() };
         let t = scope.admit(Deadline::never()).unwrap();
         scope.dispatch(one_callback_job(&scope, 0, t.into(), move || drop(probe)));
         drop(holding.take());
@@ -684,20 +615,10 @@ mod tests {
     fn latency_is_measured_on_the_injected_clock() {
         let holding = Arc::new(crate::test_util::Holding::default());
         let clock = Arc::new(ManualClock::new());
-        let scope = Scope::new(
-            ScopeOptions::default(),
-            Executor::user(holding.clone()),
-            clock.clone(),
-        );
+        let scope = Scope::new(ScopeOptions::default(), Executor::user(holding.clone()), clock.clone());
         for (ack, now) in [(1_000u64, 6_000u64), (6_000, 6_100), (6_100, 1_006_100)] {
             let t = scope.admit(Deadline::never()).unwrap();
-            scope.dispatch(Job::new(
-                &scope,
-                0,
-                t.into(),
-                ack,
-                Box::new(|ctx: &mut JobContext<'_>| ctx.invoke(|| {}, &|| String::new())),
-            ));
+            scope.dispatch(Job::new(&scope, 0, t.into(), ack, Box::new(|ctx: &mut JobContext<'_>| ctx.invoke(|| {}, &|| String::new()))));
             clock.set(now);
             holding.take().pop().unwrap().run();
         }
@@ -740,11 +661,7 @@ mod tests {
         let go_rx = std::sync::Mutex::new(go_rx);
         scope.dispatch(job_with(&scope, 0, 1, move |_| {
             started_tx.send(()).unwrap();
-            go_rx
-                .lock()
-                .unwrap()
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap();
+            go_rx.lock().unwrap().recv_timeout(Duration::from_secs(10)).unwrap();
         }));
         started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
         // The worker is busy: these queue up and must form groups of at most GROUP_CAP.
@@ -785,20 +702,13 @@ mod tests {
         let (s2, r2) = (scope.clone(), results.clone());
         // The job's own ticket holds the only slot.
         scope.dispatch(job_with(&scope, 0, 1, move |_| {
-            *r2.lock().unwrap() = Some((
-                s2.flush(Deadline::never()),
-                s2.wait_idle(Deadline::never()),
-                s2.admit(Deadline::never()).map(|_| ()),
-            ));
+            *r2.lock().unwrap() =
+                Some((s2.flush(Deadline::never()), s2.wait_idle(Deadline::never()), s2.admit(Deadline::never()).map(|_| ())));
         }));
         scope.flush(Deadline::never()).unwrap();
         assert_eq!(
             *results.lock().unwrap(),
-            Some((
-                Err(FlushError::CalledFromCallback),
-                Err(FlushError::CalledFromCallback),
-                Err(AdmitError::WouldBlockInCallback)
-            ))
+            Some((Err(FlushError::CalledFromCallback), Err(FlushError::CalledFromCallback), Err(AdmitError::WouldBlockInCallback)))
         );
     }
 
@@ -831,11 +741,7 @@ mod tests {
         let (started_tx, started_rx) = mpsc::channel();
         scope.dispatch(job_with(&scope, 0, 1, move |_| {
             started_tx.send(()).unwrap();
-            go_rx
-                .lock()
-                .unwrap()
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap();
+            go_rx.lock().unwrap().recv_timeout(Duration::from_secs(10)).unwrap();
         }));
         started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
         let clock = ManualClock::new();
@@ -869,10 +775,7 @@ mod tests {
         let rx = std::sync::Mutex::new(rx);
         // Hold the worker so that the other jobs are still queued when the handles go away.
         scope.dispatch(job_with(&scope, 0, 1, move |_| {
-            rx.lock()
-                .unwrap()
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap();
+            rx.lock().unwrap().recv_timeout(Duration::from_secs(10)).unwrap();
         }));
         for _ in 0..100 {
             let c = count.clone();
@@ -901,11 +804,7 @@ mod tests {
         let t = other.admit(Deadline::never()).unwrap();
         y.submit(one_callback_job(&other, 0, t.into(), move || {
             started_tx.send(()).unwrap();
-            go_rx
-                .lock()
-                .unwrap()
-                .recv_timeout(Duration::from_secs(10))
-                .unwrap();
+            go_rx.lock().unwrap().recv_timeout(Duration::from_secs(10)).unwrap();
         }));
         started_rx.recv_timeout(Duration::from_secs(10)).unwrap();
         // A callback on executor X drops the last handle to Y: it must not wait for Y's job.
@@ -922,9 +821,7 @@ mod tests {
         dropped_rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(hooks.stops.load(SeqCst), 0, "Y's worker is still busy");
         go_tx.send(()).unwrap();
-        eventually("Y's worker exited after draining", || {
-            hooks.stops.load(SeqCst) == 1
-        });
+        eventually("Y's worker exited after draining", || hooks.stops.load(SeqCst) == 1);
         assert_eq!(other.flush(Deadline::never()), Ok(()));
     }
 }

@@ -59,9 +59,7 @@ impl fmt::Debug for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Job");
         if let Some(i) = &self.inner {
-            d.field("shard_key", &i.shard_key)
-                .field("tickets", &i.tickets.len())
-                .field("ack_nanos", &i.ack_nanos);
+            d.field("shard_key", &i.shard_key).field("tickets", &i.tickets.len()).field("ack_nanos", &i.ack_nanos);
         }
         d.finish()
     }
@@ -70,22 +68,8 @@ impl fmt::Debug for Job {
 impl Job {
     /// A job of `scope` carrying `tickets`, acknowledged at clock reading `ack_nanos`.
     /// `shard_key` picks the worker of a sharded executor.
-    pub fn new(
-        scope: &Scope,
-        shard_key: u64,
-        tickets: TicketSet,
-        ack_nanos: u64,
-        body: Box<dyn JobBody>,
-    ) -> Job {
-        Job {
-            inner: Some(JobInner {
-                scope: scope.clone(),
-                shard_key,
-                tickets,
-                ack_nanos,
-                body,
-            }),
-        }
+    pub fn new(scope: &Scope, shard_key: u64, tickets: TicketSet, ack_nanos: u64, body: Box<dyn JobBody>) -> Job {
+        Job { inner: Some(JobInner { scope: scope.clone(), shard_key, tickets, ack_nanos, body }) }
     }
 
     /// The key that selects a worker of a sharded executor.
@@ -110,23 +94,12 @@ impl Job {
     /// dropped every callable, publishes the counters and retires the tickets. Latency and job
     /// counts go to the stats of the scope's executor, whichever thread runs the job.
     pub fn run(mut self) {
-        let Some(JobInner {
-            scope,
-            tickets,
-            ack_nanos,
-            body,
-            ..
-        }) = self.inner.take()
-        else {
+        let Some(JobInner { scope, tickets, ack_nanos, body, .. }) = self.inner.take() else {
             return;
         };
         let latency = scope.clock().now_nanos().saturating_sub(ack_nanos);
         let guard = CallbackGuard::enter();
-        let mut ctx = JobContext {
-            scope: &scope,
-            callbacks: 0,
-            errors: 0,
-        };
+        let mut ctx = JobContext { scope: &scope, callbacks: 0, errors: 0 };
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| body.run(&mut ctx))) {
             ctx.errors += 1;
             scope.report_error(&CallbackError {
@@ -146,30 +119,17 @@ impl Job {
 
 impl Drop for Job {
     fn drop(&mut self) {
-        let Some(JobInner {
-            scope,
-            shard_key,
-            tickets,
-            body,
-            ..
-        }) = self.inner.take()
-        else {
+        let Some(JobInner { scope, shard_key, tickets, body, .. }) = self.inner.take() else {
             return;
         };
         let dropped = catch_unwind(AssertUnwindSafe(move || drop(body)));
         scope.count_dropped_job();
         scope.report_error(&CallbackError {
             message: "job dropped without running".to_string(),
-            operation: format!(
-                "completion job with {} callback(s), shard key {shard_key}",
-                tickets.len()
-            ),
+            operation: format!("completion job with {} callback(s), shard key {shard_key}", tickets.len()),
         });
         if let Err(payload) = dropped {
-            log::error!(
-                "dropping an unrun job panicked: {}",
-                panic_message(&*payload)
-            );
+            log::error!("dropping an unrun job panicked: {}", panic_message(&*payload));
         }
         scope.retire(tickets);
     }
@@ -200,12 +160,8 @@ impl JobContext<'_> {
     #[inline(never)]
     fn on_panic(&mut self, payload: Box<dyn Any + Send>, operation: &dyn Fn() -> String) {
         self.errors += 1;
-        let operation = catch_unwind(AssertUnwindSafe(operation))
-            .unwrap_or_else(|_| "<operation description panicked>".to_string());
-        self.scope.report_error(&CallbackError {
-            message: panic_message(&*payload),
-            operation,
-        });
+        let operation = catch_unwind(AssertUnwindSafe(operation)).unwrap_or_else(|_| "<operation description panicked>".to_string());
+        self.scope.report_error(&CallbackError { message: panic_message(&*payload), operation });
         // The payload may itself panic on drop; contain it.
         let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
     }

@@ -78,9 +78,7 @@ pub use context::in_callback;
 pub use executor::{Executor, UserExecutor, WorkerHooks, GROUP_CAP};
 pub use job::{Job, JobBody, JobContext};
 pub use permits::{AcquireError, Permits};
-pub use scope::{
-    AdmitError, CallbackError, ErrorHandler, Scope, ScopeOptions, ScopeStats, Ticket, TicketSet,
-};
+pub use scope::{AdmitError, CallbackError, ErrorHandler, Scope, ScopeOptions, ScopeStats, Ticket, TicketSet};
 pub use stats::{ExecutorStats, LatencySnapshot};
 
 #[cfg(test)]

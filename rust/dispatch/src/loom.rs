@@ -47,17 +47,9 @@ pub(crate) fn lock<T>(m: &sync::Mutex<T>) -> sync::MutexGuard<'_, T> {
 }
 
 /// Waits on `cv` for at most `dur` (`None` = until notified), ignoring poisoning.
-pub(crate) fn wait<'a, T>(
-    cv: &sync::Condvar,
-    g: sync::MutexGuard<'a, T>,
-    dur: Option<std::time::Duration>,
-) -> sync::MutexGuard<'a, T> {
+pub(crate) fn wait<'a, T>(cv: &sync::Condvar, g: sync::MutexGuard<'a, T>, dur: Option<std::time::Duration>) -> sync::MutexGuard<'a, T> {
     match dur {
         None => cv.wait(g).unwrap_or_else(PoisonError::into_inner),
-        Some(d) => {
-            cv.wait_timeout(g, d)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0
-        }
+        Some(d) => cv.wait_timeout(g, d).unwrap_or_else(PoisonError::into_inner).0,
     }
 }

@@ -71,9 +71,7 @@ impl fmt::Display for AcquireError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             AcquireError::Exhausted => "capacity exhausted: the wait budget ran out",
-            AcquireError::WouldBlockInCallback => {
-                "capacity exhausted inside a callback, which never blocks"
-            }
+            AcquireError::WouldBlockInCallback => "capacity exhausted inside a callback, which never blocks",
             AcquireError::TooLarge => "request larger than the total capacity",
             AcquireError::Closed => "closed",
         })
@@ -122,11 +120,7 @@ impl Permits {
     /// [`Permits::MAX_CAPACITY`].
     pub fn new(capacity: u64) -> Self {
         let capacity = capacity.min(AVAIL);
-        Permits {
-            state: AtomicU64::new(capacity),
-            capacity,
-            queue: Mutex::new(VecDeque::new()),
-        }
+        Permits { state: AtomicU64::new(capacity), capacity, queue: Mutex::new(VecDeque::new()) }
     }
 
     /// Takes `n` permits if they are available right now and nobody is queued. Never blocks.
@@ -151,12 +145,7 @@ impl Permits {
     /// Never blocks when [`in_callback`] is true: where it would wait it fails with
     /// [`AcquireError::WouldBlockInCallback`]. An already-expired deadline (non-blocking budget)
     /// fails with [`AcquireError::Exhausted`] where it would wait.
-    pub fn acquire(
-        &self,
-        n: u64,
-        deadline: Deadline,
-        clock: &dyn Clock,
-    ) -> Result<(), AcquireError> {
+    pub fn acquire(&self, n: u64, deadline: Deadline, clock: &dyn Clock) -> Result<(), AcquireError> {
         if n > self.capacity {
             return Err(AcquireError::TooLarge);
         }
@@ -179,12 +168,7 @@ impl Permits {
         if in_callback() {
             return Err(AcquireError::WouldBlockInCallback);
         }
-        let w = Arc::new(Waiter {
-            need: n,
-            assigned: StdAtomicU64::new(0),
-            outcome: AtomicU8::new(PENDING),
-            cv: Condvar::new(),
-        });
+        let w = Arc::new(Waiter { need: n, assigned: StdAtomicU64::new(0), outcome: AtomicU8::new(PENDING), cv: Condvar::new() });
         q.push_back(w.clone());
         self.state.fetch_or(WAITERS, AcqRel);
         self.assign_locked(&mut q);
@@ -215,10 +199,7 @@ impl Permits {
             return;
         }
         let prev = self.state.fetch_add(n, AcqRel);
-        debug_assert!(
-            (prev & AVAIL) + n <= self.capacity,
-            "released more permits than were acquired"
-        );
+        debug_assert!((prev & AVAIL) + n <= self.capacity, "released more permits than were acquired");
         if prev & WAITERS != 0 {
             let mut q = lock(&self.queue);
             self.assign_locked(&mut q);
@@ -273,10 +254,7 @@ impl Permits {
                     break 'waiters;
                 }
                 let take = avail.min(need);
-                match self
-                    .state
-                    .compare_exchange_weak(s, s - take, AcqRel, Acquire)
-                {
+                match self.state.compare_exchange_weak(s, s - take, AcqRel, Acquire) {
                     Ok(_) => {
                         head.assigned.store(assigned + take, StdOrdering::Relaxed);
                         if take < need {
@@ -323,15 +301,9 @@ mod tests {
     fn too_large_and_non_blocking() {
         let p = Permits::new(4);
         let c = SystemClock::new();
-        assert_eq!(
-            p.acquire(5, Deadline::never(), &c),
-            Err(AcquireError::TooLarge)
-        );
+        assert_eq!(p.acquire(5, Deadline::never(), &c), Err(AcquireError::TooLarge));
         assert_eq!(p.acquire(4, Deadline::now(), &c), Ok(()));
-        assert_eq!(
-            p.acquire(1, Deadline::from_budget(WaitBudget::NonBlocking, &c), &c),
-            Err(AcquireError::Exhausted)
-        );
+        assert_eq!(p.acquire(1, Deadline::from_budget(WaitBudget::NonBlocking, &c), &c), Err(AcquireError::Exhausted));
         assert_eq!(p.waiters(), 0);
     }
 
@@ -390,10 +362,7 @@ mod tests {
         assert_eq!(p.in_use(), 10);
         assert_eq!(p.waiters(), 0);
         p.release(10);
-        assert!(
-            p.try_acquire(1),
-            "fast path re-opened after the queue emptied"
-        );
+        assert!(p.try_acquire(1), "fast path re-opened after the queue emptied");
     }
 
     #[test]
@@ -404,9 +373,7 @@ mod tests {
         let mut ts = Vec::new();
         for (k, n) in [2, 1].into_iter().enumerate() {
             let (p2, c2) = (p.clone(), clock.clone());
-            ts.push(std::thread::spawn(move || {
-                p2.acquire(n, Deadline::never(), &*c2)
-            }));
+            ts.push(std::thread::spawn(move || p2.acquire(n, Deadline::never(), &*c2)));
             eventually("queued in order", || p.waiters() == k + 1);
         }
         p.release(1); // partially assigned to the first waiter
@@ -416,10 +383,7 @@ mod tests {
         }
         assert_eq!(p.in_use(), 2);
         assert!(!p.try_acquire(1));
-        assert_eq!(
-            p.acquire(1, Deadline::never(), &*clock),
-            Err(AcquireError::Closed)
-        );
+        assert_eq!(p.acquire(1, Deadline::never(), &*clock), Err(AcquireError::Closed));
         p.release(2);
         assert_eq!(p.in_use(), 0);
         assert!(p.is_closed());
@@ -431,15 +395,9 @@ mod tests {
         let c = SystemClock::new();
         let _g = CallbackGuard::enter();
         assert_eq!(p.acquire(1, Deadline::never(), &c), Ok(()));
-        assert_eq!(
-            p.acquire(1, Deadline::never(), &c),
-            Err(AcquireError::WouldBlockInCallback)
-        );
+        assert_eq!(p.acquire(1, Deadline::never(), &c), Err(AcquireError::WouldBlockInCallback));
         // A non-blocking budget reports what it is: exhausted.
-        assert_eq!(
-            p.acquire(1, Deadline::now(), &c),
-            Err(AcquireError::Exhausted)
-        );
+        assert_eq!(p.acquire(1, Deadline::now(), &c), Err(AcquireError::Exhausted));
         assert_eq!(p.waiters(), 0);
     }
 

@@ -45,11 +45,7 @@ pub struct CallbackError {
 
 impl fmt::Display for CallbackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "callback for {} failed: {}",
-            self.operation, self.message
-        )
+        write!(f, "callback for {} failed: {}", self.operation, self.message)
     }
 }
 
@@ -72,10 +68,7 @@ impl ScopeOptions {
 
 impl Default for ScopeOptions {
     fn default() -> Self {
-        ScopeOptions {
-            max_pending_callbacks: Self::DEFAULT_MAX_PENDING_CALLBACKS,
-            error_handler: None,
-        }
+        ScopeOptions { max_pending_callbacks: Self::DEFAULT_MAX_PENDING_CALLBACKS, error_handler: None }
     }
 }
 
@@ -105,9 +98,7 @@ impl fmt::Display for AdmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             AdmitError::Exhausted => "callback capacity exhausted: the wait budget ran out",
-            AdmitError::WouldBlockInCallback => {
-                "callback capacity exhausted inside a callback, which never blocks"
-            }
+            AdmitError::WouldBlockInCallback => "callback capacity exhausted inside a callback, which never blocks",
             AdmitError::Closed => "writer closed",
         })
     }
@@ -200,11 +191,7 @@ pub struct Scope {
 
 impl fmt::Debug for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Scope")
-            .field("slots", &self.inner.slots)
-            .field("closed", &self.is_closed())
-            .field("stats", &self.stats())
-            .finish()
+        f.debug_struct("Scope").field("slots", &self.inner.slots).field("closed", &self.is_closed()).field("stats", &self.stats()).finish()
     }
 }
 
@@ -238,17 +225,13 @@ impl Scope {
     pub fn admit(&self, deadline: Deadline) -> Result<Ticket, AdmitError> {
         let i = &*self.inner;
         if !i.slots.try_acquire(1) {
-            i.slots
-                .acquire(1, deadline, &*i.clock)
-                .map_err(|e| match e {
-                    AcquireError::Exhausted | AcquireError::TooLarge => AdmitError::Exhausted,
-                    AcquireError::WouldBlockInCallback => AdmitError::WouldBlockInCallback,
-                    AcquireError::Closed => AdmitError::Closed,
-                })?;
+            i.slots.acquire(1, deadline, &*i.clock).map_err(|e| match e {
+                AcquireError::Exhausted | AcquireError::TooLarge => AdmitError::Exhausted,
+                AcquireError::WouldBlockInCallback => AdmitError::WouldBlockInCallback,
+                AcquireError::Closed => AdmitError::Closed,
+            })?;
         }
-        Ok(Ticket {
-            parity: i.barrier.register(),
-        })
+        Ok(Ticket { parity: i.barrier.register() })
     }
 
     /// Gives back the slot of a submission rejected after [`Scope::admit`]. No callback runs.
@@ -399,24 +382,12 @@ mod tests {
     fn admit_waits_for_a_slot_and_times_out_on_the_injected_clock() {
         let holding = std::sync::Arc::new(crate::test_util::Holding::default());
         let clock = Arc::new(ManualClock::new());
-        let scope = Scope::new(
-            ScopeOptions {
-                max_pending_callbacks: 1,
-                error_handler: None,
-            },
-            Executor::user(holding),
-            clock.clone(),
-        );
+        let scope = Scope::new(ScopeOptions { max_pending_callbacks: 1, error_handler: None }, Executor::user(holding), clock.clone());
         let t0 = scope.admit(Deadline::never()).unwrap();
         // Times out when the manual clock passes the deadline.
         let s2 = scope.clone();
         let c2 = clock.clone();
-        let waiter = std::thread::spawn(move || {
-            s2.admit(Deadline::from_budget(
-                WaitBudget::Timeout(Duration::from_secs(1)),
-                &*c2,
-            ))
-        });
+        let waiter = std::thread::spawn(move || s2.admit(Deadline::from_budget(WaitBudget::Timeout(Duration::from_secs(1)), &*c2)));
         eventually("admit waiting", || scope.inner.slots.waiters() == 1);
         clock.advance(Duration::from_secs(1));
         assert_eq!(waiter.join().unwrap(), Err(AdmitError::Exhausted));
@@ -447,11 +418,7 @@ mod tests {
         assert!(!flusher.is_finished());
         jobs.pop().unwrap().run();
         assert_eq!(flusher.join().unwrap(), Ok(()));
-        assert_eq!(
-            scope.stats().pending,
-            1,
-            "the later ticket is still pending"
-        );
+        assert_eq!(scope.stats().pending, 1, "the later ticket is still pending");
         // A new flush does wait for it.
         assert_eq!(scope.flush(Deadline::now()), Err(FlushError::Timeout));
         later.run();
@@ -483,18 +450,13 @@ mod tests {
     fn flush_watermark_under_concurrent_admits_and_flushes() {
         const OPS: usize = 4000;
         let scope = Scope::new(
-            ScopeOptions {
-                max_pending_callbacks: 64,
-                error_handler: None,
-            },
+            ScopeOptions { max_pending_callbacks: 64, error_handler: None },
             Executor::fifo("flush-stress", None),
             Arc::new(SystemClock::new()),
         );
-        let done: Arc<Vec<StdAtomicBool>> =
-            Arc::new((0..OPS).map(|_| StdAtomicBool::new(false)).collect());
+        let done: Arc<Vec<StdAtomicBool>> = Arc::new((0..OPS).map(|_| StdAtomicBool::new(false)).collect());
         // admitted[i] is set once op i's admit has returned (and it was dispatched).
-        let admitted: Arc<Vec<StdAtomicBool>> =
-            Arc::new((0..OPS).map(|_| StdAtomicBool::new(false)).collect());
+        let admitted: Arc<Vec<StdAtomicBool>> = Arc::new((0..OPS).map(|_| StdAtomicBool::new(false)).collect());
         let stop = Arc::new(StdAtomicBool::new(false));
         let submitters: Vec<_> = (0..2)
             .map(|k| {
@@ -513,19 +475,14 @@ mod tests {
             .collect();
         let flushers: Vec<_> = (0..2)
             .map(|_| {
-                let (scope, done, admitted, stop) =
-                    (scope.clone(), done.clone(), admitted.clone(), stop.clone());
+                let (scope, done, admitted, stop) = (scope.clone(), done.clone(), admitted.clone(), stop.clone());
                 std::thread::spawn(move || {
                     let mut rounds = 0;
                     while !stop.load(SeqCst) {
-                        let seen: Vec<usize> =
-                            (0..OPS).filter(|&i| admitted[i].load(SeqCst)).collect();
+                        let seen: Vec<usize> = (0..OPS).filter(|&i| admitted[i].load(SeqCst)).collect();
                         scope.flush(Deadline::never()).unwrap();
                         for i in seen {
-                            assert!(
-                                done[i].load(SeqCst),
-                                "op {i} admitted before flush, not run"
-                            );
+                            assert!(done[i].load(SeqCst), "op {i} admitted before flush, not run");
                         }
                         rounds += 1;
                     }
@@ -560,9 +517,7 @@ mod tests {
         assert_eq!(scope.admit(Deadline::never()), Err(AdmitError::Closed));
         let ran = Arc::new(StdAtomicBool::new(false));
         let r2 = ran.clone();
-        scope.dispatch(one_callback_job(&scope, 0, t.into(), move || {
-            r2.store(true, SeqCst)
-        }));
+        scope.dispatch(one_callback_job(&scope, 0, t.into(), move || r2.store(true, SeqCst)));
         assert_eq!(scope.wait_idle(Deadline::now()), Err(FlushError::Timeout));
         let s3 = scope.clone();
         let idle = std::thread::spawn(move || s3.wait_idle(Deadline::never()));
@@ -576,11 +531,7 @@ mod tests {
     #[test]
     fn wait_idle_times_out_on_the_injected_clock() {
         let clock = Arc::new(ManualClock::new());
-        let scope = Scope::new(
-            ScopeOptions::default(),
-            Executor::user(Arc::new(crate::test_util::Holding::default())),
-            clock.clone(),
-        );
+        let scope = Scope::new(ScopeOptions::default(), Executor::user(Arc::new(crate::test_util::Holding::default())), clock.clone());
         let t = scope.admit(Deadline::never()).unwrap();
         let s2 = scope.clone();
         let d = Deadline::after(Duration::from_secs(3), &*clock);
@@ -596,23 +547,9 @@ mod tests {
     fn options_are_clamped() {
         let h = Executor::user(Arc::new(crate::test_util::Holding::default()));
         let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
-        let s = Scope::new(
-            ScopeOptions {
-                max_pending_callbacks: 0,
-                error_handler: None,
-            },
-            h.clone(),
-            clock.clone(),
-        );
+        let s = Scope::new(ScopeOptions { max_pending_callbacks: 0, error_handler: None }, h.clone(), clock.clone());
         assert_eq!(s.max_pending_callbacks(), 1);
-        let s = Scope::new(
-            ScopeOptions {
-                max_pending_callbacks: u64::MAX,
-                error_handler: None,
-            },
-            h,
-            clock,
-        );
+        let s = Scope::new(ScopeOptions { max_pending_callbacks: u64::MAX, error_handler: None }, h, clock);
         assert_eq!(s.max_pending_callbacks(), MAX_TICKETS);
         assert_eq!(ScopeOptions::default().max_pending_callbacks, 262_144);
     }

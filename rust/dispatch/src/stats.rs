@@ -66,11 +66,7 @@ fn upper_bound(i: usize) -> u64 {
 
 impl Histogram {
     pub(crate) fn new() -> Self {
-        Histogram {
-            buckets: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
-            count: AtomicU64::new(0),
-            max: AtomicU64::new(0),
-        }
+        Histogram { buckets: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(), count: AtomicU64::new(0), max: AtomicU64::new(0) }
     }
 
     pub(crate) fn record(&self, v: u64) {
@@ -98,12 +94,7 @@ impl Histogram {
             }
             max
         };
-        LatencySnapshot {
-            count: total,
-            p50_nanos: pct(50),
-            p99_nanos: pct(99),
-            max_nanos: max,
-        }
+        LatencySnapshot { count: total, p50_nanos: pct(50), p99_nanos: pct(99), max_nanos: max }
     }
 }
 
@@ -117,12 +108,7 @@ pub(crate) struct ExecCounters {
 
 impl ExecCounters {
     pub(crate) fn new() -> Self {
-        ExecCounters {
-            queued: AtomicU64::new(0),
-            jobs_run: AtomicU64::new(0),
-            callbacks_run: AtomicU64::new(0),
-            latency: Histogram::new(),
-        }
+        ExecCounters { queued: AtomicU64::new(0), jobs_run: AtomicU64::new(0), callbacks_run: AtomicU64::new(0), latency: Histogram::new() }
     }
 
     pub(crate) fn record_job(&self, latency_nanos: u64, callbacks: u64) {
@@ -169,10 +155,7 @@ mod tests {
         let s = h.snapshot();
         assert_eq!(s.count, 100);
         assert_eq!(s.max_nanos, 100_000);
-        assert!(
-            s.p50_nanos >= 50_000 && s.p50_nanos <= 50_000 * 5 / 4,
-            "{s:?}"
-        );
+        assert!(s.p50_nanos >= 50_000 && s.p50_nanos <= 50_000 * 5 / 4, "{s:?}");
         assert!(s.p99_nanos >= 99_000 && s.p99_nanos <= 100_000, "{s:?}");
     }
 }

@@ -3,19 +3,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::{
-    CallbackError, ErrorHandler, Executor, Job, Scope, ScopeOptions, SystemClock, TicketSet,
-    UserExecutor,
-};
+use crate::{CallbackError, ErrorHandler, Executor, Job, Scope, ScopeOptions, SystemClock, TicketSet, UserExecutor};
 
 /// Polls `cond` until true; panics after 10 s so a broken test fails instead of hanging.
 pub(crate) fn eventually(what: &str, cond: impl Fn() -> bool) {
     let start = Instant::now();
     while !cond() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "timed out: {what}"
-        );
+        assert!(start.elapsed() < Duration::from_secs(10), "timed out: {what}");
         std::thread::yield_now();
     }
 }
@@ -51,10 +45,7 @@ pub(crate) fn held_scope(max: u64) -> (Scope, Arc<Holding>, Arc<Mutex<Vec<Callba
     let holding = Arc::new(Holding::default());
     let (h, errors) = recording_handler();
     let scope = Scope::new(
-        ScopeOptions {
-            max_pending_callbacks: max,
-            error_handler: Some(h),
-        },
+        ScopeOptions { max_pending_callbacks: max, error_handler: Some(h) },
         Executor::user(holding.clone()),
         Arc::new(SystemClock::new()),
     );
@@ -62,12 +53,7 @@ pub(crate) fn held_scope(max: u64) -> (Scope, Arc<Holding>, Arc<Mutex<Vec<Callba
 }
 
 /// A job of `scope` that runs `f` as its only callback.
-pub(crate) fn one_callback_job(
-    scope: &Scope,
-    key: u64,
-    tickets: TicketSet,
-    f: impl FnOnce() + Send + 'static,
-) -> Job {
+pub(crate) fn one_callback_job(scope: &Scope, key: u64, tickets: TicketSet, f: impl FnOnce() + Send + 'static) -> Job {
     Job::new(
         scope,
         key,

@@ -19,10 +19,7 @@ impl UserExecutor for Drop1 {
 
 fn scope() -> Scope {
     Scope::new(
-        ScopeOptions {
-            max_pending_callbacks: 2,
-            error_handler: Some(Arc::new(|_: &CallbackError| {})),
-        },
+        ScopeOptions { max_pending_callbacks: 2, error_handler: Some(Arc::new(|_: &CallbackError| {})) },
         Executor::user(Arc::new(Drop1)),
         Arc::new(ManualClock::new()),
     )

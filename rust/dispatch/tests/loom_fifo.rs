@@ -11,11 +11,7 @@ use loom::sync::Mutex;
 fn fifo_order_and_flush() {
     loom::model(|| {
         let ex = Executor::fifo("loom-fifo", None);
-        let scope = Scope::new(
-            ScopeOptions::default(),
-            ex.clone(),
-            Arc::new(ManualClock::new()),
-        );
+        let scope = Scope::new(ScopeOptions::default(), ex.clone(), Arc::new(ManualClock::new()));
         let order = Arc::new(Mutex::new(Vec::new()));
         for i in 0..2u32 {
             let t = scope.admit(Deadline::never()).unwrap();
@@ -28,10 +24,7 @@ fn fifo_order_and_flush() {
                 Box::new(move |ctx: &mut JobContext<'_>| {
                     ctx.invoke(
                         move || {
-                            assert_eq!(
-                                s.flush(Deadline::never()),
-                                Err(FlushError::CalledFromCallback)
-                            );
+                            assert_eq!(s.flush(Deadline::never()), Err(FlushError::CalledFromCallback));
                             o.lock().unwrap().push(i);
                         },
                         &|| "op".into(),

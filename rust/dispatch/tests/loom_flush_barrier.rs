@@ -18,25 +18,14 @@ impl UserExecutor for Never {
 
 fn scope() -> Scope {
     Scope::new(
-        ScopeOptions {
-            max_pending_callbacks: 4,
-            error_handler: None,
-        },
+        ScopeOptions { max_pending_callbacks: 4, error_handler: None },
         Executor::user(Arc::new(Never)),
         Arc::new(ManualClock::new()),
     )
 }
 
 fn flag_job(scope: &Scope, tickets: TicketSet, flag: Arc<AtomicBool>) -> Job {
-    Job::new(
-        scope,
-        0,
-        tickets,
-        0,
-        Box::new(move |ctx: &mut JobContext<'_>| {
-            ctx.invoke(move || flag.store(true, SeqCst), &|| "op".into())
-        }),
-    )
+    Job::new(scope, 0, tickets, 0, Box::new(move |ctx: &mut JobContext<'_>| ctx.invoke(move || flag.store(true, SeqCst), &|| "op".into())))
 }
 
 #[test]
@@ -64,10 +53,7 @@ fn flush_waits_for_earlier_and_not_for_later_tickets() {
         });
 
         scope.flush(Deadline::never()).unwrap();
-        assert!(
-            ran.load(SeqCst),
-            "flush returned before an earlier ticket retired"
-        );
+        assert!(ran.load(SeqCst), "flush returned before an earlier ticket retired");
         flushed.store(true, SeqCst);
         other.join().unwrap();
         assert_eq!(scope.stats().pending, 0);
@@ -94,10 +80,7 @@ fn concurrent_flushes_never_return_early() {
         let (s3, ra) = (scope.clone(), ran_a.clone());
         let flusher = loom::thread::spawn(move || {
             s3.flush(Deadline::never()).unwrap();
-            assert!(
-                ra.load(SeqCst),
-                "concurrent flush returned before ticket a retired"
-            );
+            assert!(ra.load(SeqCst), "concurrent flush returned before ticket a retired");
         });
         scope.flush(Deadline::never()).unwrap();
         assert!(ran_a.load(SeqCst), "flush returned before ticket a retired");

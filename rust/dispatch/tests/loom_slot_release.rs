@@ -26,31 +26,18 @@ impl Drop for Capture {
 fn slot_released_after_captures_dropped() {
     loom::model(|| {
         let scope = Scope::new(
-            ScopeOptions {
-                max_pending_callbacks: 1,
-                error_handler: None,
-            },
+            ScopeOptions { max_pending_callbacks: 1, error_handler: None },
             Executor::user(Arc::new(Never)),
             Arc::new(ManualClock::new()),
         );
         let dropped = Arc::new(AtomicBool::new(false));
         let capture = Capture(dropped.clone());
         let t = scope.admit(Deadline::never()).unwrap();
-        let job = Job::new(
-            &scope,
-            0,
-            t.into(),
-            0,
-            Box::new(move |ctx: &mut JobContext<'_>| {
-                ctx.invoke(move || drop(capture), &|| "op".into())
-            }),
-        );
+        let job =
+            Job::new(&scope, 0, t.into(), 0, Box::new(move |ctx: &mut JobContext<'_>| ctx.invoke(move || drop(capture), &|| "op".into())));
         let worker = loom::thread::spawn(move || job.run());
         let t2 = scope.admit(Deadline::never()).unwrap();
-        assert!(
-            dropped.load(SeqCst),
-            "slot was handed on before the capture was dropped"
-        );
+        assert!(dropped.load(SeqCst), "slot was handed on before the capture was dropped");
         scope.cancel(t2);
         worker.join().unwrap();
         assert_eq!(scope.slots_in_use(), 0);
