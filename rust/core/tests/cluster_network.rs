@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use fluss_writer::backend::{call, Backend, Dest};
+use fluss_writer::backend::{call, Backend, Dest, Rpc};
 use fluss_writer::cluster::readback::{
     fetch_log, list_offsets, lookup, EARLIEST_OFFSET, LATEST_OFFSET,
 };
@@ -641,4 +641,44 @@ async fn dead_address_fails_retriably_within_the_timeout() {
         .await
         .unwrap_err();
     assert_network_error(&err, started, timeout);
+}
+
+/// Many requests pipelined on one connection per server, mixing answers: each future gets the
+/// answer to its own request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_requests_are_matched_by_id() {
+    let Some(bootstrap) = bootstrap() else { return };
+    let b = NetworkBackend::connect(&bootstrap, config()).await.unwrap();
+    let tablet = *b.nodes().tablets.keys().next().unwrap();
+    let mut pending = Vec::new();
+    for i in 0..200 {
+        let (name, expect) = if i % 3 == 0 {
+            ("fluss".to_string(), true)
+        } else {
+            (format!("fw_absent_{i}"), false)
+        };
+        let dest = [Dest::Coordinator, Dest::Tablet(tablet), Dest::Any][i % 3];
+        // Queued in call order; awaited all together below.
+        pending.push((
+            expect,
+            b.send(
+                dest,
+                proto::DatabaseExistsRequest {
+                    database_name: name,
+                }
+                .into_request(),
+            ),
+        ));
+    }
+    let bad = proto::GetTableInfoRequest {
+        table_path: path("fluss", "fw_absent_table"),
+    };
+    let err_fut = b.send(Dest::Tablet(tablet), bad.into_request());
+    for (expect, fut) in pending {
+        match fut.await.unwrap() {
+            fluss_writer::backend::Response::DatabaseExists(r) => assert_eq!(r.exists, expect),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(err_fut.await.unwrap_err().code(), 7);
 }
