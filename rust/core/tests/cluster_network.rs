@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use fluss_writer::backend::{call, Backend, Dest, Rpc};
-use fluss_writer::cluster::readback::{
-    fetch_log, list_offsets, lookup, EARLIEST_OFFSET, LATEST_OFFSET,
-};
+use fluss_writer::cluster::readback::{fetch_log, list_offsets, lookup, EARLIEST_OFFSET, LATEST_OFFSET};
 use fluss_writer::cluster::NetworkBackend;
 use fluss_writer::metadata::{descriptor_from_json, descriptor_to_json};
 use fluss_writer::wire::proto;
@@ -22,9 +20,7 @@ fn bootstrap() -> Option<String> {
     match std::env::var("FLUSS_BOOTSTRAP_SERVERS") {
         Ok(s) if !s.trim().is_empty() => Some(s),
         _ => {
-            let ci = std::env::var("CI")
-                .map(|v| v.eq_ignore_ascii_case("true") || v == "1")
-                .unwrap_or(false);
+            let ci = std::env::var("CI").map(|v| v.eq_ignore_ascii_case("true") || v == "1").unwrap_or(false);
             if ci {
                 panic!("FLUSS_BOOTSTRAP_SERVERS is not set but CI=true: the real-cluster tests must run in CI (export \"$(scripts/fluss-cluster.sh start | tail -n 1)\")");
             }
@@ -42,25 +38,16 @@ fn bootstrap() -> Option<String> {
 }
 
 fn config() -> Arc<Config> {
-    Arc::new(Config {
-        request_timeout: Duration::from_secs(20),
-        ..Config::default()
-    })
+    Arc::new(Config { request_timeout: Duration::from_secs(20), ..Config::default() })
 }
 
 fn unique(prefix: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     format!("{prefix}_{}_{}", std::process::id(), nanos % 1_000_000_000)
 }
 
 fn path(db: &str, table: &str) -> proto::PbTablePath {
-    proto::PbTablePath {
-        database_name: db.into(),
-        table_name: table.into(),
-    }
+    proto::PbTablePath { database_name: db.into(), table_name: table.into() }
 }
 
 /// Retry `f` while it fails with a retriable error (a new bucket leader may not be ready yet:
@@ -82,38 +69,23 @@ async fn retry<T, Fut: std::future::Future<Output = fluss_writer::Result<T>>>(
 }
 
 /// Metadata for `tables`, polled until every bucket has a leader.
-async fn wait_for_leaders(
-    b: &NetworkBackend,
-    tables: &[proto::PbTablePath],
-) -> proto::MetadataResponse {
+async fn wait_for_leaders(b: &NetworkBackend, tables: &[proto::PbTablePath]) -> proto::MetadataResponse {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let m = call(
-            b,
-            Dest::Any,
-            proto::MetadataRequest {
-                table_path: tables.to_vec(),
-                ..Default::default()
-            },
-        )
-        .await;
+        let m = call(b, Dest::Any, proto::MetadataRequest { table_path: tables.to_vec(), ..Default::default() }).await;
         match m {
             Ok(m)
                 if m.table_metadata.len() == tables.len()
-                    && m.table_metadata.iter().all(|t| {
-                        !t.bucket_metadata.is_empty()
-                            && t.bucket_metadata.iter().all(|bm| bm.leader_id.is_some())
-                    }) =>
+                    && m.table_metadata
+                        .iter()
+                        .all(|t| !t.bucket_metadata.is_empty() && t.bucket_metadata.iter().all(|bm| bm.leader_id.is_some())) =>
             {
                 return m
             }
             Ok(_) => {}
             Err(e) => eprintln!("metadata while waiting for leaders: {e}"),
         }
-        assert!(
-            Instant::now() < deadline,
-            "buckets got no leader within 60 s"
-        );
+        assert!(Instant::now() < deadline, "buckets got no leader within 60 s");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -129,15 +101,8 @@ async fn api_versions_match_the_fact_sheet() {
 
     let coord = b.api_versions(Dest::Coordinator).await.unwrap();
     assert_eq!(coord.server_type, Some(1));
-    for key in [
-        1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1010, 1011, 1012, 1036, 1038,
-    ] {
-        assert_eq!(
-            coord.ranges.get(&key),
-            Some(&(0, 0)),
-            "coordinator key {key}: {:?}",
-            coord.ranges
-        );
+    for key in [1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1010, 1011, 1012, 1036, 1038] {
+        assert_eq!(coord.ranges.get(&key), Some(&(0, 0)), "coordinator key {key}: {:?}", coord.ranges);
     }
     for key in [1014, 1015, 1016, 1017, 1021, 1026] {
         assert!(!coord.supports(key), "coordinator should not list {key}");
@@ -147,29 +112,15 @@ async fn api_versions_match_the_fact_sheet() {
         assert_eq!(t.server_type, Some(2));
         assert_eq!(t.ranges.get(&1016), Some(&(0, 1)), "PutKv on tablet {id}");
         assert_eq!(t.ranges.get(&1017), Some(&(0, 1)), "Lookup on tablet {id}");
-        assert_eq!(
-            t.ranges.get(&1034),
-            Some(&(0, 1)),
-            "PrefixLookup on tablet {id}"
-        );
-        for key in [
-            1000, 1003, 1004, 1007, 1008, 1010, 1011, 1012, 1014, 1015, 1021, 1026, 1038,
-        ] {
-            assert_eq!(
-                t.ranges.get(&key),
-                Some(&(0, 0)),
-                "tablet key {key}: {:?}",
-                t.ranges
-            );
+        assert_eq!(t.ranges.get(&1034), Some(&(0, 1)), "PrefixLookup on tablet {id}");
+        for key in [1000, 1003, 1004, 1007, 1008, 1010, 1011, 1012, 1014, 1015, 1021, 1026, 1038] {
+            assert_eq!(t.ranges.get(&key), Some(&(0, 0)), "tablet key {key}: {:?}", t.ranges);
         }
         for key in [1001, 1002, 1005, 1006, 1036] {
             assert!(!t.supports(key), "tablet should not list DDL key {key}");
         }
         for key in 1060..=1064 {
-            assert!(
-                !t.supports(key) && !coord.supports(key),
-                "1.x-only key {key} listed by a 0.9 server"
-            );
+            assert!(!t.supports(key) && !coord.supports(key), "1.x-only key {key} listed by a 0.9 server");
         }
     }
 }
@@ -184,41 +135,24 @@ async fn refused_keys_and_unknown_tablets_fail_fast() {
     let err = call(
         &*b,
         Dest::Tablet(tablet),
-        proto::CreateDatabaseRequest {
-            database_name: unique("never"),
-            ignore_if_exists: false,
-            database_json: None,
-        },
+        proto::CreateDatabaseRequest { database_name: unique("never"), ignore_if_exists: false, database_json: None },
     )
     .await
     .unwrap_err();
     assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
     // ProduceLog at the coordinator likewise.
-    let err = call(
-        &*b,
-        Dest::Coordinator,
-        proto::ProduceLogRequest {
-            acks: -1,
-            table_id: 1,
-            timeout_ms: 1000,
-            buckets_req: vec![],
-        },
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
-    // An unknown node id: retriable NETWORK_EXCEPTION after one refresh.
-    let err = call(&*b, Dest::Tablet(987_654), proto::ListDatabasesRequest {})
+    let err = call(&*b, Dest::Coordinator, proto::ProduceLogRequest { acks: -1, table_id: 1, timeout_ms: 1000, buckets_req: vec![] })
         .await
         .unwrap_err();
+    assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+    // An unknown node id: retriable NETWORK_EXCEPTION after one refresh.
+    let err = call(&*b, Dest::Tablet(987_654), proto::ListDatabasesRequest {}).await.unwrap_err();
     assert_eq!(err.code(), 1, "{err:?}");
     assert!(err.is_retriable());
     // close(): later requests fail with CONNECTION_CLOSED.
     b.close();
-    let err = call(&*b, Dest::Any, proto::ListDatabasesRequest {})
-        .await
-        .unwrap_err();
+    let err = call(&*b, Dest::Any, proto::ListDatabasesRequest {}).await.unwrap_err();
     assert_eq!(err.code(), ClientCode::ConnectionClosed as i32, "{err:?}");
 }
 
@@ -230,68 +164,32 @@ async fn admin_round_trip_and_read_back() {
     let body = tokio::spawn(admin_round_trip(b.clone(), db.clone()));
     let result = body.await;
     // Always clean up, even after a failed assertion.
-    let _ = call(
-        &*b,
-        Dest::Coordinator,
-        proto::DropDatabaseRequest {
-            database_name: db.clone(),
-            ignore_if_not_exists: true,
-            cascade: true,
-        },
-    )
-    .await;
+    let _ =
+        call(&*b, Dest::Coordinator, proto::DropDatabaseRequest { database_name: db.clone(), ignore_if_not_exists: true, cascade: true })
+            .await;
     if let Err(e) = result {
         std::panic::resume_unwind(e.into_panic());
     }
 }
 
 async fn admin_round_trip(b: Arc<NetworkBackend>, db: String) {
-    let dbs = call(&*b, Dest::Any, proto::ListDatabasesRequest {})
-        .await
-        .unwrap()
-        .database_name;
+    let dbs = call(&*b, Dest::Any, proto::ListDatabasesRequest {}).await.unwrap().database_name;
     assert!(dbs.iter().any(|d| d == "fluss"), "{dbs:?}");
     assert!(!dbs.contains(&db));
 
-    call(
-        &*b,
-        Dest::Coordinator,
-        proto::CreateDatabaseRequest {
-            database_name: db.clone(),
-            ignore_if_exists: false,
-            database_json: None,
-        },
-    )
-    .await
-    .unwrap();
+    call(&*b, Dest::Coordinator, proto::CreateDatabaseRequest { database_name: db.clone(), ignore_if_exists: false, database_json: None })
+        .await
+        .unwrap();
     let err = call(
         &*b,
         Dest::Coordinator,
-        proto::CreateDatabaseRequest {
-            database_name: db.clone(),
-            ignore_if_exists: false,
-            database_json: None,
-        },
+        proto::CreateDatabaseRequest { database_name: db.clone(), ignore_if_exists: false, database_json: None },
     )
     .await
     .unwrap_err();
     assert_eq!(err.code(), 6, "DATABASE_ALREADY_EXIST: {err:?}");
-    assert!(
-        call(
-            &*b,
-            Dest::Any,
-            proto::DatabaseExistsRequest {
-                database_name: db.clone()
-            }
-        )
-        .await
-        .unwrap()
-        .exists
-    );
-    let dbs = call(&*b, Dest::Any, proto::ListDatabasesRequest {})
-        .await
-        .unwrap()
-        .database_name;
+    assert!(call(&*b, Dest::Any, proto::DatabaseExistsRequest { database_name: db.clone() }).await.unwrap().exists);
+    let dbs = call(&*b, Dest::Any, proto::ListDatabasesRequest {}).await.unwrap().database_name;
     assert!(dbs.contains(&db), "{dbs:?}");
 
     // A log table and a primary-key table.
@@ -335,289 +233,114 @@ async fn admin_round_trip(b: Arc<NetworkBackend>, db: String) {
     .await
     .unwrap_err();
     assert_eq!(err.code(), 8, "TABLE_ALREADY_EXIST: {err:?}");
-    let mut tables = call(
-        &*b,
-        Dest::Any,
-        proto::ListTablesRequest {
-            database_name: db.clone(),
-        },
-    )
-    .await
-    .unwrap()
-    .table_name;
+    let mut tables = call(&*b, Dest::Any, proto::ListTablesRequest { database_name: db.clone() }).await.unwrap().table_name;
     tables.sort();
     assert_eq!(tables, vec!["accounts", "events"]);
 
     let meta = wait_for_leaders(&b, &[path(&db, "events"), path(&db, "accounts")]).await;
     let mut ids = std::collections::HashMap::new();
-    for (name, desc, buckets) in [
-        ("events", &log_desc, 3usize),
-        ("accounts", &pk_desc, 2usize),
-    ] {
-        let info = call(
-            &*b,
-            Dest::Any,
-            proto::GetTableInfoRequest {
-                table_path: path(&db, name),
-            },
-        )
-        .await
-        .unwrap();
+    for (name, desc, buckets) in [("events", &log_desc, 3usize), ("accounts", &pk_desc, 2usize)] {
+        let info = call(&*b, Dest::Any, proto::GetTableInfoRequest { table_path: path(&db, name) }).await.unwrap();
         assert!(info.table_id >= 0);
         assert_eq!(info.schema_id, 1, "first schema id");
         let parsed = descriptor_from_json(&info.table_json).unwrap();
-        eprintln!(
-            "{name}: table_json = {}",
-            String::from_utf8_lossy(&info.table_json)
-        );
+        eprintln!("{name}: table_json = {}", String::from_utf8_lossy(&info.table_json));
         assert_eq!(
-            parsed
-                .schema
-                .columns()
-                .iter()
-                .map(|c| c.name.clone())
-                .collect::<Vec<_>>(),
-            desc.schema
-                .columns()
-                .iter()
-                .map(|c| c.name.clone())
-                .collect::<Vec<_>>()
+            parsed.schema.columns().iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+            desc.schema.columns().iter().map(|c| c.name.clone()).collect::<Vec<_>>()
         );
         assert_eq!(parsed.schema.types(), desc.schema.types());
         assert_eq!(parsed.schema.primary_key(), desc.schema.primary_key());
         assert_eq!(parsed.bucket_count, Some(buckets as i32));
         if desc.schema.has_primary_key() {
-            assert_eq!(
-                parsed.bucket_key,
-                vec!["id".to_string()],
-                "default bucket key = primary key"
-            );
+            assert_eq!(parsed.bucket_key, vec!["id".to_string()], "default bucket key = primary key");
         }
-        let tm = meta
-            .table_metadata
-            .iter()
-            .find(|t| t.table_path.table_name == name)
-            .unwrap();
+        let tm = meta.table_metadata.iter().find(|t| t.table_path.table_name == name).unwrap();
         assert_eq!(tm.table_id, info.table_id);
         assert_eq!(tm.bucket_metadata.len(), buckets);
-        ids.insert(
-            name,
-            (
-                info.table_id,
-                tm.bucket_metadata
-                    .iter()
-                    .map(|bm| (bm.bucket_id, bm.leader_id.unwrap()))
-                    .collect::<Vec<_>>(),
-            ),
-        );
+        ids.insert(name, (info.table_id, tm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader_id.unwrap())).collect::<Vec<_>>()));
     }
 
     // Read back an empty log table: offsets 0, no records.
     let (log_id, log_leaders) = ids["events"].clone();
     for &(bucket, leader) in &log_leaders {
         let one = [bucket];
-        let latest = retry("ListOffsets", || {
-            list_offsets(&*b, leader, log_id, &one, LATEST_OFFSET)
-        })
-        .await
-        .unwrap();
+        let latest = retry("ListOffsets", || list_offsets(&*b, leader, log_id, &one, LATEST_OFFSET)).await.unwrap();
         assert_eq!(latest, vec![(bucket, 0)]);
-        let earliest = list_offsets(&*b, leader, log_id, &[bucket], EARLIEST_OFFSET)
-            .await
-            .unwrap();
+        let earliest = list_offsets(&*b, leader, log_id, &[bucket], EARLIEST_OFFSET).await.unwrap();
         assert_eq!(earliest, vec![(bucket, 0)]);
-        let (hw, records) = retry("FetchLog", || {
-            fetch_log(&*b, leader, log_id, bucket, 0, 1 << 20)
-        })
-        .await
-        .unwrap();
+        let (hw, records) = retry("FetchLog", || fetch_log(&*b, leader, log_id, bucket, 0, 1 << 20)).await.unwrap();
         assert_eq!((hw, records.len()), (0, 0));
     }
     // ListOffsets for a bucket that does not exist is a per-bucket error.
     let (_, leader0) = log_leaders[0];
-    let err = list_offsets(&*b, leader0, log_id, &[99], LATEST_OFFSET)
-        .await
-        .unwrap_err();
+    let err = list_offsets(&*b, leader0, log_id, &[99], LATEST_OFFSET).await.unwrap_err();
     eprintln!("ListOffsets of bucket 99: {err:?}");
     assert!(err.is_server_error());
     // Lookup of an absent key in the PK table.
     let (pk_id, pk_leaders) = ids["accounts"].clone();
     let (bucket, leader) = pk_leaders[0];
-    let values = retry("Lookup", || {
-        lookup(
-            &*b,
-            leader,
-            pk_id,
-            bucket,
-            vec![Bytes::from_static(&[0x05])],
-        )
-    })
-    .await
-    .unwrap();
+    let values = retry("Lookup", || lookup(&*b, leader, pk_id, bucket, vec![Bytes::from_static(&[0x05])])).await.unwrap();
     assert_eq!(values, vec![None]);
 
     // InitWriter on any tablet server.
-    let w = call(
-        &*b,
-        Dest::Any,
-        proto::InitWriterRequest {
-            table_path: vec![path(&db, "events")],
-        },
-    )
-    .await
-    .unwrap();
+    let w = call(&*b, Dest::Any, proto::InitWriterRequest { table_path: vec![path(&db, "events")] }).await.unwrap();
     assert!(w.writer_id >= 0, "writer id {}", w.writer_id);
-    let w2 = call(
-        &*b,
-        Dest::Any,
-        proto::InitWriterRequest {
-            table_path: vec![path(&db, "accounts")],
-        },
-    )
-    .await
-    .unwrap();
+    let w2 = call(&*b, Dest::Any, proto::InitWriterRequest { table_path: vec![path(&db, "accounts")] }).await.unwrap();
     assert_ne!(w.writer_id, w2.writer_id, "writer ids are cluster-unique");
 
     // Unknown table: TABLE_NOT_EXIST.
-    let err = call(
-        &*b,
-        Dest::Any,
-        proto::GetTableInfoRequest {
-            table_path: path(&db, "no_such_table"),
-        },
-    )
-    .await
-    .unwrap_err();
+    let err = call(&*b, Dest::Any, proto::GetTableInfoRequest { table_path: path(&db, "no_such_table") }).await.unwrap_err();
     assert_eq!(err.code(), 7, "{err:?}");
     assert!(!err.is_retriable());
-    let err = call(
-        &*b,
-        Dest::Any,
-        proto::MetadataRequest {
-            table_path: vec![path(&db, "no_such_table")],
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap_err();
+    let err = call(&*b, Dest::Any, proto::MetadataRequest { table_path: vec![path(&db, "no_such_table")], ..Default::default() })
+        .await
+        .unwrap_err();
     eprintln!("Metadata of an unknown table: {err:?}");
     assert!(err.code() == 7 || err.code() == -1, "{err:?}");
 
     // Drop database without cascade while it has tables: DATABASE_NOT_EMPTY.
-    let err = call(
-        &*b,
-        Dest::Coordinator,
-        proto::DropDatabaseRequest {
-            database_name: db.clone(),
-            ignore_if_not_exists: false,
-            cascade: false,
-        },
-    )
-    .await
-    .unwrap_err();
+    let err =
+        call(&*b, Dest::Coordinator, proto::DropDatabaseRequest { database_name: db.clone(), ignore_if_not_exists: false, cascade: false })
+            .await
+            .unwrap_err();
     assert_eq!(err.code(), 5, "{err:?}");
 
     for name in ["events", "accounts"] {
-        call(
-            &*b,
-            Dest::Coordinator,
-            proto::DropTableRequest {
-                table_path: path(&db, name),
-                ignore_if_not_exists: false,
-            },
-        )
+        call(&*b, Dest::Coordinator, proto::DropTableRequest { table_path: path(&db, name), ignore_if_not_exists: false }).await.unwrap();
+    }
+    let err = call(&*b, Dest::Coordinator, proto::DropTableRequest { table_path: path(&db, "events"), ignore_if_not_exists: false })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), 7, "{err:?}");
+    assert!(!call(&*b, Dest::Any, proto::TableExistsRequest { table_path: path(&db, "events") }).await.unwrap().exists);
+
+    call(&*b, Dest::Coordinator, proto::DropDatabaseRequest { database_name: db.clone(), ignore_if_not_exists: false, cascade: false })
         .await
         .unwrap();
-    }
-    let err = call(
-        &*b,
-        Dest::Coordinator,
-        proto::DropTableRequest {
-            table_path: path(&db, "events"),
-            ignore_if_not_exists: false,
-        },
-    )
-    .await
-    .unwrap_err();
-    assert_eq!(err.code(), 7, "{err:?}");
-    assert!(
-        !call(
-            &*b,
-            Dest::Any,
-            proto::TableExistsRequest {
-                table_path: path(&db, "events")
-            }
-        )
-        .await
-        .unwrap()
-        .exists
-    );
-
-    call(
-        &*b,
-        Dest::Coordinator,
-        proto::DropDatabaseRequest {
-            database_name: db.clone(),
-            ignore_if_not_exists: false,
-            cascade: false,
-        },
-    )
-    .await
-    .unwrap();
-    assert!(
-        !call(
-            &*b,
-            Dest::Any,
-            proto::DatabaseExistsRequest {
-                database_name: db.clone()
-            }
-        )
-        .await
-        .unwrap()
-        .exists
-    );
-    let err = call(
-        &*b,
-        Dest::Coordinator,
-        proto::DropDatabaseRequest {
-            database_name: db.clone(),
-            ignore_if_not_exists: false,
-            cascade: false,
-        },
-    )
-    .await
-    .unwrap_err();
+    assert!(!call(&*b, Dest::Any, proto::DatabaseExistsRequest { database_name: db.clone() }).await.unwrap().exists);
+    let err =
+        call(&*b, Dest::Coordinator, proto::DropDatabaseRequest { database_name: db.clone(), ignore_if_not_exists: false, cascade: false })
+            .await
+            .unwrap_err();
     assert_eq!(err.code(), 4, "DATABASE_NOT_EXIST: {err:?}");
 }
 
 fn assert_network_error(err: &Error, started: Instant, timeout: Duration) {
     assert_eq!(err.code(), 1, "{err:?}");
     assert!(err.is_retriable(), "{err:?}");
-    assert!(
-        started.elapsed() < timeout + Duration::from_secs(1),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < timeout + Duration::from_secs(1), "took {:?}", started.elapsed());
 }
 
 /// Needs no cluster: a dead address fails with a retriable error within the request timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_address_fails_retriably_within_the_timeout() {
     let timeout = Duration::from_millis(800);
-    let cfg = Arc::new(Config {
-        request_timeout: timeout,
-        ..Config::default()
-    });
+    let cfg = Arc::new(Config { request_timeout: timeout, ..Config::default() });
     // A closed port: refused at once.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let started = Instant::now();
-    let err = NetworkBackend::connect(&format!("127.0.0.1:{port}"), cfg.clone())
-        .await
-        .unwrap_err();
+    let err = NetworkBackend::connect(&format!("127.0.0.1:{port}"), cfg.clone()).await.unwrap_err();
     assert_network_error(&err, started, timeout);
     // A listener that accepts but never answers: ApiVersions times out.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -629,17 +352,13 @@ async fn dead_address_fails_retriably_within_the_timeout() {
         }
     });
     let started = Instant::now();
-    let err = NetworkBackend::connect(&silent_addr.to_string(), cfg.clone())
-        .await
-        .unwrap_err();
+    let err = NetworkBackend::connect(&silent_addr.to_string(), cfg.clone()).await.unwrap_err();
     assert_network_error(&err, started, timeout);
     assert!(err.message().contains("timed out"), "{err:?}");
     keep.abort();
     // An unroutable address (TEST-NET-1): connect times out or is refused by the network.
     let started = Instant::now();
-    let err = NetworkBackend::connect("192.0.2.1:9123", cfg)
-        .await
-        .unwrap_err();
+    let err = NetworkBackend::connect("192.0.2.1:9123", cfg).await.unwrap_err();
     assert_network_error(&err, started, timeout);
 }
 
@@ -652,27 +371,12 @@ async fn pipelined_requests_are_matched_by_id() {
     let tablet = *b.nodes().tablets.keys().next().unwrap();
     let mut pending = Vec::new();
     for i in 0..200 {
-        let (name, expect) = if i % 3 == 0 {
-            ("fluss".to_string(), true)
-        } else {
-            (format!("fw_absent_{i}"), false)
-        };
+        let (name, expect) = if i % 3 == 0 { ("fluss".to_string(), true) } else { (format!("fw_absent_{i}"), false) };
         let dest = [Dest::Coordinator, Dest::Tablet(tablet), Dest::Any][i % 3];
         // Queued in call order; awaited all together below.
-        pending.push((
-            expect,
-            b.send(
-                dest,
-                proto::DatabaseExistsRequest {
-                    database_name: name,
-                }
-                .into_request(),
-            ),
-        ));
+        pending.push((expect, b.send(dest, proto::DatabaseExistsRequest { database_name: name }.into_request())));
     }
-    let bad = proto::GetTableInfoRequest {
-        table_path: path("fluss", "fw_absent_table"),
-    };
+    let bad = proto::GetTableInfoRequest { table_path: path("fluss", "fw_absent_table") };
     let err_fut = b.send(Dest::Tablet(tablet), bad.into_request());
     for (expect, fut) in pending {
         match fut.await.unwrap() {

@@ -73,10 +73,7 @@ impl ApiVersions {
                 Some((key, (min, max)))
             })
             .collect();
-        ApiVersions {
-            server_type: r.server_type,
-            ranges,
-        }
+        ApiVersions { server_type: r.server_type, ranges }
     }
 
     /// Whether the server registered this API key.
@@ -91,7 +88,10 @@ impl ApiVersions {
         let Some(&(min, max)) = self.ranges.get(&api_key) else {
             return Err(Error::client(
                 ClientCode::Protocol,
-                format!("{} server does not support {name} (api key {api_key}); a Fluss server drops unknown requests, so it was not sent", self.kind()),
+                format!(
+                    "{} server does not support {name} (api key {api_key}); a Fluss server drops unknown requests, so it was not sent",
+                    self.kind()
+                ),
             ));
         };
         let version = ours.min(max);
@@ -159,11 +159,7 @@ impl Shared {
             st.inflight.drain().map(|(_, tx)| tx).collect()
         };
         if !drained.is_empty() {
-            log::debug!(
-                "fluss connection {}: failing {} in-flight request(s): {error}",
-                self.addr,
-                drained.len()
-            );
+            log::debug!("fluss connection {}: failing {} in-flight request(s): {error}", self.addr, drained.len());
         }
         for tx in drained {
             let _ = tx.send(Err(error.clone()));
@@ -201,24 +197,13 @@ impl Connection {
     /// Connect to `addr` ("host:port"), start the reader and writer tasks on `runtime`, and run
     /// the ApiVersions handshake. Connecting and the handshake each take at most
     /// `request_timeout`. Failures are `NETWORK_EXCEPTION` (1, retriable).
-    pub async fn open(
-        addr: &str,
-        request_timeout: Duration,
-        runtime: &Handle,
-    ) -> Result<Arc<Connection>> {
+    pub async fn open(addr: &str, request_timeout: Duration, runtime: &Handle) -> Result<Arc<Connection>> {
         let stream = match tokio::time::timeout(request_timeout, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(network_error(format!("cannot connect to {addr}: {e}"))),
-            Err(_) => {
-                return Err(network_error(format!(
-                    "connecting to {addr} timed out after {} ms",
-                    request_timeout.as_millis()
-                )))
-            }
+            Err(_) => return Err(network_error(format!("connecting to {addr} timed out after {} ms", request_timeout.as_millis()))),
         };
-        stream
-            .set_nodelay(true)
-            .map_err(|e| network_error(format!("TCP_NODELAY on {addr}: {e}")))?;
+        stream.set_nodelay(true).map_err(|e| network_error(format!("TCP_NODELAY on {addr}: {e}")))?;
         let conn = Connection::start(addr, stream, request_timeout, runtime);
         let body = proto::ApiVersionsRequest {
             client_software_name: CLIENT_SOFTWARE_NAME.into(),
@@ -226,20 +211,13 @@ impl Connection {
         }
         .encode_to_vec();
         let handshake = async {
-            let body = conn
-                .enqueue(API_VERSIONS_KEY, 0, "ApiVersions", body)?
-                .await?;
-            proto::ApiVersionsResponse::decode(body)
-                .map_err(|e| Error::protocol(format!("bad ApiVersionsResponse from {addr}: {e}")))
+            let body = conn.enqueue(API_VERSIONS_KEY, 0, "ApiVersions", body)?.await?;
+            proto::ApiVersionsResponse::decode(body).map_err(|e| Error::protocol(format!("bad ApiVersionsResponse from {addr}: {e}")))
         };
         match handshake.await {
             Ok(resp) => {
                 let v = ApiVersions::from_response(&resp);
-                log::debug!(
-                    "fluss connection {addr}: {} server, {} api keys",
-                    v.kind(),
-                    v.ranges.len()
-                );
+                log::debug!("fluss connection {addr}: {} server, {} api keys", v.kind(), v.ranges.len());
                 let _ = conn.versions.set(v);
                 Ok(conn)
             }
@@ -251,39 +229,23 @@ impl Connection {
     }
 
     /// Wrap an already connected stream (no handshake): spawn the two tasks.
-    fn start(
-        addr: &str,
-        stream: TcpStream,
-        request_timeout: Duration,
-        runtime: &Handle,
-    ) -> Arc<Connection> {
+    fn start(addr: &str, stream: TcpStream, request_timeout: Duration, runtime: &Handle) -> Arc<Connection> {
         let (rd, wr) = stream.into_split();
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
-            state: Mutex::new(State {
-                inflight: HashMap::new(),
-                failed: None,
-            }),
+            state: Mutex::new(State { inflight: HashMap::new(), failed: None }),
             tasks: OnceLock::new(),
         });
         let (queue, rx) = mpsc::unbounded_channel();
         let reader = runtime.spawn(read_loop(shared.clone(), rd));
         let writer = runtime.spawn(write_loop(shared.clone(), wr, rx));
-        let _ = shared
-            .tasks
-            .set([reader.abort_handle(), writer.abort_handle()]);
+        let _ = shared.tasks.set([reader.abort_handle(), writer.abort_handle()]);
         // A task that already failed before the handles were stored could not abort its peer.
         if shared.lock().failed.is_some() {
             reader.abort();
             writer.abort();
         }
-        Arc::new(Connection {
-            shared,
-            queue,
-            next_id: AtomicI32::new(0),
-            versions: OnceLock::new(),
-            request_timeout,
-        })
+        Arc::new(Connection { shared, queue, next_id: AtomicI32::new(0), versions: OnceLock::new(), request_timeout })
     }
 
     /// The address this connection was opened to.
@@ -294,9 +256,7 @@ impl Connection {
     /// The server's ApiVersions (empty before the handshake finished).
     pub fn api_versions(&self) -> &ApiVersions {
         static EMPTY: OnceLock<ApiVersions> = OnceLock::new();
-        self.versions
-            .get()
-            .unwrap_or_else(|| EMPTY.get_or_init(ApiVersions::default))
+        self.versions.get().unwrap_or_else(|| EMPTY.get_or_init(ApiVersions::default))
     }
 
     /// False once the connection failed or was closed; the owner should open a new one.
@@ -317,10 +277,7 @@ impl Connection {
     /// Send a request. The frame is queued **before this returns** (so frames go out in call
     /// order); the returned future only waits for the response, at most `request_timeout`.
     /// Dropping the future forgets the request.
-    pub fn send(
-        &self,
-        request: &Request,
-    ) -> impl Future<Output = Result<Response>> + Send + 'static {
+    pub fn send(&self, request: &Request) -> impl Future<Output = Result<Response>> + Send + 'static {
         let api_key = request.api_key();
         let name = request.name();
         let queued = self
@@ -335,12 +292,7 @@ impl Connection {
 
     /// Queue one frame with an explicit version (no ApiVersions check) and return the future of
     /// its raw response body.
-    pub fn send_raw(
-        &self,
-        api_key: i16,
-        api_version: i16,
-        body: Vec<u8>,
-    ) -> impl Future<Output = Result<Bytes>> + Send + 'static {
+    pub fn send_raw(&self, api_key: i16, api_version: i16, body: Vec<u8>) -> impl Future<Output = Result<Bytes>> + Send + 'static {
         let queued = self.enqueue(api_key, api_version, "request", body);
         async move { queued?.await }
     }
@@ -362,15 +314,10 @@ impl Connection {
             }
             st.inflight.insert(request_id, tx);
         }
-        let guard = InflightGuard {
-            shared: self.shared.clone(),
-            request_id,
-        };
+        let guard = InflightGuard { shared: self.shared.clone(), request_id };
         if self.queue.send(Outgoing { header, body }).is_err() {
             // The writer task is gone; the reader's failure (or close) says why.
-            let e = self.failure().unwrap_or_else(|| {
-                network_error(format!("connection to {} is closed", self.shared.addr))
-            });
+            let e = self.failure().unwrap_or_else(|| network_error(format!("connection to {} is closed", self.shared.addr)));
             return Err(e);
         }
         let deadline = Instant::now() + self.request_timeout;
@@ -379,12 +326,12 @@ impl Connection {
             let guard = guard;
             match tokio::time::timeout_at(deadline, rx).await {
                 Ok(Ok(result)) => result,
-                Ok(Err(_)) => Err(guard.shared.lock().failed.clone().unwrap_or_else(|| {
-                    network_error(format!(
-                        "connection to {} dropped {name}",
-                        guard.shared.addr
-                    ))
-                })),
+                Ok(Err(_)) => Err(guard
+                    .shared
+                    .lock()
+                    .failed
+                    .clone()
+                    .unwrap_or_else(|| network_error(format!("connection to {} dropped {name}", guard.shared.addr)))),
                 Err(_) => Err(network_error(format!(
                     "{name} (request id {request_id}) to {} timed out after {} ms",
                     guard.shared.addr,
@@ -396,10 +343,7 @@ impl Connection {
 
     /// Close the connection: in-flight and later requests fail with `CONNECTION_CLOSED`.
     pub fn close(&self) {
-        self.shared.fail_all(Error::client(
-            ClientCode::ConnectionClosed,
-            format!("connection to {} was closed", self.shared.addr),
-        ));
+        self.shared.fail_all(Error::client(ClientCode::ConnectionClosed, format!("connection to {} was closed", self.shared.addr)));
     }
 }
 
@@ -426,10 +370,7 @@ async fn read_frame(rd: &mut BufReader<OwnedReadHalf>) -> io::Result<Option<Byte
         Err(e) => return Err(e),
     };
     if len < 1 || len as usize > frame::MAX_RESPONSE_FRAME {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("bad response frame length {len}"),
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("bad response frame length {len}")));
     }
     let mut buf = vec![0u8; len as usize];
     rd.read_exact(&mut buf).await?;
@@ -442,15 +383,9 @@ async fn read_loop(shared: Arc<Shared>, rd: OwnedReadHalf) {
     let error = loop {
         match read_frame(&mut rd).await {
             Ok(Some(bytes)) => match frame::decode_response(bytes) {
-                Ok(ResponseFrame::Success { request_id, body }) => {
-                    shared.complete(request_id, Ok(body))
-                }
-                Ok(ResponseFrame::Error { request_id, error }) => {
-                    shared.complete(request_id, Err(error))
-                }
-                Ok(ResponseFrame::ServerFailure { error }) => {
-                    break network_error(format!("server failure from {addr}: {error}"))
-                }
+                Ok(ResponseFrame::Success { request_id, body }) => shared.complete(request_id, Ok(body)),
+                Ok(ResponseFrame::Error { request_id, error }) => shared.complete(request_id, Err(error)),
+                Ok(ResponseFrame::ServerFailure { error }) => break network_error(format!("server failure from {addr}: {error}")),
                 Err(e) => break network_error(format!("undecodable response from {addr}: {e}")),
             },
             Ok(None) => break network_error(format!("connection closed by {addr}")),
@@ -461,11 +396,7 @@ async fn read_loop(shared: Arc<Shared>, rd: OwnedReadHalf) {
     shared.fail_all(error);
 }
 
-async fn write_loop(
-    shared: Arc<Shared>,
-    wr: OwnedWriteHalf,
-    mut queue: mpsc::UnboundedReceiver<Outgoing>,
-) {
+async fn write_loop(shared: Arc<Shared>, wr: OwnedWriteHalf, mut queue: mpsc::UnboundedReceiver<Outgoing>) {
     let mut wr = BufWriter::with_capacity(64 << 10, wr);
     while let Some(first) = queue.recv().await {
         let mut next = Some(first);
@@ -490,9 +421,7 @@ async fn write_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::frame::{
-        decode_request, encode_error_response, encode_server_failure, encode_success_response,
-    };
+    use crate::cluster::frame::{decode_request, encode_error_response, encode_server_failure, encode_success_response};
     use tokio::net::TcpListener;
 
     /// Read one request frame from a test server's socket.
@@ -507,11 +436,7 @@ mod tests {
         proto::ApiVersionsResponse {
             api_versions: keys
                 .iter()
-                .map(|&(k, min, max)| proto::PbApiVersion {
-                    api_key: k as i32,
-                    min_version: min as i32,
-                    max_version: max as i32,
-                })
+                .map(|&(k, min, max)| proto::PbApiVersion { api_key: k as i32, min_version: min as i32, max_version: max as i32 })
                 .collect(),
             server_type: Some(server_type),
         }
@@ -526,12 +451,7 @@ mod tests {
         let body = proto::ApiVersionsRequest::decode(req.body).unwrap();
         assert_eq!(body.client_software_name, "fluss-writer");
         assert_eq!(body.client_software_version, env!("CARGO_PKG_VERSION"));
-        s.write_all(&encode_success_response(
-            req.request_id,
-            &versions_body(keys, 2),
-        ))
-        .await
-        .unwrap();
+        s.write_all(&encode_success_response(req.request_id, &versions_body(keys, 2))).await.unwrap();
         s
     }
 
@@ -540,10 +460,7 @@ mod tests {
     }
 
     fn dbs_body(names: &[&str]) -> Vec<u8> {
-        proto::ListDatabasesResponse {
-            database_name: names.iter().map(|s| s.to_string()).collect(),
-        }
-        .encode_to_vec()
+        proto::ListDatabasesResponse { database_name: names.iter().map(|s| s.to_string()).collect() }.encode_to_vec()
     }
 
     fn db_names(r: Response) -> Vec<String> {
@@ -563,46 +480,25 @@ mod tests {
     async fn out_of_order_responses_error_response_server_failure_and_eof() {
         let (l, addr) = listener().await;
         let server = tokio::spawn(async move {
-            let mut s =
-                accept_with_handshake(&l, &[(1000, 0, 0), (1003, 0, 0), (1016, 0, 1)]).await;
+            let mut s = accept_with_handshake(&l, &[(1000, 0, 0), (1003, 0, 0), (1016, 0, 1)]).await;
             // Two requests, answered in reverse order.
             let a = read_request(&mut s).await.unwrap();
             let b = read_request(&mut s).await.unwrap();
             assert_eq!((a.api_key, b.api_key), (1003, 1003));
             assert_ne!(a.request_id, b.request_id);
-            s.write_all(&encode_success_response(
-                b.request_id,
-                &dbs_body(&["second"]),
-            ))
-            .await
-            .unwrap();
-            s.write_all(&encode_success_response(
-                a.request_id,
-                &dbs_body(&["first"]),
-            ))
-            .await
-            .unwrap();
+            s.write_all(&encode_success_response(b.request_id, &dbs_body(&["second"]))).await.unwrap();
+            s.write_all(&encode_success_response(a.request_id, &dbs_body(&["first"]))).await.unwrap();
             // An ERROR_RESPONSE fails only its request.
             let c = read_request(&mut s).await.unwrap();
-            s.write_all(&encode_error_response(
-                c.request_id,
-                7,
-                Some("table does not exist"),
-            ))
-            .await
-            .unwrap();
+            s.write_all(&encode_error_response(c.request_id, 7, Some("table does not exist"))).await.unwrap();
             // Two in flight, then SERVER_FAILURE (no request id) and close.
             let d = read_request(&mut s).await.unwrap();
             let e = read_request(&mut s).await.unwrap();
             assert_eq!(e.request_id, d.request_id + 1);
-            s.write_all(&encode_server_failure(-1, Some("frame too large")))
-                .await
-                .unwrap();
+            s.write_all(&encode_server_failure(-1, Some("frame too large"))).await.unwrap();
             drop(s);
         });
-        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
-            .await
-            .unwrap();
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
         assert_eq!(conn.api_versions().kind(), "tablet");
         assert_eq!(conn.api_versions().ranges.get(&1016), Some(&(0, 1)));
         let fa = conn.send(&list_dbs());
@@ -611,10 +507,7 @@ mod tests {
         assert_eq!(db_names(fa.await.unwrap()), vec!["first"]);
         assert_eq!(db_names(fb.await.unwrap()), vec!["second"]);
         let err = conn.send(&list_dbs()).await.unwrap_err();
-        assert_eq!(
-            (err.code(), err.message(), err.is_retriable()),
-            (7, "table does not exist", false)
-        );
+        assert_eq!((err.code(), err.message(), err.is_retriable()), (7, "table does not exist", false));
         assert!(conn.is_alive());
         let fd = conn.send(&list_dbs());
         let fe = conn.send(&list_dbs());
@@ -639,9 +532,7 @@ mod tests {
             let _ = read_request(&mut s).await.unwrap();
             drop(s); // close without answering
         });
-        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
-            .await
-            .unwrap();
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
         let err = conn.send(&list_dbs()).await.unwrap_err();
         assert_eq!(err.code(), 1);
         assert!(err.is_retriable());
@@ -656,41 +547,21 @@ mod tests {
             let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
             let ignored = read_request(&mut s).await.unwrap();
             let answered = read_request(&mut s).await.unwrap();
-            s.write_all(&encode_success_response(
-                answered.request_id,
-                &dbs_body(&["x"]),
-            ))
-            .await
-            .unwrap();
+            s.write_all(&encode_success_response(answered.request_id, &dbs_body(&["x"]))).await.unwrap();
             // A late answer to the timed-out request is dropped.
-            s.write_all(&encode_success_response(
-                ignored.request_id,
-                &dbs_body(&["late"]),
-            ))
-            .await
-            .unwrap();
+            s.write_all(&encode_success_response(ignored.request_id, &dbs_body(&["late"]))).await.unwrap();
             let again = read_request(&mut s).await.unwrap();
-            s.write_all(&encode_success_response(
-                again.request_id,
-                &dbs_body(&["y"]),
-            ))
-            .await
-            .unwrap();
+            s.write_all(&encode_success_response(again.request_id, &dbs_body(&["y"]))).await.unwrap();
             let _ = read_request(&mut s).await;
         });
-        let conn = Connection::open(&addr, Duration::from_millis(300), &Handle::current())
-            .await
-            .unwrap();
+        let conn = Connection::open(&addr, Duration::from_millis(300), &Handle::current()).await.unwrap();
         let started = std::time::Instant::now();
         let err = conn.send(&list_dbs()).await.unwrap_err();
         let took = started.elapsed();
         assert_eq!(err.code(), 1);
         assert!(err.is_retriable());
         assert!(err.message().contains("timed out"), "{err:?}");
-        assert!(
-            took >= Duration::from_millis(290) && took < Duration::from_secs(3),
-            "{took:?}"
-        );
+        assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(3), "{took:?}");
         assert_eq!(conn.in_flight(), 0);
         assert!(conn.is_alive());
         assert_eq!(db_names(conn.send(&list_dbs()).await.unwrap()), vec!["x"]);
@@ -707,38 +578,21 @@ mod tests {
             let mut s = accept_with_handshake(&l, &[(1016, 0, 1), (1017, 0, 0)]).await;
             let put = read_request(&mut s).await.unwrap();
             assert_eq!((put.api_key, put.api_version), (1016, 1));
-            s.write_all(&encode_success_response(put.request_id, &[]))
-                .await
-                .unwrap();
+            s.write_all(&encode_success_response(put.request_id, &[])).await.unwrap();
             let lookup = read_request(&mut s).await.unwrap();
             assert_eq!((lookup.api_key, lookup.api_version), (1017, 0));
-            s.write_all(&encode_success_response(lookup.request_id, &[]))
-                .await
-                .unwrap();
+            s.write_all(&encode_success_response(lookup.request_id, &[])).await.unwrap();
             // Nothing else may arrive.
             assert!(read_request(&mut s).await.is_none());
         });
-        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
-            .await
-            .unwrap();
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
         let err = conn.send(&list_dbs()).await.unwrap_err();
         assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
         assert!(err.message().contains("1003"), "{err:?}");
-        let put = Request::PutKv(proto::PutKvRequest {
-            acks: -1,
-            table_id: 1,
-            timeout_ms: 1000,
-            ..Default::default()
-        });
+        let put = Request::PutKv(proto::PutKvRequest { acks: -1, table_id: 1, timeout_ms: 1000, ..Default::default() });
         assert!(matches!(conn.send(&put).await.unwrap(), Response::PutKv(_)));
-        let lookup = Request::Lookup(proto::LookupRequest {
-            table_id: 1,
-            buckets_req: vec![],
-        });
-        assert!(matches!(
-            conn.send(&lookup).await.unwrap(),
-            Response::Lookup(_)
-        ));
+        let lookup = Request::Lookup(proto::LookupRequest { table_id: 1, buckets_req: vec![] });
+        assert!(matches!(conn.send(&lookup).await.unwrap(), Response::Lookup(_)));
         drop(conn);
         server.await.unwrap();
     }
@@ -751,9 +605,7 @@ mod tests {
             let _ = read_request(&mut s).await;
             let _ = read_request(&mut s).await; // EOF after close
         });
-        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
-            .await
-            .unwrap();
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
         let pending = conn.send(&list_dbs());
         tokio::time::sleep(Duration::from_millis(50)).await;
         conn.close();
@@ -768,9 +620,7 @@ mod tests {
     async fn connect_refused_is_retriable_network_exception() {
         let (l, addr) = listener().await;
         drop(l);
-        let err = Connection::open(&addr, Duration::from_secs(2), &Handle::current())
-            .await
-            .unwrap_err();
+        let err = Connection::open(&addr, Duration::from_secs(2), &Handle::current()).await.unwrap_err();
         assert_eq!(err.code(), 1);
         assert!(err.is_retriable());
     }
@@ -783,14 +633,10 @@ mod tests {
             for expect in [0x7FFF_FFFF, 0] {
                 let r = read_request(&mut s).await.unwrap();
                 assert_eq!(r.request_id, expect);
-                s.write_all(&encode_success_response(r.request_id, &dbs_body(&[])))
-                    .await
-                    .unwrap();
+                s.write_all(&encode_success_response(r.request_id, &dbs_body(&[]))).await.unwrap();
             }
         });
-        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current())
-            .await
-            .unwrap();
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
         conn.next_id.store(i32::MAX, Ordering::Relaxed);
         conn.send(&list_dbs()).await.unwrap();
         conn.send(&list_dbs()).await.unwrap();

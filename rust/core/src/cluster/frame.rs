@@ -31,17 +31,9 @@ pub const SERVER_FAILURE: u8 = 2;
 pub const MAX_RESPONSE_FRAME: usize = 1 << 30;
 
 /// The length prefix and request header of a request, to be followed by `body_len` body bytes.
-pub fn request_header(
-    api_key: i16,
-    api_version: i16,
-    request_id: i32,
-    body_len: usize,
-) -> Result<[u8; LENGTH_LEN + REQUEST_HEADER_LEN]> {
-    let len = i32::try_from(REQUEST_HEADER_LEN + body_len).map_err(|_| {
-        Error::protocol(format!(
-            "request body of {body_len} bytes is too large for a frame"
-        ))
-    })?;
+pub fn request_header(api_key: i16, api_version: i16, request_id: i32, body_len: usize) -> Result<[u8; LENGTH_LEN + REQUEST_HEADER_LEN]> {
+    let len = i32::try_from(REQUEST_HEADER_LEN + body_len)
+        .map_err(|_| Error::protocol(format!("request body of {body_len} bytes is too large for a frame")))?;
     let mut h = [0u8; LENGTH_LEN + REQUEST_HEADER_LEN];
     h[0..4].copy_from_slice(&len.to_be_bytes());
     h[4..6].copy_from_slice(&api_key.to_be_bytes());
@@ -51,12 +43,7 @@ pub fn request_header(
 }
 
 /// A whole request frame (length prefix included).
-pub fn encode_request(
-    api_key: i16,
-    api_version: i16,
-    request_id: i32,
-    body: &[u8],
-) -> Result<Vec<u8>> {
+pub fn encode_request(api_key: i16, api_version: i16, request_id: i32, body: &[u8]) -> Result<Vec<u8>> {
     let header = request_header(api_key, api_version, request_id, body.len())?;
     let mut out = Vec::with_capacity(header.len() + body.len());
     out.extend_from_slice(&header);
@@ -76,20 +63,12 @@ pub struct RequestFrame {
 /// Decode a request frame (the bytes after the length prefix).
 pub fn decode_request(mut frame: Bytes) -> Result<RequestFrame> {
     if frame.len() < REQUEST_HEADER_LEN {
-        return Err(Error::protocol(format!(
-            "request frame of {} bytes is shorter than its header",
-            frame.len()
-        )));
+        return Err(Error::protocol(format!("request frame of {} bytes is shorter than its header", frame.len())));
     }
     let api_key = frame.get_i16();
     let api_version = frame.get_i16();
     let request_id = frame.get_i32();
-    Ok(RequestFrame {
-        api_key,
-        api_version,
-        request_id,
-        body: frame,
-    })
+    Ok(RequestFrame { api_key, api_version, request_id, body: frame })
 }
 
 /// A decoded response frame.
@@ -104,14 +83,9 @@ pub enum ResponseFrame {
 }
 
 fn decode_error_body(body: Bytes) -> Result<Error> {
-    let e = proto::ErrorResponse::decode(body)
-        .map_err(|e| Error::protocol(format!("bad ErrorResponse body: {e}")))?;
+    let e = proto::ErrorResponse::decode(body).map_err(|e| Error::protocol(format!("bad ErrorResponse body: {e}")))?;
     // An error frame that says "no error" is still an error: report it as UNKNOWN_SERVER_ERROR.
-    let code = if e.error_code == FlussCode::NONE {
-        FlussCode::UNKNOWN_SERVER_ERROR
-    } else {
-        e.error_code
-    };
+    let code = if e.error_code == FlussCode::NONE { FlussCode::UNKNOWN_SERVER_ERROR } else { e.error_code };
     Ok(Error::server(code, e.error_message.unwrap_or_default()))
 }
 
@@ -124,21 +98,13 @@ pub fn decode_response(mut frame: Bytes) -> Result<ResponseFrame> {
     match kind {
         SUCCESS_RESPONSE | ERROR_RESPONSE => {
             if frame.len() < 4 {
-                return Err(Error::protocol(format!(
-                    "response frame of type {kind} has no request id"
-                )));
+                return Err(Error::protocol(format!("response frame of type {kind} has no request id")));
             }
             let request_id = frame.get_i32();
             if kind == SUCCESS_RESPONSE {
-                Ok(ResponseFrame::Success {
-                    request_id,
-                    body: frame,
-                })
+                Ok(ResponseFrame::Success { request_id, body: frame })
             } else {
-                Ok(ResponseFrame::Error {
-                    request_id,
-                    error: decode_error_body(frame)?,
-                })
+                Ok(ResponseFrame::Error { request_id, error: decode_error_body(frame)? })
             }
         }
         SERVER_FAILURE => {
@@ -167,11 +133,7 @@ pub fn encode_success_response(request_id: i32, body: &[u8]) -> Vec<u8> {
 
 /// A whole ERROR_RESPONSE frame (length prefix included): for test servers.
 pub fn encode_error_response(request_id: i32, error_code: i32, message: Option<&str>) -> Vec<u8> {
-    let body = proto::ErrorResponse {
-        error_code,
-        error_message: message.map(str::to_string),
-    }
-    .encode_to_vec();
+    let body = proto::ErrorResponse { error_code, error_message: message.map(str::to_string) }.encode_to_vec();
     let mut p = Vec::with_capacity(5 + body.len());
     p.push(ERROR_RESPONSE);
     p.extend_from_slice(&request_id.to_be_bytes());
@@ -181,11 +143,7 @@ pub fn encode_error_response(request_id: i32, error_code: i32, message: Option<&
 
 /// A whole SERVER_FAILURE frame (length prefix included, no request id): for test servers.
 pub fn encode_server_failure(error_code: i32, message: Option<&str>) -> Vec<u8> {
-    let body = proto::ErrorResponse {
-        error_code,
-        error_message: message.map(str::to_string),
-    }
-    .encode_to_vec();
+    let body = proto::ErrorResponse { error_code, error_message: message.map(str::to_string) }.encode_to_vec();
     let mut p = Vec::with_capacity(1 + body.len());
     p.push(SERVER_FAILURE);
     p.extend_from_slice(&body);
@@ -216,20 +174,9 @@ mod tests {
             ]
         );
         let f = encode_request(1016, 1, 0x7FFF_FFFF, &[]).unwrap();
-        assert_eq!(
-            f,
-            vec![0, 0, 0, 8, 0x03, 0xF8, 0, 1, 0x7F, 0xFF, 0xFF, 0xFF]
-        );
+        assert_eq!(f, vec![0, 0, 0, 8, 0x03, 0xF8, 0, 1, 0x7F, 0xFF, 0xFF, 0xFF]);
         let r = decode_request(Bytes::from(f[4..].to_vec())).unwrap();
-        assert_eq!(
-            r,
-            RequestFrame {
-                api_key: 1016,
-                api_version: 1,
-                request_id: 0x7FFF_FFFF,
-                body: Bytes::new()
-            }
-        );
+        assert_eq!(r, RequestFrame { api_key: 1016, api_version: 1, request_id: 0x7FFF_FFFF, body: Bytes::new() });
         assert!(decode_request(Bytes::from_static(&[0, 1, 2])).is_err());
     }
 
@@ -287,24 +234,9 @@ mod tests {
     fn malformed_responses_are_protocol_errors() {
         let code = crate::error::ClientCode::Protocol as i32;
         assert_eq!(decode_response(Bytes::new()).unwrap_err().code(), code);
-        assert_eq!(
-            decode_response(Bytes::from_static(&[0, 0, 0]))
-                .unwrap_err()
-                .code(),
-            code
-        );
-        assert_eq!(
-            decode_response(Bytes::from_static(&[9, 0, 0, 0, 0]))
-                .unwrap_err()
-                .code(),
-            code
-        );
-        assert_eq!(
-            decode_response(Bytes::from_static(&[1, 0, 0, 0, 1, 0xFF]))
-                .unwrap_err()
-                .code(),
-            code
-        );
+        assert_eq!(decode_response(Bytes::from_static(&[0, 0, 0])).unwrap_err().code(), code);
+        assert_eq!(decode_response(Bytes::from_static(&[9, 0, 0, 0, 0])).unwrap_err().code(), code);
+        assert_eq!(decode_response(Bytes::from_static(&[1, 0, 0, 0, 1, 0xFF])).unwrap_err().code(), code);
         // an error frame without an error code is still an error
         match decode_response(Bytes::from_static(&[1, 0, 0, 0, 1])).unwrap() {
             ResponseFrame::Error { error, .. } => assert_eq!(error.code(), -1),

@@ -66,11 +66,7 @@ pub struct ServerNode {
 
 impl ServerNode {
     fn from_proto(n: &proto::PbServerNode) -> ServerNode {
-        ServerNode {
-            id: n.node_id,
-            host: n.host.clone(),
-            port: n.port,
-        }
+        ServerNode { id: n.node_id, host: n.host.clone(), port: n.port }
     }
 
     /// `host:port` (IPv6 hosts in brackets).
@@ -93,21 +89,10 @@ pub struct Nodes {
 
 /// Split `"host:port[,host:port]"` into addresses.
 pub fn parse_bootstrap(bootstrap: &str) -> Result<Vec<String>> {
-    let bad = |why: String| {
-        Error::client(
-            ClientCode::InvalidConfig,
-            format!("bootstrap.servers = {bootstrap:?}: {why}"),
-        )
-    };
+    let bad = |why: String| Error::client(ClientCode::InvalidConfig, format!("bootstrap.servers = {bootstrap:?}: {why}"));
     let mut out = Vec::new();
-    for part in bootstrap
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        let (host, port) = part
-            .rsplit_once(':')
-            .ok_or_else(|| bad(format!("{part:?} is not host:port")))?;
+    for part in bootstrap.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (host, port) = part.rsplit_once(':').ok_or_else(|| bad(format!("{part:?} is not host:port")))?;
         if host.is_empty() || port.parse::<u16>().is_err() {
             return Err(bad(format!("{part:?} is not host:port")));
         }
@@ -126,10 +111,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn closed_error() -> Error {
-    Error::client(
-        ClientCode::ConnectionClosed,
-        "the connection to the Fluss cluster was closed",
-    )
+    Error::client(ClientCode::ConnectionClosed, "the connection to the Fluss cluster was closed")
 }
 
 #[derive(Default)]
@@ -151,11 +133,7 @@ struct Slot {
 
 impl Slot {
     fn alive(&self) -> Option<Arc<Connection>> {
-        lock(&self.state)
-            .conn
-            .as_ref()
-            .filter(|c| c.is_alive())
-            .cloned()
+        lock(&self.state).conn.as_ref().filter(|c| c.is_alive()).cloned()
     }
 }
 
@@ -180,16 +158,11 @@ impl NetworkBackend {
     /// Connect to a cluster: try the bootstrap servers (`"host:port[,host:port]"`) in order
     /// until one answers Metadata, and learn the coordinator and tablet servers from it. Run it
     /// on the tokio runtime that should own the connections (`runtime.block_on(...)` is fine).
-    pub fn connect(
-        bootstrap: &str,
-        config: Arc<Config>,
-    ) -> impl Future<Output = Result<Arc<NetworkBackend>>> + Send + 'static {
+    pub fn connect(bootstrap: &str, config: Arc<Config>) -> impl Future<Output = Result<Arc<NetworkBackend>>> + Send + 'static {
         let bootstrap = bootstrap.to_string();
         async move {
             let addrs = parse_bootstrap(&bootstrap)?;
-            let runtime = Handle::try_current().map_err(|_| {
-                Error::internal("NetworkBackend::connect must run inside a tokio runtime")
-            })?;
+            let runtime = Handle::try_current().map_err(|_| Error::internal("NetworkBackend::connect must run inside a tokio runtime"))?;
             let inner = Arc::new(Inner {
                 config,
                 bootstrap: addrs.clone(),
@@ -204,9 +177,7 @@ impl NetworkBackend {
             for addr in &addrs {
                 let attempt = async {
                     let conn = inner.connection(addr).await?;
-                    inner
-                        .send_on(&conn, &Request::Metadata(proto::MetadataRequest::default()))
-                        .await
+                    inner.send_on(&conn, &Request::Metadata(proto::MetadataRequest::default())).await
                 };
                 match attempt.await {
                     Ok(_) => {
@@ -214,10 +185,7 @@ impl NetworkBackend {
                         if nodes.coordinator.is_none() {
                             log::warn!("fluss cluster at {addr}: Metadata names no coordinator");
                         }
-                        log::info!(
-                            "connected to Fluss cluster via {addr}: {}",
-                            describe_nodes(&nodes)
-                        );
+                        log::info!("connected to Fluss cluster via {addr}: {}", describe_nodes(&nodes));
                         return Ok(Arc::new(NetworkBackend { inner }));
                     }
                     Err(e) => {
@@ -226,9 +194,7 @@ impl NetworkBackend {
                     }
                 }
             }
-            Err(network_error(format!(
-                "no bootstrap server of {bootstrap:?} answered{errors}"
-            )))
+            Err(network_error(format!("no bootstrap server of {bootstrap:?} answered{errors}")))
         }
     }
 
@@ -265,8 +231,7 @@ impl NetworkBackend {
                         Err(e) => last = Some(e),
                     }
                 }
-                found
-                    .ok_or_else(|| last.unwrap_or_else(|| network_error("no Fluss server known")))?
+                found.ok_or_else(|| last.unwrap_or_else(|| network_error("no Fluss server known")))?
             }
             dest => {
                 let addr = self.inner.resolve(dest).await?;
@@ -282,11 +247,7 @@ fn describe_nodes(n: &Nodes) -> String {
         Some(c) => format!("coordinator {} at {}", c.id, c.addr()),
         None => "no coordinator".to_string(),
     };
-    let tablets: Vec<String> = n
-        .tablets
-        .values()
-        .map(|t| format!("{} at {}", t.id, t.addr()))
-        .collect();
+    let tablets: Vec<String> = n.tablets.values().map(|t| format!("{} at {}", t.id, t.addr())).collect();
     format!("{coord}, tablet servers [{}]", tablets.join(", "))
 }
 
@@ -302,12 +263,7 @@ impl Inner {
     fn slot(&self, addr: &str) -> Arc<Slot> {
         lock(&self.slots)
             .entry(addr.to_string())
-            .or_insert_with(|| {
-                Arc::new(Slot {
-                    state: Mutex::new(SlotState::default()),
-                    connecting: tokio::sync::Mutex::new(()),
-                })
-            })
+            .or_insert_with(|| Arc::new(Slot { state: Mutex::new(SlotState::default()), connecting: tokio::sync::Mutex::new(()) }))
             .clone()
     }
 
@@ -354,9 +310,7 @@ impl Inner {
                 st.conn = None;
                 st.failures = st.failures.saturating_add(1);
                 let base = self.config.retry_backoff.max(Duration::from_millis(10));
-                let backoff = base
-                    .saturating_mul(1u32 << (st.failures - 1).min(16))
-                    .min(MAX_RECONNECT_BACKOFF);
+                let backoff = base.saturating_mul(1u32 << (st.failures - 1).min(16)).min(MAX_RECONNECT_BACKOFF);
                 st.retry_at = Some(Instant::now() + backoff);
                 st.last_error = Some(e.clone());
                 Err(e)
@@ -378,11 +332,7 @@ impl Inner {
             }
             let nodes = Nodes {
                 coordinator: m.coordinator_server.as_ref().map(ServerNode::from_proto),
-                tablets: m
-                    .tablet_servers
-                    .iter()
-                    .map(|n| (n.node_id, ServerNode::from_proto(n)))
-                    .collect(),
+                tablets: m.tablet_servers.iter().map(|n| (n.node_id, ServerNode::from_proto(n))).collect(),
             };
             let mut cur = lock(&self.nodes);
             if *cur != nodes {
@@ -412,9 +362,7 @@ impl Inner {
             log::debug!("node refresh for {dest:?} failed: {e}");
         }
         self.resolve_now(dest).ok_or_else(|| match dest {
-            Dest::Tablet(id) => {
-                network_error(format!("tablet server {id} is not in the cluster metadata"))
-            }
+            Dest::Tablet(id) => network_error(format!("tablet server {id} is not in the cluster metadata")),
             _ => network_error("the cluster metadata names no coordinator"),
         })
     }
@@ -440,10 +388,7 @@ impl Inner {
         match dest {
             Dest::Any => {
                 let key = request.api_key();
-                self.any_candidates(request)
-                    .iter()
-                    .filter_map(|a| self.cached(a))
-                    .find(|c| c.api_versions().supports(key))
+                self.any_candidates(request).iter().filter_map(|a| self.cached(a)).find(|c| c.api_versions().supports(key))
             }
             dest => self.resolve_now(dest).and_then(|a| self.cached(&a)),
         }
@@ -465,18 +410,12 @@ impl Inner {
         let mut last: Option<Error> = None;
         for addr in self.any_candidates(request) {
             match self.connection(&addr).await {
-                Ok(conn) if conn.api_versions().supports(key) => {
-                    return self.send_on(&conn, request).await
-                }
+                Ok(conn) if conn.api_versions().supports(key) => return self.send_on(&conn, request).await,
                 Ok(conn) => {
                     last.get_or_insert_with(|| {
                         Error::client(
                             ClientCode::Protocol,
-                            format!(
-                                "{} server {addr} does not support {} (api key {key})",
-                                conn.api_versions().kind(),
-                                request.name()
-                            ),
+                            format!("{} server {addr} does not support {} (api key {key})", conn.api_versions().kind(), request.name()),
                         )
                     });
                 }
@@ -488,9 +427,7 @@ impl Inner {
                 }
             }
         }
-        Err(last.unwrap_or_else(|| {
-            network_error(format!("no Fluss server available for {}", request.name()))
-        }))
+        Err(last.unwrap_or_else(|| network_error(format!("no Fluss server available for {}", request.name()))))
     }
 
     async fn refresh_nodes(&self) -> Result<()> {
@@ -499,10 +436,7 @@ impl Inner {
         if self.refresh_generation.load(Ordering::SeqCst) != seen {
             return Ok(()); // someone refreshed while we waited
         }
-        let result = self
-            .send_any(&Request::Metadata(proto::MetadataRequest::default()))
-            .await
-            .map(|_| ());
+        let result = self.send_any(&Request::Metadata(proto::MetadataRequest::default())).await.map(|_| ());
         self.refresh_generation.fetch_add(1, Ordering::SeqCst);
         result
     }
@@ -554,10 +488,7 @@ impl Drop for NetworkBackend {
 
 impl std::fmt::Debug for NetworkBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NetworkBackend")
-            .field("bootstrap", &self.inner.bootstrap)
-            .field("nodes", &self.inner.nodes())
-            .finish()
+        f.debug_struct("NetworkBackend").field("bootstrap", &self.inner.bootstrap).field("nodes", &self.inner.nodes()).finish()
     }
 }
 

@@ -18,8 +18,7 @@ pub const LATEST_OFFSET: i32 = 1;
 
 fn bucket_error(what: &str, bucket: i32, code: Option<i32>, message: Option<String>) -> Result<()> {
     match code {
-        Some(c) if c != 0 => Err(Error::server(c, message.unwrap_or_default())
-            .context(format!("{what} bucket {bucket}"))),
+        Some(c) if c != 0 => Err(Error::server(c, message.unwrap_or_default()).context(format!("{what} bucket {bucket}"))),
         _ => Ok(()),
     }
 }
@@ -27,13 +26,7 @@ fn bucket_error(what: &str, bucket: i32, code: Option<i32>, message: Option<Stri
 /// ListOffsets on tablet server `leader` for `buckets` of a non-partitioned table:
 /// `(bucket, offset)` in the order of `buckets`. `offset_type`: [`EARLIEST_OFFSET`] or
 /// [`LATEST_OFFSET`].
-pub async fn list_offsets(
-    backend: &dyn Backend,
-    leader: i32,
-    table_id: i64,
-    buckets: &[i32],
-    offset_type: i32,
-) -> Result<Vec<(i32, i64)>> {
+pub async fn list_offsets(backend: &dyn Backend, leader: i32, table_id: i64, buckets: &[i32], offset_type: i32) -> Result<Vec<(i32, i64)>> {
     let req = proto::ListOffsetsRequest {
         follower_server_id: -1,
         offset_type,
@@ -49,13 +42,9 @@ pub async fn list_offsets(
             .buckets_resp
             .iter()
             .find(|r| r.bucket_id == b)
-            .ok_or_else(|| {
-                Error::protocol(format!("ListOffsets response has no entry for bucket {b}"))
-            })?;
+            .ok_or_else(|| Error::protocol(format!("ListOffsets response has no entry for bucket {b}")))?;
         bucket_error("ListOffsets", b, r.error_code, r.error_message.clone())?;
-        let offset = r.offset.ok_or_else(|| {
-            Error::protocol(format!("ListOffsets response for bucket {b} has no offset"))
-        })?;
+        let offset = r.offset.ok_or_else(|| Error::protocol(format!("ListOffsets response for bucket {b} has no offset")))?;
         out.push((b, offset));
     }
     Ok(out)
@@ -96,53 +85,28 @@ pub async fn fetch_log(
         .filter(|t| t.table_id == table_id)
         .flat_map(|t| t.buckets_resp.iter())
         .find(|r| r.bucket_id == bucket)
-        .ok_or_else(|| {
-            Error::protocol(format!(
-                "FetchLog response has no entry for table {table_id} bucket {bucket}"
-            ))
-        })?;
+        .ok_or_else(|| Error::protocol(format!("FetchLog response has no entry for table {table_id} bucket {bucket}")))?;
     bucket_error("FetchLog", bucket, r.error_code, r.error_message.clone())?;
-    let hw = r.high_watermark.ok_or_else(|| {
-        Error::protocol(format!(
-            "FetchLog response for bucket {bucket} has no high watermark"
-        ))
-    })?;
+    let hw = r.high_watermark.ok_or_else(|| Error::protocol(format!("FetchLog response for bucket {bucket} has no high watermark")))?;
     Ok((hw, r.records.clone().unwrap_or_default()))
 }
 
 /// Lookup of encoded primary keys (exactly as PutKv encodes them) in one bucket of a
 /// primary-key table: per key, `None` if absent, else the stored value (`int16 LE schema id` +
 /// row bytes).
-pub async fn lookup(
-    backend: &dyn Backend,
-    leader: i32,
-    table_id: i64,
-    bucket: i32,
-    keys: Vec<Bytes>,
-) -> Result<Vec<Option<Bytes>>> {
+pub async fn lookup(backend: &dyn Backend, leader: i32, table_id: i64, bucket: i32, keys: Vec<Bytes>) -> Result<Vec<Option<Bytes>>> {
     let n = keys.len();
-    let req = proto::LookupRequest {
-        table_id,
-        buckets_req: vec![proto::PbLookupReqForBucket {
-            partition_id: None,
-            bucket_id: bucket,
-            keys,
-        }],
-    };
+    let req =
+        proto::LookupRequest { table_id, buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: bucket, keys }] };
     let resp = call(backend, Dest::Tablet(leader), req).await?;
     let r = resp
         .buckets_resp
         .iter()
         .find(|r| r.bucket_id == bucket)
-        .ok_or_else(|| {
-            Error::protocol(format!("Lookup response has no entry for bucket {bucket}"))
-        })?;
+        .ok_or_else(|| Error::protocol(format!("Lookup response has no entry for bucket {bucket}")))?;
     bucket_error("Lookup", bucket, r.error_code, r.error_message.clone())?;
     if r.values.len() != n {
-        return Err(Error::protocol(format!(
-            "Lookup response has {} values for {n} keys",
-            r.values.len()
-        )));
+        return Err(Error::protocol(format!("Lookup response has {} values for {n} keys", r.values.len())));
     }
     Ok(r.values.iter().map(|v| v.values.clone()).collect())
 }
@@ -172,10 +136,7 @@ mod tests {
     }
 
     fn block<T>(f: impl std::future::Future<Output = T>) -> T {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
     }
 
     #[test]
@@ -185,47 +146,23 @@ mod tests {
             answer: |_| {
                 Ok(Response::ListOffsets(proto::ListOffsetsResponse {
                     buckets_resp: vec![
-                        proto::PbListOffsetsRespForBucket {
-                            bucket_id: 1,
-                            error_code: None,
-                            error_message: None,
-                            offset: Some(7),
-                        },
-                        proto::PbListOffsetsRespForBucket {
-                            bucket_id: 0,
-                            error_code: None,
-                            error_message: None,
-                            offset: Some(3),
-                        },
-                        proto::PbListOffsetsRespForBucket {
-                            bucket_id: 2,
-                            error_code: Some(12),
-                            error_message: None,
-                            offset: None,
-                        },
+                        proto::PbListOffsetsRespForBucket { bucket_id: 1, error_code: None, error_message: None, offset: Some(7) },
+                        proto::PbListOffsetsRespForBucket { bucket_id: 0, error_code: None, error_message: None, offset: Some(3) },
+                        proto::PbListOffsetsRespForBucket { bucket_id: 2, error_code: Some(12), error_message: None, offset: None },
                     ],
                 }))
             },
         };
-        assert_eq!(
-            block(list_offsets(&b, 5, 9, &[0, 1], LATEST_OFFSET)).unwrap(),
-            vec![(0, 3), (1, 7)]
-        );
+        assert_eq!(block(list_offsets(&b, 5, 9, &[0, 1], LATEST_OFFSET)).unwrap(), vec![(0, 3), (1, 7)]);
         let err = block(list_offsets(&b, 5, 9, &[2], LATEST_OFFSET)).unwrap_err();
         assert_eq!(err.code(), 12);
         assert!(err.is_retriable());
         let seen = b.seen.lock().unwrap();
         assert_eq!(seen[0].0, Dest::Tablet(5));
         match &seen[0].1 {
-            Request::ListOffsets(r) => assert_eq!(
-                (
-                    r.follower_server_id,
-                    r.offset_type,
-                    r.table_id,
-                    r.bucket_id.clone()
-                ),
-                (-1, 1, 9, vec![0, 1])
-            ),
+            Request::ListOffsets(r) => {
+                assert_eq!((r.follower_server_id, r.offset_type, r.table_id, r.bucket_id.clone()), (-1, 1, 9, vec![0, 1]))
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -249,38 +186,18 @@ mod tests {
                 Request::Lookup(_) => Ok(Response::Lookup(proto::LookupResponse {
                     buckets_resp: vec![proto::PbLookupRespForBucket {
                         bucket_id: 0,
-                        values: vec![
-                            proto::PbValue {
-                                values: Some(Bytes::from_static(b"v")),
-                            },
-                            proto::PbValue { values: None },
-                        ],
+                        values: vec![proto::PbValue { values: Some(Bytes::from_static(b"v")) }, proto::PbValue { values: None }],
                         ..Default::default()
                     }],
                 })),
                 _ => Err(Error::server(7, "")),
             },
         };
+        assert_eq!(block(fetch_log(&b, 2, 9, 1, 0, 1 << 20)).unwrap(), (4, Bytes::from_static(b"abc")));
         assert_eq!(
-            block(fetch_log(&b, 2, 9, 1, 0, 1 << 20)).unwrap(),
-            (4, Bytes::from_static(b"abc"))
-        );
-        assert_eq!(
-            block(lookup(
-                &b,
-                2,
-                9,
-                0,
-                vec![Bytes::from_static(b"k1"), Bytes::from_static(b"k2")]
-            ))
-            .unwrap(),
+            block(lookup(&b, 2, 9, 0, vec![Bytes::from_static(b"k1"), Bytes::from_static(b"k2")])).unwrap(),
             vec![Some(Bytes::from_static(b"v")), None]
         );
-        assert_eq!(
-            block(lookup(&b, 2, 9, 0, vec![Bytes::from_static(b"k1")]))
-                .unwrap_err()
-                .code(),
-            crate::ClientCode::Protocol as i32
-        );
+        assert_eq!(block(lookup(&b, 2, 9, 0, vec![Bytes::from_static(b"k1")])).unwrap_err().code(), crate::ClientCode::Protocol as i32);
     }
 }

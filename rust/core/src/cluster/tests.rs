@@ -37,25 +37,14 @@ struct FakeServer {
 
 impl FakeServer {
     async fn start(kind: Kind, port: u16, meta: SharedMeta) -> FakeServer {
-        let s = FakeServer {
-            kind,
-            port,
-            meta,
-            log: Arc::default(),
-            tasks: Arc::default(),
-        };
+        let s = FakeServer { kind, port, meta, log: Arc::default(), tasks: Arc::default() };
         s.listen().await;
         s
     }
 
     async fn listen(&self) {
         let l = TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
-        let (kind, meta, log, tasks) = (
-            self.kind,
-            self.meta.clone(),
-            self.log.clone(),
-            self.tasks.clone(),
-        );
+        let (kind, meta, log, tasks) = (self.kind, self.meta.clone(), self.log.clone(), self.tasks.clone());
         let accept = tokio::spawn(async move {
             loop {
                 let Ok((s, _)) = l.accept().await else { return };
@@ -98,11 +87,7 @@ async fn read_request(s: &mut TcpStream) -> Option<RequestFrame> {
 async fn serve(kind: Kind, mut s: TcpStream, meta: SharedMeta, log: Arc<Mutex<Vec<(i16, i16)>>>) {
     while let Some(req) = read_request(&mut s).await {
         log.lock().unwrap().push((req.api_key, req.api_version));
-        let keys = if kind == Kind::Coordinator {
-            COORDINATOR_KEYS
-        } else {
-            TABLET_KEYS
-        };
+        let keys = if kind == Kind::Coordinator { COORDINATOR_KEYS } else { TABLET_KEYS };
         if !keys.contains(&req.api_key) {
             continue; // like Fluss: unknown keys are silently dropped
         }
@@ -110,32 +95,18 @@ async fn serve(kind: Kind, mut s: TcpStream, meta: SharedMeta, log: Arc<Mutex<Ve
             1000 => proto::ApiVersionsResponse {
                 api_versions: keys
                     .iter()
-                    .map(|&k| proto::PbApiVersion {
-                        api_key: k as i32,
-                        min_version: 0,
-                        max_version: if k == 1016 { 1 } else { 0 },
-                    })
+                    .map(|&k| proto::PbApiVersion { api_key: k as i32, min_version: 0, max_version: if k == 1016 { 1 } else { 0 } })
                     .collect(),
                 server_type: Some(if kind == Kind::Coordinator { 1 } else { 2 }),
             }
             .encode_to_vec(),
             1012 => meta.lock().unwrap().encode_to_vec(),
-            1003 => proto::ListDatabasesResponse {
-                database_name: vec![format!("{kind:?}")],
-            }
-            .encode_to_vec(),
+            1003 => proto::ListDatabasesResponse { database_name: vec![format!("{kind:?}")] }.encode_to_vec(),
             1026 => proto::InitWriterResponse { writer_id: 42 }.encode_to_vec(),
             1015 => continue, // FetchLog: never answered (a request that hangs)
             1007 => {
                 let r = proto::GetTableInfoRequest::decode(req.body).unwrap();
-                let frame = encode_error_response(
-                    req.request_id,
-                    7,
-                    Some(&format!(
-                        "Table '{}' does not exist.",
-                        r.table_path.table_name
-                    )),
-                );
+                let frame = encode_error_response(req.request_id, 7, Some(&format!("Table '{}' does not exist.", r.table_path.table_name)));
                 if s.write_all(&frame).await.is_err() {
                     return;
                 }
@@ -143,32 +114,18 @@ async fn serve(kind: Kind, mut s: TcpStream, meta: SharedMeta, log: Arc<Mutex<Ve
             }
             _ => Vec::new(),
         };
-        if s.write_all(&encode_success_response(req.request_id, &body))
-            .await
-            .is_err()
-        {
+        if s.write_all(&encode_success_response(req.request_id, &body)).await.is_err() {
             return;
         }
     }
 }
 
 fn node(id: i32, port: u16) -> proto::PbServerNode {
-    proto::PbServerNode {
-        node_id: id,
-        host: "127.0.0.1".into(),
-        port: port as i32,
-        listeners: None,
-        rack: None,
-    }
+    proto::PbServerNode { node_id: id, host: "127.0.0.1".into(), port: port as i32, listeners: None, rack: None }
 }
 
 async fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap().port()
 }
 
 struct FakeCluster {
@@ -186,25 +143,15 @@ async fn fake_cluster() -> FakeCluster {
     }));
     let coordinator = FakeServer::start(Kind::Coordinator, cp, meta.clone()).await;
     let tablet = FakeServer::start(Kind::Tablet, tp, meta.clone()).await;
-    FakeCluster {
-        coordinator,
-        tablet,
-        meta,
-    }
+    FakeCluster { coordinator, tablet, meta }
 }
 
 fn config(timeout_ms: u64) -> Arc<Config> {
-    Arc::new(Config {
-        request_timeout: Duration::from_millis(timeout_ms),
-        retry_backoff: Duration::from_millis(50),
-        ..Config::default()
-    })
+    Arc::new(Config { request_timeout: Duration::from_millis(timeout_ms), retry_backoff: Duration::from_millis(50), ..Config::default() })
 }
 
 async fn databases(b: &NetworkBackend, dest: Dest) -> Result<Vec<String>> {
-    Ok(call(b, dest, proto::ListDatabasesRequest {})
-        .await?
-        .database_name)
+    Ok(call(b, dest, proto::ListDatabasesRequest {}).await?.database_name)
 }
 
 #[tokio::test]
@@ -212,41 +159,17 @@ async fn routes_by_destination_and_learns_nodes() {
     let c = fake_cluster().await;
     // The first bootstrap address is dead; the second answers.
     let dead = free_port().await;
-    let b = NetworkBackend::connect(
-        &format!("127.0.0.1:{dead}, {}", c.coordinator.addr()),
-        config(2000),
-    )
-    .await
-    .unwrap();
+    let b = NetworkBackend::connect(&format!("127.0.0.1:{dead}, {}", c.coordinator.addr()), config(2000)).await.unwrap();
     let nodes = b.nodes();
-    assert_eq!(
-        nodes.coordinator.as_ref().unwrap().addr(),
-        c.coordinator.addr()
-    );
+    assert_eq!(nodes.coordinator.as_ref().unwrap().addr(), c.coordinator.addr());
     assert_eq!(nodes.tablets.keys().copied().collect::<Vec<_>>(), vec![1]);
-    assert!(
-        b.describe().contains("tablet servers [1 at"),
-        "{}",
-        b.describe()
-    );
+    assert!(b.describe().contains("tablet servers [1 at"), "{}", b.describe());
 
-    assert_eq!(
-        databases(&b, Dest::Coordinator).await.unwrap(),
-        vec!["Coordinator"]
-    );
-    assert_eq!(
-        databases(&b, Dest::Tablet(1)).await.unwrap(),
-        vec!["Tablet"]
-    );
+    assert_eq!(databases(&b, Dest::Coordinator).await.unwrap(), vec!["Coordinator"]);
+    assert_eq!(databases(&b, Dest::Tablet(1)).await.unwrap(), vec!["Tablet"]);
     // InitWriter with Dest::Any goes to a tablet server even though the coordinator connection
     // is older.
-    let w = call(
-        &*b,
-        Dest::Any,
-        proto::InitWriterRequest { table_path: vec![] },
-    )
-    .await
-    .unwrap();
+    let w = call(&*b, Dest::Any, proto::InitWriterRequest { table_path: vec![] }).await.unwrap();
     assert_eq!(w.writer_id, 42);
     assert_eq!(c.tablet.keys().iter().filter(|&&k| k == 1026).count(), 1);
     assert!(!c.coordinator.keys().contains(&1026));
@@ -254,123 +177,56 @@ async fn routes_by_destination_and_learns_nodes() {
     let err = call(
         &*b,
         Dest::Tablet(1),
-        proto::CreateDatabaseRequest {
-            database_name: "x".into(),
-            ignore_if_exists: false,
-            database_json: None,
-        },
+        proto::CreateDatabaseRequest { database_name: "x".into(), ignore_if_exists: false, database_json: None },
     )
     .await
     .unwrap_err();
     assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
     assert!(!c.tablet.keys().contains(&1001));
     // PutKv is negotiated to v1, ProduceLog to v0.
-    call(
-        &*b,
-        Dest::Tablet(1),
-        proto::PutKvRequest {
-            acks: -1,
-            table_id: 1,
-            timeout_ms: 100,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    call(
-        &*b,
-        Dest::Tablet(1),
-        proto::ProduceLogRequest {
-            acks: -1,
-            table_id: 1,
-            timeout_ms: 100,
-            buckets_req: vec![],
-        },
-    )
-    .await
-    .unwrap();
+    call(&*b, Dest::Tablet(1), proto::PutKvRequest { acks: -1, table_id: 1, timeout_ms: 100, ..Default::default() }).await.unwrap();
+    call(&*b, Dest::Tablet(1), proto::ProduceLogRequest { acks: -1, table_id: 1, timeout_ms: 100, buckets_req: vec![] }).await.unwrap();
     let log = c.tablet.log.lock().unwrap().clone();
-    assert!(
-        log.contains(&(1016, 1)) && log.contains(&(1014, 0)),
-        "{log:?}"
-    );
+    assert!(log.contains(&(1016, 1)) && log.contains(&(1014, 0)), "{log:?}");
     // An ERROR_RESPONSE passes through with its code.
     let err = call(
         &*b,
         Dest::Any,
-        proto::GetTableInfoRequest {
-            table_path: proto::PbTablePath {
-                database_name: "d".into(),
-                table_name: "t".into(),
-            },
-        },
+        proto::GetTableInfoRequest { table_path: proto::PbTablePath { database_name: "d".into(), table_name: "t".into() } },
     )
     .await
     .unwrap_err();
     assert_eq!(err.code(), 7);
-    assert_eq!(
-        b.api_versions(Dest::Tablet(1))
-            .await
-            .unwrap()
-            .ranges
-            .get(&1016),
-        Some(&(0, 1))
-    );
-    assert_eq!(
-        b.api_versions(Dest::Coordinator).await.unwrap().server_type,
-        Some(1)
-    );
+    assert_eq!(b.api_versions(Dest::Tablet(1)).await.unwrap().ranges.get(&1016), Some(&(0, 1)));
+    assert_eq!(b.api_versions(Dest::Coordinator).await.unwrap().server_type, Some(1));
 }
 
 #[tokio::test]
 async fn unknown_tablet_refreshes_nodes_once_then_fails_retriably() {
     let c = fake_cluster().await;
-    let b = NetworkBackend::connect(&c.coordinator.addr(), config(2000))
-        .await
-        .unwrap();
+    let b = NetworkBackend::connect(&c.coordinator.addr(), config(2000)).await.unwrap();
     let metadata_requests = |s: &FakeServer| s.keys().iter().filter(|&&k| k == 1012).count();
     let before = metadata_requests(&c.coordinator) + metadata_requests(&c.tablet);
     let err = databases(&b, Dest::Tablet(7)).await.unwrap_err();
     assert_eq!(err.code(), 1, "{err:?}");
     assert!(err.is_retriable());
-    assert_eq!(
-        metadata_requests(&c.coordinator) + metadata_requests(&c.tablet),
-        before + 1
-    );
+    assert_eq!(metadata_requests(&c.coordinator) + metadata_requests(&c.tablet), before + 1);
 
     // A new tablet server appears in Metadata: after a refresh it is routable.
     let extra = FakeServer::start(Kind::Tablet, free_port().await, c.meta.clone()).await;
-    c.meta
-        .lock()
-        .unwrap()
-        .tablet_servers
-        .push(node(7, extra.port));
-    assert_eq!(
-        databases(&b, Dest::Tablet(7)).await.unwrap(),
-        vec!["Tablet"]
-    );
+    c.meta.lock().unwrap().tablet_servers.push(node(7, extra.port));
+    assert_eq!(databases(&b, Dest::Tablet(7)).await.unwrap(), vec!["Tablet"]);
     // A Metadata response seen through send() also updates the node table.
-    c.meta
-        .lock()
-        .unwrap()
-        .tablet_servers
-        .retain(|n| n.node_id != 7);
-    call(&*b, Dest::Any, proto::MetadataRequest::default())
-        .await
-        .unwrap();
+    c.meta.lock().unwrap().tablet_servers.retain(|n| n.node_id != 7);
+    call(&*b, Dest::Any, proto::MetadataRequest::default()).await.unwrap();
     assert!(!b.nodes().tablets.contains_key(&7));
 }
 
 #[tokio::test]
 async fn dead_server_fails_retriably_then_reconnects() {
     let c = fake_cluster().await;
-    let b = NetworkBackend::connect(&c.coordinator.addr(), config(1000))
-        .await
-        .unwrap();
-    assert_eq!(
-        databases(&b, Dest::Tablet(1)).await.unwrap(),
-        vec!["Tablet"]
-    );
+    let b = NetworkBackend::connect(&c.coordinator.addr(), config(1000)).await.unwrap();
+    assert_eq!(databases(&b, Dest::Tablet(1)).await.unwrap(), vec!["Tablet"]);
     c.tablet.kill();
     tokio::time::sleep(Duration::from_millis(50)).await;
     // The connection died (EOF) and the server is gone: retriable NETWORK_EXCEPTION, fast.
@@ -386,10 +242,7 @@ async fn dead_server_fails_retriably_then_reconnects() {
     // The server comes back on the same port: the next request after the backoff reconnects.
     c.tablet.listen().await;
     tokio::time::sleep(Duration::from_millis(120)).await;
-    assert_eq!(
-        databases(&b, Dest::Tablet(1)).await.unwrap(),
-        vec!["Tablet"]
-    );
+    assert_eq!(databases(&b, Dest::Tablet(1)).await.unwrap(), vec!["Tablet"]);
     let handshakes = c.tablet.keys().iter().filter(|&&k| k == 1000).count();
     assert_eq!(handshakes, 2, "one ApiVersions per connection");
 }
@@ -397,16 +250,10 @@ async fn dead_server_fails_retriably_then_reconnects() {
 #[tokio::test]
 async fn in_flight_requests_fail_when_the_server_disappears() {
     let c = fake_cluster().await;
-    let b = NetworkBackend::connect(&c.coordinator.addr(), config(5000))
-        .await
-        .unwrap();
+    let b = NetworkBackend::connect(&c.coordinator.addr(), config(5000)).await.unwrap();
     databases(&b, Dest::Tablet(1)).await.unwrap();
     // The fake never answers FetchLog: two requests stay in flight until the server dies.
-    let fetch = || proto::FetchLogRequest {
-        follower_server_id: -1,
-        max_bytes: 1,
-        ..Default::default()
-    };
+    let fetch = || proto::FetchLogRequest { follower_server_id: -1, max_bytes: 1, ..Default::default() };
     let p1 = b.send(Dest::Tablet(1), Request::FetchLog(fetch()));
     let p2 = b.send(Dest::Tablet(1), Request::FetchLog(fetch()));
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -417,56 +264,33 @@ async fn in_flight_requests_fail_when_the_server_disappears() {
         assert_eq!(e.code(), 1, "{e:?}");
         assert!(e.is_retriable());
     }
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "failed at once, not at the 5 s timeout"
-    );
+    assert!(started.elapsed() < Duration::from_secs(2), "failed at once, not at the 5 s timeout");
 }
 
 #[tokio::test]
 async fn close_fails_later_requests_with_connection_closed() {
     let c = fake_cluster().await;
-    let b = NetworkBackend::connect(&c.coordinator.addr(), config(2000))
-        .await
-        .unwrap();
+    let b = NetworkBackend::connect(&c.coordinator.addr(), config(2000)).await.unwrap();
     databases(&b, Dest::Coordinator).await.unwrap();
     b.close();
     for dest in [Dest::Coordinator, Dest::Any, Dest::Tablet(1)] {
         let err = databases(&b, dest).await.unwrap_err();
-        assert_eq!(
-            err.code(),
-            ClientCode::ConnectionClosed as i32,
-            "{dest:?} {err:?}"
-        );
+        assert_eq!(err.code(), ClientCode::ConnectionClosed as i32, "{dest:?} {err:?}");
     }
 }
 
 #[tokio::test]
 async fn bootstrap_errors() {
-    let err = NetworkBackend::connect("nohostport", config(500))
-        .await
-        .unwrap_err();
+    let err = NetworkBackend::connect("nohostport", config(500)).await.unwrap_err();
     assert_eq!(err.code(), ClientCode::InvalidConfig as i32);
-    let err = NetworkBackend::connect(" , ", config(500))
-        .await
-        .unwrap_err();
+    let err = NetworkBackend::connect(" , ", config(500)).await.unwrap_err();
     assert_eq!(err.code(), ClientCode::InvalidConfig as i32);
     let dead = free_port().await;
     let started = std::time::Instant::now();
-    let err = NetworkBackend::connect(&format!("127.0.0.1:{dead}"), config(500))
-        .await
-        .unwrap_err();
+    let err = NetworkBackend::connect(&format!("127.0.0.1:{dead}"), config(500)).await.unwrap_err();
     assert_eq!(err.code(), 1);
     assert!(err.is_retriable());
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(parse_bootstrap("a:1, b:2,a:1").unwrap(), vec!["a:1", "b:2"]);
-    assert_eq!(
-        ServerNode {
-            id: 1,
-            host: "::1".into(),
-            port: 9
-        }
-        .addr(),
-        "[::1]:9"
-    );
+    assert_eq!(ServerNode { id: 1, host: "::1".into(), port: 9 }.addr(), "[::1]:9");
 }
