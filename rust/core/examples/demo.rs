@@ -106,7 +106,10 @@ fn main() -> fluss_writer::Result<()> {
     }
     admin.drop_table(&path, true)?;
     conn.close(None)?;
-    let ok = once == records && check.failures.load(Ordering::Relaxed) == 0 && check.order_violations.load(Ordering::Relaxed) == 0 && stored == records as i64;
+    let ok = once == records
+        && check.failures.load(Ordering::Relaxed) == 0
+        && check.order_violations.load(Ordering::Relaxed) == 0
+        && stored == records as i64;
     if !ok {
         eprintln!("DEMO FAILED");
         std::process::exit(1);

@@ -39,7 +39,8 @@ impl Admin {
 
     pub fn create_database(&self, name: &str, ignore_if_exists: bool) -> Result<()> {
         validate_name(name, "database")?;
-        self.run(Dest::Coordinator, proto::CreateDatabaseRequest { database_name: name.into(), ignore_if_exists, database_json: None }).map(|_| ())
+        self.run(Dest::Coordinator, proto::CreateDatabaseRequest { database_name: name.into(), ignore_if_exists, database_json: None })
+            .map(|_| ())
     }
 
     pub fn drop_database(&self, name: &str, ignore_if_not_exists: bool, cascade: bool) -> Result<()> {
@@ -68,7 +69,10 @@ impl Admin {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(Error::server(crate::FlussCode::LEADER_NOT_AVAILABLE, format!("{path} has buckets without a leader after creation")));
+                return Err(Error::server(
+                    crate::FlussCode::LEADER_NOT_AVAILABLE,
+                    format!("{path} has buckets without a leader after creation"),
+                ));
             }
             std::thread::sleep(Duration::from_millis(50));
         }

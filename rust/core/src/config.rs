@@ -167,7 +167,8 @@ impl Config {
     /// Set one key. Unknown keys and unparsable values are [`ClientCode::InvalidConfig`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let size = || parse_size(value).ok_or_else(|| invalid(key, value, "expected a size such as \"64mb\" or a number of bytes"));
-        let dur = || parse_duration(value).ok_or_else(|| invalid(key, value, "expected a duration such as \"30s\" or a number of milliseconds"));
+        let dur =
+            || parse_duration(value).ok_or_else(|| invalid(key, value, "expected a duration such as \"30s\" or a number of milliseconds"));
         let int = |lo: i64, hi: i64| {
             value
                 .trim()
@@ -270,7 +271,10 @@ impl Config {
             }
         }
         if self.batch_size > self.buffer_memory_size {
-            return Err(Error::client(ClientCode::InvalidConfig, "client.writer.batch-size must not exceed client.writer.buffer.memory-size"));
+            return Err(Error::client(
+                ClientCode::InvalidConfig,
+                "client.writer.batch-size must not exceed client.writer.buffer.memory-size",
+            ));
         }
         Ok(())
     }

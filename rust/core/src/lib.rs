@@ -39,4 +39,6 @@ pub use fluss_writer_dispatch::{CallbackError, Executor, Job, UserExecutor, Work
 pub use metadata::{Column, DataType, Schema, TableDescriptor, TableInfo, TablePath};
 pub use row::{Decimal, Row, Timestamp, Value};
 pub use table::{Table, TableAppend, TableUpsert};
-pub use write::{AppendWriter, BucketResult, CallbackExecutor, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions, WriterStats};
+pub use write::{
+    AppendWriter, BucketResult, CallbackExecutor, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions, WriterStats,
+};

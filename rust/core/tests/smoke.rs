@@ -64,10 +64,12 @@ fn pk_table_upsert_delete() {
     let ok = Arc::new(AtomicUsize::new(0));
     for i in 0..200 {
         let ok = ok.clone();
-        writer.upsert_with_callback(&row![i, format!("n{i}"), i as i64], move |c| {
-            assert!(c.is_ok(), "{:?}", c.error);
-            ok.fetch_add(1, Ordering::SeqCst);
-        }).unwrap();
+        writer
+            .upsert_with_callback(&row![i, format!("n{i}"), i as i64], move |c| {
+                assert!(c.is_ok(), "{:?}", c.error);
+                ok.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
     }
     writer.delete(&[Value::Int(5)]).unwrap();
     writer.flush(None).unwrap();
@@ -75,7 +77,8 @@ fn pk_table_upsert_delete() {
     let engine = conn.embedded().unwrap();
     assert_eq!(engine.lookup(&path, &[Value::Int(7)]).unwrap(), Some(row![7, "n7", 7i64]));
     assert_eq!(engine.lookup(&path, &[Value::Int(5)]).unwrap(), None);
-    let partial = table.new_upsert().unwrap().partial_update_by_name(&["id", "age"]).unwrap().create_writer(WriterOptions::default()).unwrap();
+    let partial =
+        table.new_upsert().unwrap().partial_update_by_name(&["id", "age"]).unwrap().create_writer(WriterOptions::default()).unwrap();
     partial.upsert(&row![7, Value::Null, 70i64]).unwrap().wait(None).unwrap().result().unwrap();
     assert_eq!(engine.lookup(&path, &[Value::Int(7)]).unwrap(), Some(row![7, "n7", 70i64]));
 }

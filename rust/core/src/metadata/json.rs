@@ -51,15 +51,19 @@ fn type_from_json(v: &Json) -> Result<(DataType, bool)> {
         "DOUBLE" => DataType::Double,
         "STRING" => DataType::String,
         "BYTES" => DataType::Bytes,
-        "DECIMAL" => DataType::Decimal {
-            precision: int("precision").ok_or_else(|| bad("no precision"))?,
-            scale: int("scale").unwrap_or(0),
-        },
+        "DECIMAL" => {
+            DataType::Decimal { precision: int("precision").ok_or_else(|| bad("no precision"))?, scale: int("scale").unwrap_or(0) }
+        }
         "DATE" => DataType::Date,
         "TIME_WITHOUT_TIME_ZONE" => DataType::Time { precision: int("precision").unwrap_or(0) },
         "TIMESTAMP_WITHOUT_TIME_ZONE" => DataType::Timestamp { precision: int("precision").unwrap_or(6) },
         "TIMESTAMP_WITH_LOCAL_TIME_ZONE" => DataType::TimestampLtz { precision: int("precision").unwrap_or(6) },
-        other => return Err(Error::client(crate::error::ClientCode::Unsupported, format!("column type {other} is not supported by fluss-writer"))),
+        other => {
+            return Err(Error::client(
+                crate::error::ClientCode::Unsupported,
+                format!("column type {other} is not supported by fluss-writer"),
+            ))
+        }
     };
     Ok((t, nullable))
 }

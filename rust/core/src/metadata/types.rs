@@ -18,15 +18,24 @@ pub enum DataType {
     String,
     Bytes,
     /// DECIMAL(precision, scale), precision 1..=38, scale 0..=precision.
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     /// Days since 1970-01-01.
     Date,
     /// Time of day; values are milliseconds of the day. Precision 0..=9 (default 0).
-    Time { precision: u8 },
+    Time {
+        precision: u8,
+    },
     /// Timestamp without time zone; precision 0..=9 (default 6).
-    Timestamp { precision: u8 },
+    Timestamp {
+        precision: u8,
+    },
     /// Timestamp with local time zone (an instant); precision 0..=9 (default 6).
-    TimestampLtz { precision: u8 },
+    TimestampLtz {
+        precision: u8,
+    },
 }
 
 impl DataType {
@@ -45,9 +54,7 @@ impl DataType {
     pub fn validate(&self) -> Result<()> {
         match *self {
             DataType::Decimal { precision, scale } => DataType::decimal(precision, scale).map(|_| ()),
-            DataType::Time { precision } | DataType::Timestamp { precision } | DataType::TimestampLtz { precision }
-                if precision > 9 =>
-            {
+            DataType::Time { precision } | DataType::Timestamp { precision } | DataType::TimestampLtz { precision } if precision > 9 => {
                 Err(Error::client(ClientCode::InvalidTable, format!("{self} precision must be 0..=9")))
             }
             _ => Ok(()),
@@ -172,10 +179,7 @@ impl Schema {
 
     /// Indexes of named columns; an unknown name is an error.
     pub fn indexes_of(&self, names: &[String]) -> Result<Vec<usize>> {
-        names
-            .iter()
-            .map(|n| self.index_of(n).ok_or_else(|| Error::invalid_row(format!("unknown column {n:?}"))))
-            .collect()
+        names.iter().map(|n| self.index_of(n).ok_or_else(|| Error::invalid_row(format!("unknown column {n:?}")))).collect()
     }
 
     /// Indexes of the primary-key columns, in key order.

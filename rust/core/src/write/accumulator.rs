@@ -8,7 +8,6 @@
 //! until the sender drains them.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow_array::RecordBatch;
@@ -59,8 +58,6 @@ pub(crate) struct Accumulator {
     batch_size: usize,
     /// Wakes the sender: a batch closed, or a new batch opened (a new linger timer).
     pub wake: Arc<Notify>,
-    /// Set by flush/close: the sender sends open batches without waiting for linger.
-    flush_all: AtomicBool,
 }
 
 /// What an append did to its bucket.
@@ -78,7 +75,6 @@ impl Accumulator {
             kind,
             batch_size,
             wake: Arc::new(Notify::new()),
-            flush_all: AtomicBool::new(false),
         }
     }
 
@@ -172,13 +168,7 @@ impl Accumulator {
         for i in 0..self.buckets.len() {
             self.lock(i).close_open();
         }
-        self.flush_all.store(true, Ordering::Release);
         self.wake.notify_one();
-    }
-
-    /// Take the flush request flag (the sender then ignores linger for open batches it sees).
-    pub fn take_flush_request(&self) -> bool {
-        self.flush_all.swap(false, Ordering::AcqRel)
     }
 
     /// Whether every bucket is empty.
@@ -186,7 +176,4 @@ impl Accumulator {
         (0..self.buckets.len()).all(|i| self.lock(i).is_empty())
     }
 
-    pub fn batch_size(&self) -> usize {
-        self.batch_size
-    }
 }

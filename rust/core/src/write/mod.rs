@@ -16,5 +16,5 @@ mod sender;
 pub mod writer;
 
 pub use completion::{BucketResult, WriteCallback, WriteCompletion, WriteResult};
-pub use writer::{AppendWriter, CallbackExecutor, ErrorHandlerBox, UpsertWriter, WriterOptions, WriterStats};
 pub(crate) use writer::WriterCore;
+pub use writer::{AppendWriter, CallbackExecutor, ErrorHandlerBox, UpsertWriter, WriterOptions, WriterStats};

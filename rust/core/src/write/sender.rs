@@ -44,9 +44,9 @@ use super::completion::BucketResult;
 use crate::backend::{Backend, Dest, Request, Response};
 use crate::config::Config;
 use crate::error::{ClientCode, Error, FlussCode, Result};
-use crate::metadata::{Schema, TablePath};
-use crate::wire::log_batch::{build_arrow_log_batch, stamp_log_batch};
+use crate::metadata::TablePath;
 use crate::wire::kv_batch::stamp_kv_batch;
+use crate::wire::log_batch::{build_arrow_log_batch, stamp_log_batch};
 use crate::wire::proto;
 
 /// State shared between a writer and its sender task.
@@ -58,7 +58,6 @@ pub(crate) struct SenderShared {
     pub config: Arc<Config>,
     pub target: Arc<JobTarget>,
     pub path: TablePath,
-    pub schema: Arc<Schema>,
     pub schema_id: i16,
     pub kind: BatchKind,
     /// Partial update columns (PutKv `target_columns`); empty = all.
@@ -84,7 +83,6 @@ impl SenderShared {
         config: Arc<Config>,
         target: Arc<JobTarget>,
         path: TablePath,
-        schema: Arc<Schema>,
         schema_id: i16,
         kind: BatchKind,
         target_columns: Vec<i32>,
@@ -99,7 +97,6 @@ impl SenderShared {
             config,
             target,
             path,
-            schema,
             schema_id,
             kind,
             target_columns,
@@ -128,25 +125,6 @@ impl SenderShared {
     fn mark_exited(&self) {
         *self.exited.lock().unwrap_or_else(|p| p.into_inner()) = true;
         self.exited_cv.notify_all();
-    }
-
-    /// Wait until the sender task exited (every batch completed and dispatched).
-    pub fn wait_exited(&self, timeout: Option<Duration>) -> bool {
-        let mut g = self.exited.lock().unwrap_or_else(|p| p.into_inner());
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
-        while !*g {
-            g = match deadline {
-                None => self.exited_cv.wait(g).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let now = std::time::Instant::now();
-                    if now >= d {
-                        return false;
-                    }
-                    self.exited_cv.wait_timeout(g, d - now).unwrap_or_else(|p| p.into_inner()).0
-                }
-            };
-        }
-        true
     }
 
     pub fn has_exited(&self) -> bool {
@@ -295,7 +273,10 @@ impl SenderState {
 
     async fn init_writer(&mut self) {
         let req = proto::InitWriterRequest {
-            table_path: vec![proto::PbTablePath { database_name: self.shared.path.database.clone(), table_name: self.shared.path.table.clone() }],
+            table_path: vec![proto::PbTablePath {
+                database_name: self.shared.path.database.clone(),
+                table_name: self.shared.path.table.clone(),
+            }],
         };
         let fut = self.shared.backend.send(Dest::Any, Request::InitWriter(req));
         let res = match tokio::time::timeout(self.shared.config.request_timeout, fut).await {
@@ -329,7 +310,10 @@ impl SenderState {
 
     async fn refresh_metadata(&mut self) {
         let req = proto::MetadataRequest {
-            table_path: vec![proto::PbTablePath { database_name: self.shared.path.database.clone(), table_name: self.shared.path.table.clone() }],
+            table_path: vec![proto::PbTablePath {
+                database_name: self.shared.path.database.clone(),
+                table_name: self.shared.path.table.clone(),
+            }],
             ..Default::default()
         };
         let fut = self.shared.backend.send(Dest::Any, Request::Metadata(req));
@@ -341,7 +325,10 @@ impl SenderState {
         match res {
             Ok(Response::Metadata(m)) => {
                 let Some(t) = m.table_metadata.iter().find(|t| t.table_id == self.shared.target.table_id) else {
-                    self.fatal = Some(Error::server(FlussCode::TABLE_NOT_EXIST, format!("table {} no longer exists (or was recreated)", self.shared.path)));
+                    self.fatal = Some(Error::server(
+                        FlussCode::TABLE_NOT_EXIST,
+                        format!("table {} no longer exists (or was recreated)", self.shared.path),
+                    ));
                     self.metadata_retry_at = now + 1_000_000_000;
                     return;
                 };
@@ -433,7 +420,8 @@ impl SenderState {
             // 2. Retry mode: resend the first flight awaiting a retry once nothing is out.
             if self.buckets[b].in_retry() {
                 if self.buckets[b].sent() == 0 {
-                    let idx = self.buckets[b].flights.iter().position(|f| matches!(f.state, FlightState::AwaitRetry { .. })).expect("in retry");
+                    let idx =
+                        self.buckets[b].flights.iter().position(|f| matches!(f.state, FlightState::AwaitRetry { .. })).expect("in retry");
                     let FlightState::AwaitRetry { at } = self.buckets[b].flights[idx].state else { unreachable!() };
                     if at > now || !can_send {
                         due(at.max(now + 1_000_000), &mut next);
@@ -484,7 +472,13 @@ impl SenderState {
                 batch.attempts = 1;
                 let id = self.next_flight;
                 self.next_flight += 1;
-                self.buckets[b].flights.push_back(Flight { id, batch, bytes: Bytes::from(bytes_mut), state: FlightState::Sent, no_retry: false });
+                self.buckets[b].flights.push_back(Flight {
+                    id,
+                    batch,
+                    bytes: Bytes::from(bytes_mut),
+                    state: FlightState::Sent,
+                    no_retry: false,
+                });
                 out.entry(leader.expect("can_send")).or_default().push((b as i32, id));
             }
             // Timers of what is left.
@@ -555,14 +549,20 @@ impl SenderState {
                 acks: cfg.acks,
                 table_id: self.shared.target.table_id,
                 timeout_ms,
-                buckets_req: items.into_iter().map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records }).collect(),
+                buckets_req: items
+                    .into_iter()
+                    .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records })
+                    .collect(),
             }),
             BatchKind::Kv => Request::PutKv(proto::PutKvRequest {
                 acks: cfg.acks,
                 table_id: self.shared.target.table_id,
                 timeout_ms,
                 target_columns: self.shared.target_columns.clone(),
-                buckets_req: items.into_iter().map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records }).collect(),
+                buckets_req: items
+                    .into_iter()
+                    .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records })
+                    .collect(),
                 agg_mode: None,
             }),
         };
@@ -586,7 +586,9 @@ impl SenderState {
             let res: Result<(i64, i64)> = match &r.result {
                 Err(e) => Err(e.clone()),
                 Ok(Response::ProduceLog(p)) => match p.buckets_resp.iter().find(|x| x.bucket_id == bucket) {
-                    None => Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in ProduceLog response"))),
+                    None => {
+                        Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in ProduceLog response")))
+                    }
                     Some(x) => match x.error_code.filter(|c| *c != 0) {
                         Some(code) => Err(Error::server(code, x.error_message.clone().unwrap_or_default())),
                         None => Ok((x.base_offset.unwrap_or(-1), -1)),
@@ -616,7 +618,13 @@ impl SenderState {
                 return; // aborted meanwhile; a late answer changes nothing
             }
             f.batch.stamp.map(|(wid, _)| match self.last_acked[bucket as usize] {
-                Some((w, s)) if w == wid => if s == i32::MAX { 0 } else { s + 1 },
+                Some((w, s)) if w == wid => {
+                    if s == i32::MAX {
+                        0
+                    } else {
+                        s + 1
+                    }
+                }
                 _ => 0,
             })
         };
@@ -649,9 +657,15 @@ impl SenderState {
                     }
                 } else {
                     let err = if f.no_retry && retriable {
-                        Error::client(ClientCode::SequenceReset, format!("not retried after the writer's sequence state was reset by an earlier batch of bucket {bucket}: {e}"))
+                        Error::client(
+                            ClientCode::SequenceReset,
+                            format!("not retried after the writer's sequence state was reset by an earlier batch of bucket {bucket}: {e}"),
+                        )
                     } else if expired && retriable {
-                        Error::client(ClientCode::DeliveryTimeout, format!("not delivered within client.writer.delivery-timeout; last error: {e}"))
+                        Error::client(
+                            ClientCode::DeliveryTimeout,
+                            format!("not delivered within client.writer.delivery-timeout; last error: {e}"),
+                        )
                     } else {
                         e
                     };
@@ -692,7 +706,10 @@ impl SenderState {
             f.no_retry = true;
             if let FlightState::AwaitRetry { .. } = f.state {
                 f.state = FlightState::Done(BatchOutcome {
-                    result: Err(Error::client(ClientCode::SequenceReset, format!("not retried after the writer's sequence state was reset by an earlier batch of bucket {bucket}"))),
+                    result: Err(Error::client(
+                        ClientCode::SequenceReset,
+                        format!("not retried after the writer's sequence state was reset by an earlier batch of bucket {bucket}"),
+                    )),
                     base_offset: -1,
                     log_end_offset: -1,
                 });

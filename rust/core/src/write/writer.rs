@@ -20,14 +20,15 @@ use std::time::Duration;
 
 use arrow_array::{Array, RecordBatch, UInt32Array};
 use fluss_writer_dispatch::{
-    in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, Permits, Scope, ScopeOptions,
-    Ticket, UserExecutor, WaitBudget,
+    in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, Permits, Scope, ScopeOptions, Ticket,
+    UserExecutor, WaitBudget,
 };
 
 use super::accumulator::{Accumulator, BatchKind};
 use super::batch::{ArrowJoin, Entry, JobTarget};
 use super::completion::{ResultCell, WriteCallback, WriteCompletion, WriteResult};
 use super::sender::{self, SenderShared};
+use crate::config::NoKeyAssigner;
 use crate::connection::ConnInner;
 use crate::error::{ClientCode, Error, Result};
 use crate::metadata::{Schema, TableInfo};
@@ -38,7 +39,6 @@ use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::encode_row;
 use crate::wire::key::encode_key;
 use crate::wire::kv_batch::KvBatchBuilder;
-use crate::config::NoKeyAssigner;
 
 /// Where a writer's callbacks run.
 #[derive(Clone, Default)]
@@ -91,7 +91,11 @@ impl std::fmt::Debug for ErrorHandlerBox {
 
 impl Default for WriterOptions {
     fn default() -> Self {
-        WriterOptions { max_pending_callbacks: ScopeOptions::DEFAULT_MAX_PENDING_CALLBACKS, executor: CallbackExecutor::Connection, error_handler: None }
+        WriterOptions {
+            max_pending_callbacks: ScopeOptions::DEFAULT_MAX_PENDING_CALLBACKS,
+            executor: CallbackExecutor::Connection,
+            error_handler: None,
+        }
     }
 }
 
@@ -188,7 +192,12 @@ fn estimate_row_size(row: &[Value]) -> usize {
 }
 
 impl WriterCore {
-    pub(crate) fn new(conn: Arc<ConnInner>, table: Table, opts: WriterOptions, target_columns: Option<Vec<usize>>) -> Result<Arc<WriterCore>> {
+    pub(crate) fn new(
+        conn: Arc<ConnInner>,
+        table: Table,
+        opts: WriterOptions,
+        target_columns: Option<Vec<usize>>,
+    ) -> Result<Arc<WriterCore>> {
         conn.check_usable()?;
         let info: &TableInfo = table.info();
         let schema = Arc::new(info.schema().clone());
@@ -210,8 +219,15 @@ impl WriterCore {
             conn.clock.clone(),
         );
         let config = conn.config.clone();
-        let acc = Arc::new(Accumulator::new(info.bucket_count() as usize, schema.clone(), info.schema_id as i16, kind, config.batch_size as usize));
-        let target = Arc::new(JobTarget { table: Arc::new(info.path.clone()), table_id: info.table_id, per_record_offsets: kind == BatchKind::Log });
+        let acc = Arc::new(Accumulator::new(
+            info.bucket_count() as usize,
+            schema.clone(),
+            info.schema_id as i16,
+            kind,
+            config.batch_size as usize,
+        ));
+        let target =
+            Arc::new(JobTarget { table: Arc::new(info.path.clone()), table_id: info.table_id, per_record_offsets: kind == BatchKind::Log });
         let target_cols_wire: Vec<i32> = target_columns.as_ref().map(|c| c.iter().map(|&i| i as i32).collect()).unwrap_or_default();
         let shared = Arc::new(SenderShared::new(
             acc.clone(),
@@ -221,7 +237,6 @@ impl WriterCore {
             config.clone(),
             target,
             info.path.clone(),
-            schema.clone(),
             info.schema_id as i16,
             kind,
             target_cols_wire,
@@ -291,12 +306,18 @@ impl WriterCore {
             return Err(match e {
                 AcquireError::Exhausted => Error::client(
                     ClientCode::BufferExhausted,
-                    format!("client.writer.buffer.memory-size ({} bytes) stayed exhausted for the whole wait budget", self.buffer.capacity()),
+                    format!(
+                        "client.writer.buffer.memory-size ({} bytes) stayed exhausted for the whole wait budget",
+                        self.buffer.capacity()
+                    ),
                 ),
-                AcquireError::WouldBlockInCallback => {
-                    Error::client(ClientCode::BufferExhausted, "buffer memory is exhausted and a submission from inside a callback never blocks")
+                AcquireError::WouldBlockInCallback => Error::client(
+                    ClientCode::BufferExhausted,
+                    "buffer memory is exhausted and a submission from inside a callback never blocks",
+                ),
+                AcquireError::TooLarge => {
+                    Error::client(ClientCode::RecordTooLarge, format!("{bytes} bytes exceed client.writer.buffer.memory-size"))
                 }
-                AcquireError::TooLarge => Error::client(ClientCode::RecordTooLarge, format!("{bytes} bytes exceed client.writer.buffer.memory-size")),
                 AcquireError::Closed => Error::client(ClientCode::ConnectionClosed, "the connection is closed"),
             });
         }
@@ -362,7 +383,11 @@ impl WriterCore {
             key.clear();
             value.clear();
             if row.len() != self.schema.len() {
-                return Err(Error::invalid_row(format!("the row has {} fields but the table has {} columns", row.len(), self.schema.len())));
+                return Err(Error::invalid_row(format!(
+                    "the row has {} fields but the table has {} columns",
+                    row.len(),
+                    self.schema.len()
+                )));
             }
             for &i in &self.pk {
                 check_value(&self.schema.columns()[i], &row[i])?;
@@ -453,7 +478,11 @@ impl WriterCore {
             let mut out = Vec::with_capacity(order.len());
             for (b, ix) in order.into_iter().zip(idx) {
                 let indices = UInt32Array::from(ix);
-                let cols = rb.columns().iter().map(|c| arrow_select::take::take(c.as_ref(), &indices, None)).collect::<std::result::Result<Vec<_>, _>>()?;
+                let cols = rb
+                    .columns()
+                    .iter()
+                    .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
                 out.push((b, RecordBatch::try_new(rb.schema(), cols)?));
             }
             out
@@ -526,12 +555,6 @@ impl WriterCore {
         self.closed.store(true, Ordering::Release);
         self.scope.close();
         self.shared.close();
-    }
-
-    /// Fail everything pending now (connection close).
-    pub(crate) fn abort(&self) {
-        self.close_nonblocking();
-        self.shared.abort();
     }
 
     pub(crate) fn is_closed(&self) -> bool {
