@@ -386,3 +386,23 @@ async fn pipelined_requests_are_matched_by_id() {
     }
     assert_eq!(err_fut.await.unwrap_err().code(), 7);
 }
+
+/// Why unsupported keys are refused locally: a 0.9 tablet server drops a request whose API key
+/// it does not register (no response at all), and keeps the connection open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tablet_server_silently_drops_unregistered_keys() {
+    use fluss_writer::cluster::Connection;
+    use prost::Message;
+    let Some(bootstrap) = bootstrap() else { return };
+    let b = NetworkBackend::connect(&bootstrap, config()).await.unwrap();
+    let tablet = b.nodes().tablets.values().next().unwrap().addr();
+    let conn = Connection::open(&tablet, Duration::from_millis(1500), &tokio::runtime::Handle::current()).await.unwrap();
+    let body =
+        proto::CreateDatabaseRequest { database_name: unique("dropped"), ignore_if_exists: true, database_json: None }.encode_to_vec();
+    let err = conn.send_raw(1001, 0, body).await.unwrap_err();
+    assert_eq!(err.code(), 1, "{err:?}");
+    assert!(err.message().contains("timed out"), "{err:?}");
+    assert!(conn.is_alive());
+    let dbs = conn.send(&proto::ListDatabasesRequest {}.into_request()).await.unwrap();
+    assert!(matches!(dbs, fluss_writer::backend::Response::ListDatabases(_)));
+}
