@@ -40,5 +40,5 @@ pub use metadata::{Column, DataType, Schema, TableDescriptor, TableInfo, TablePa
 pub use row::{Decimal, Row, Timestamp, Value};
 pub use table::{Table, TableAppend, TableUpsert};
 pub use write::{
-    AppendWriter, BucketResult, CallbackExecutor, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions, WriterStats,
+    AppendWriter, PENDING_ENTRY_BYTES, BucketResult, CallbackExecutor, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions, WriterStats,
 };

@@ -13,16 +13,17 @@ use arrow_array::RecordBatch;
 use bytes::Bytes;
 use fluss_writer_dispatch::{JobBody, JobContext, Ticket, TicketSet};
 
-use super::completion::{BucketResult, ResultCell, WriteCallback, WriteCompletion};
+use super::callback::Callback;
+use super::completion::{BucketResult, ResultCell, WriteCompletion};
 use crate::error::Error;
 use crate::metadata::TablePath;
 use crate::wire::arrow::RowsToArrow;
 use crate::wire::kv_batch::KvBatchBuilder;
 
 /// What an operation registered on its batch.
-pub(crate) enum Entry {
-    /// A user callback.
-    Callback(WriteCallback),
+pub enum Entry {
+    /// A user callback (inline when small).
+    Callback(Callback),
     /// The shared cell behind a `WriteResult`.
     Result(Arc<ResultCell>),
 }
@@ -30,14 +31,19 @@ pub(crate) enum Entry {
 impl Entry {
     fn complete(self, c: &WriteCompletion, ctx: &mut JobContext<'_>) {
         match self {
-            Entry::Callback(cb) => ctx.invoke(|| cb(c), &|| c.describe()),
+            Entry::Callback(cb) => ctx.invoke(|| cb.call(c), &|| c.describe()),
             Entry::Result(cell) => cell.complete(c, ctx),
         }
     }
 }
 
+/// Bytes a batch holds per pending operation that registered a callback or a result, beyond the
+/// user's callable itself (which lives in its own heap box, sized by its captures). Slot and
+/// flush accounting add no per-operation storage: a batch counts its tickets.
+pub const PENDING_ENTRY_BYTES: usize = std::mem::size_of::<EntrySlot>();
+
 /// An entry together with the index of its record in the batch.
-pub(crate) struct EntrySlot {
+pub struct EntrySlot {
     pub index: u32,
     pub entry: Entry,
 }

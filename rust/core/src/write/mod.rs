@@ -11,10 +11,13 @@
 
 mod accumulator;
 mod batch;
+pub mod callback;
 pub mod completion;
 mod sender;
 pub mod writer;
 
+pub use batch::PENDING_ENTRY_BYTES;
+pub use callback::Callback;
 pub use completion::{BucketResult, WriteCallback, WriteCompletion, WriteResult};
 pub(crate) use writer::WriterCore;
 pub use writer::{AppendWriter, CallbackExecutor, ErrorHandlerBox, UpsertWriter, WriterOptions, WriterStats};

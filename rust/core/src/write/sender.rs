@@ -641,13 +641,10 @@ impl SenderState {
             }
             Err(e) => {
                 let seq = f.batch.stamp.map(|(_, s)| s);
-                let retriable = if f.no_retry {
-                    false
-                } else if idempotent && e.code() == FlussCode::OUT_OF_ORDER_SEQUENCE {
-                    seq != expected
-                } else {
-                    e.is_retriable()
-                };
+                // Whether the normal rules would retry it; after a sequence reset it is not
+                // retried any more (and then fails with SEQUENCE_RESET below).
+                let would_retry = if idempotent && e.code() == FlussCode::OUT_OF_ORDER_SEQUENCE { seq != expected } else { e.is_retriable() };
+                let retriable = would_retry && !f.no_retry;
                 let expired = now >= deadline_of(f, &shared);
                 if retriable && f.batch.attempts <= retries && !expired {
                     log::debug!("{} bucket {bucket}: attempt {} failed, retrying: {e}", shared.path, f.batch.attempts);
@@ -656,7 +653,7 @@ impl SenderState {
                         self.metadata_stale = true;
                     }
                 } else {
-                    let err = if f.no_retry && retriable {
+                    let err = if f.no_retry && would_retry {
                         Error::client(
                             ClientCode::SequenceReset,
                             format!("not retried after the writer's sequence state was reset by an earlier batch of bucket {bucket}: {e}"),

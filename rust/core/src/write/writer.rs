@@ -26,7 +26,8 @@ use fluss_writer_dispatch::{
 
 use super::accumulator::{Accumulator, BatchKind};
 use super::batch::{ArrowJoin, Entry, JobTarget};
-use super::completion::{ResultCell, WriteCallback, WriteCompletion, WriteResult};
+use super::callback::Callback;
+use super::completion::{ResultCell, WriteCompletion, WriteResult};
 use super::sender::{self, SenderShared};
 use crate::config::NoKeyAssigner;
 use crate::connection::ConnInner;
@@ -131,7 +132,7 @@ pub struct WriterStats {
 
 /// How an operation wants to hear about its completion.
 pub(crate) enum Notify {
-    Callback(WriteCallback),
+    Callback(Callback),
     Result,
     Detached,
 }
@@ -603,7 +604,7 @@ macro_rules! three_forms {
         /// On a synchronous error it is dropped unused before this returns.
         pub fn $cb(&self, $arg: $ty, callback: impl FnOnce(&WriteCompletion) + Send + 'static) -> Result<()> {
             let $core = &self.core;
-            let $n = Notify::Callback(Box::new(callback));
+            let $n = Notify::Callback(Callback::new(callback));
             $body.map(|_| ())
         }
         $(#[$doc])*
