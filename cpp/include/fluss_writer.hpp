@@ -1,0 +1,698 @@
+// fluss_writer.hpp: the C++ API of fluss-writer, a write SDK for Apache Fluss.
+//
+// C++17, standard headers only. Calls return a `Result` (code, message, retriable) and fill
+// out-parameters; handles are move-only. Writes come in three forms: fire-and-forget, with a
+// `WriteResult` to wait on, and with a `WriteCallback` that runs exactly once when the
+// operation is durable or failed (the callback contract C1-C12 of docs/design.md).
+//
+// Where callbacks run: never on the submitting thread, never on I/O threads; by default on the
+// connection's single FIFO worker thread, one at a time, in completion order (per bucket: in
+// submission order). A callback must not block for long. Calling Flush, Close or
+// WriteResult::Wait from inside a callback fails at once with ClientCode::CalledFromCallback.
+// A callback that throws is caught; the exception text goes to the writer's error handler and
+// nothing else is affected. The callable and its captures are destroyed on the worker thread
+// after it ran and before its max_pending_callbacks slot is released; if the write call is
+// rejected (a synchronous error), the callable is destroyed before the call returns and never
+// runs. Callables (and error handlers, user executors) must be safe to call and destroy on
+// another thread.
+//
+// No exception crosses into or out of the library: errors are Results.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ===== Arrow C Data Interface (ABI-stable; copied from the Arrow specification) =====
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+extern "C" {
+struct ArrowSchema {
+  // Array type description
+  const char* format;
+  const char* name;
+  const char* metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema** children;
+  struct ArrowSchema* dictionary;
+
+  // Release callback
+  void (*release)(struct ArrowSchema*);
+  // Opaque producer-specific data
+  void* private_data;
+};
+
+struct ArrowArray {
+  // Array data description
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void** buffers;
+  struct ArrowArray** children;
+  struct ArrowArray* dictionary;
+
+  // Release callback
+  void (*release)(struct ArrowArray*);
+  // Opaque producer-specific data
+  void* private_data;
+};
+}  // extern "C"
+
+#endif  // ARROW_C_DATA_INTERFACE
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+extern "C" {
+struct ArrowArrayStream {
+  // Callbacks providing stream functionality
+  int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+  int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+  const char* (*get_last_error)(struct ArrowArrayStream*);
+
+  // Release callback
+  void (*release)(struct ArrowArrayStream*);
+
+  // Opaque producer-specific data
+  void* private_data;
+};
+}  // extern "C"
+
+#endif  // ARROW_C_STREAM_INTERFACE
+
+namespace fluss_writer {
+
+// Opaque handles owned by the Rust library.
+namespace ffi {
+struct RConnection;
+struct RTable;
+struct RWriter;
+struct RWriteResult;
+struct RRow;
+struct RJob;
+}  // namespace ffi
+
+namespace detail {
+struct Access;
+}  // namespace detail
+
+// ===== errors =====
+
+// Errors raised inside the SDK (the Rust core's ClientCode; a drift test keeps the two lists
+// equal). Fluss server codes (-1 and 0..999) pass through unchanged with their Fluss meaning.
+enum class ClientCode : int32_t {
+  InvalidRow = -1001,          // row/batch does not match the schema
+  RecordTooLarge = -1002,      // one record larger than client.writer.batch-size
+  CapacityExhausted = -1003,   // max_pending_callbacks slots taken for the whole wait budget (retriable)
+  BufferExhausted = -1004,     // buffer memory exhausted for the whole wait budget (retriable)
+  WriterClosed = -1005,        // the writer was closed
+  ConnectionClosed = -1006,    // the connection was closed (retriable)
+  CalledFromCallback = -1007,  // Flush/Close/Wait called inside a callback
+  DeliveryTimeout = -1008,     // not completed within client.writer.delivery-timeout (retriable)
+  InvalidConfig = -1009,       // unknown configuration key or bad value
+  Timeout = -1010,             // a blocking call reached its own timeout (retriable)
+  InvalidTable = -1011,        // bad descriptor, schema or table name
+  Unsupported = -1012,         // not supported for this table or writer
+  Protocol = -1013,            // the peer broke the Fluss protocol
+  Io = -1014,                  // local I/O failure (retriable)
+  ForkedProcess = -1015,       // connection used in a child after fork()
+  Internal = -1016,            // an SDK invariant broke
+  CallbackFailed = -1017,      // a callback threw (reported to the error handler only)
+  SequenceReset = -1018,       // idempotent sequence reset; this in-flight batch was not retried
+};
+
+// Every client code, in numeric order.
+inline constexpr ClientCode kAllClientCodes[] = {
+    ClientCode::InvalidRow,         ClientCode::RecordTooLarge, ClientCode::CapacityExhausted,
+    ClientCode::BufferExhausted,    ClientCode::WriterClosed,   ClientCode::ConnectionClosed,
+    ClientCode::CalledFromCallback, ClientCode::DeliveryTimeout, ClientCode::InvalidConfig,
+    ClientCode::Timeout,            ClientCode::InvalidTable,   ClientCode::Unsupported,
+    ClientCode::Protocol,           ClientCode::Io,             ClientCode::ForkedProcess,
+    ClientCode::Internal,           ClientCode::CallbackFailed, ClientCode::SequenceReset,
+};
+
+// The outcome of a call or of an operation: code 0 is success.
+struct Result {
+  int32_t error_code = 0;
+  std::string error_message;
+  bool retriable = false;
+
+  bool Ok() const noexcept { return error_code == 0; }
+  bool IsRetriable() const noexcept { return retriable; }
+  bool Is(ClientCode c) const noexcept { return error_code == static_cast<int32_t>(c); }
+  // Stable upper-snake name of the code ("WRITER_CLOSED", "NOT_LEADER_OR_FOLLOWER", "OK").
+  std::string CodeName() const;
+  // "NAME (code): message", or "OK".
+  std::string ToString() const;
+};
+
+// ===== data model =====
+
+enum class TypeId : int32_t {
+  Boolean = 0,
+  TinyInt = 1,
+  SmallInt = 2,
+  Int = 3,
+  BigInt = 4,
+  Float = 5,
+  Double = 6,
+  String = 7,
+  Bytes = 8,
+  Decimal = 9,
+  Date = 10,
+  Time = 11,
+  Timestamp = 12,     // without time zone
+  TimestampLtz = 13,  // with local time zone (an instant)
+};
+
+struct DataType {
+  TypeId id = TypeId::Int;
+  int32_t precision = 0;
+  int32_t scale = 0;
+
+  static DataType Boolean() { return {TypeId::Boolean, 0, 0}; }
+  static DataType TinyInt() { return {TypeId::TinyInt, 0, 0}; }
+  static DataType SmallInt() { return {TypeId::SmallInt, 0, 0}; }
+  static DataType Int() { return {TypeId::Int, 0, 0}; }
+  static DataType BigInt() { return {TypeId::BigInt, 0, 0}; }
+  static DataType Float() { return {TypeId::Float, 0, 0}; }
+  static DataType Double() { return {TypeId::Double, 0, 0}; }
+  static DataType String() { return {TypeId::String, 0, 0}; }
+  static DataType Bytes() { return {TypeId::Bytes, 0, 0}; }
+  static DataType Decimal(int32_t precision, int32_t scale) { return {TypeId::Decimal, precision, scale}; }
+  static DataType Date() { return {TypeId::Date, 0, 0}; }
+  static DataType Time(int32_t precision = 0) { return {TypeId::Time, precision, 0}; }
+  static DataType Timestamp(int32_t precision = 6) { return {TypeId::Timestamp, precision, 0}; }
+  static DataType TimestampLtz(int32_t precision = 6) { return {TypeId::TimestampLtz, precision, 0}; }
+};
+
+struct Column {
+  std::string name;
+  DataType type;
+  bool nullable = true;
+};
+
+class SchemaBuilder;
+
+// Columns plus an optional primary key (a primary key makes a primary-key table).
+struct Schema {
+  std::vector<Column> columns;
+  std::vector<std::string> primary_keys;
+
+  static SchemaBuilder NewBuilder();
+};
+
+class SchemaBuilder {
+ public:
+  SchemaBuilder& AddColumn(std::string name, DataType type, bool nullable = true) {
+    schema_.columns.push_back(Column{std::move(name), type, nullable});
+    return *this;
+  }
+  SchemaBuilder& SetPrimaryKeys(std::vector<std::string> keys) {
+    schema_.primary_keys = std::move(keys);
+    return *this;
+  }
+  Schema Build() const { return schema_; }
+
+ private:
+  Schema schema_;
+};
+
+inline SchemaBuilder Schema::NewBuilder() { return SchemaBuilder(); }
+
+struct TableDescriptor {
+  Schema schema;
+  int32_t bucket_count = 0;  // 0: the server's default
+  std::vector<std::string> bucket_keys;
+  std::map<std::string, std::string> properties;
+  std::string comment;
+};
+
+struct TablePath {
+  std::string database_name;
+  std::string table_name;
+
+  TablePath() = default;
+  TablePath(std::string database, std::string table)
+      : database_name(std::move(database)), table_name(std::move(table)) {}
+  std::string ToString() const { return database_name + "." + table_name; }
+};
+
+// A row in schema order, with a typed setter for every type the SDK writes. Setting a field
+// past the end grows the row (new fields are null). Whether the row fits the table (field
+// count, types, NOT NULL) is checked when it is written: a mismatch is ClientCode::InvalidRow.
+class GenericRow {
+ public:
+  explicit GenericRow(size_t fields = 0);
+  ~GenericRow();
+  GenericRow(const GenericRow& other);
+  GenericRow& operator=(const GenericRow& other);
+  GenericRow(GenericRow&& other) noexcept;
+  GenericRow& operator=(GenericRow&& other) noexcept;
+
+  size_t FieldCount() const;
+  void Resize(size_t fields);
+
+  void SetNull(size_t i);
+  void SetBool(size_t i, bool v);
+  void SetInt8(size_t i, int8_t v);
+  void SetInt16(size_t i, int16_t v);
+  void SetInt32(size_t i, int32_t v);
+  void SetInt64(size_t i, int64_t v);
+  void SetFloat32(size_t i, float v);
+  void SetFloat64(size_t i, double v);
+  void SetString(size_t i, std::string_view v);
+  void SetBytes(size_t i, const uint8_t* data, size_t len);
+  void SetBytes(size_t i, const std::vector<uint8_t>& v) { SetBytes(i, v.data(), v.size()); }
+  // DECIMAL(precision, scale) from its unscaled value: 12345 with scale 2 is 123.45.
+  void SetDecimal(size_t i, int64_t unscaled, int32_t precision, int32_t scale);
+  // The unscaled value as decimal digits (up to 38), for values beyond int64.
+  void SetDecimal(size_t i, std::string_view unscaled, int32_t precision, int32_t scale);
+  void SetDate(size_t i, int32_t days_since_epoch);
+  void SetTime(size_t i, int32_t millis_of_day);
+  void SetTimestampNtz(size_t i, int64_t epoch_millis, int32_t nanos_of_milli = 0);
+  void SetTimestampLtz(size_t i, int64_t epoch_millis, int32_t nanos_of_milli = 0);
+
+  // Read access (read-back in tests).
+  bool IsNull(size_t i) const;
+  std::string TypeName(size_t i) const;  // "INT", "STRING", "NULL", ...
+  bool GetBool(size_t i) const;
+  // Integers, DATE, TIME, DECIMAL (unscaled) and timestamps (epoch millis).
+  int64_t GetInt64(size_t i) const;
+  double GetFloat64(size_t i) const;
+  std::string GetString(size_t i) const;
+  std::vector<uint8_t> GetBytes(size_t i) const;
+  std::string ToString(size_t i) const;
+
+ private:
+  ffi::RRow& Mut();
+  ffi::RRow* impl_ = nullptr;
+  friend struct detail::Access;
+};
+
+// ===== completions and callbacks =====
+
+struct BucketResult {
+  int32_t bucket = -1;
+  int64_t rows = 0;
+  int64_t base_offset = -1;  // log tables; -1 otherwise or on failure
+  Result result;
+};
+
+// Where an operation went and how it ended. A callback gets it by const reference: copy what
+// you keep.
+struct WriteCompletion {
+  Result result;
+  std::string table;  // "database.table"
+  int64_t table_id = -1;
+  int64_t partition_id = -1;  // -1: not partitioned
+  int32_t bucket = -1;        // for an Arrow batch: its first bucket
+  int64_t offset = -1;        // log tables: the record's offset; otherwise -1
+  int64_t log_end_offset = -1;  // primary-key tables: the bucket's changelog end offset
+  std::vector<BucketResult> bucket_results;  // multi-bucket Arrow batches: one per bucket
+
+  bool Ok() const noexcept { return result.Ok(); }
+};
+
+namespace detail {
+class CallbackBase {
+ public:
+  virtual ~CallbackBase() = default;
+  virtual void Call(const WriteCompletion& completion) = 0;
+};
+
+template <class F>
+class CallbackImpl final : public CallbackBase {
+ public:
+  template <class G>
+  explicit CallbackImpl(G&& f) : f_(std::forward<G>(f)) {}
+  void Call(const WriteCompletion& completion) override { f_(completion); }
+
+ private:
+  F f_;
+};
+}  // namespace detail
+
+// A type-erased, move-only callable `void(const WriteCompletion&)`. Unlike std::function it
+// accepts move-only callables (lambdas capturing std::unique_ptr). Costs one allocation.
+class WriteCallback {
+ public:
+  WriteCallback() noexcept = default;
+  WriteCallback(std::nullptr_t) noexcept {}  // NOLINT: implicit like std::function
+  template <class F, class D = std::decay_t<F>,
+            std::enable_if_t<!std::is_same_v<D, WriteCallback> && !std::is_same_v<D, std::nullptr_t> &&
+                                 std::is_invocable_v<D&, const WriteCompletion&>,
+                             int> = 0>
+  WriteCallback(F&& f)  // NOLINT: implicit from any callable
+      : impl_(new detail::CallbackImpl<D>(std::forward<F>(f))) {}
+  WriteCallback(WriteCallback&&) noexcept = default;
+  WriteCallback& operator=(WriteCallback&&) noexcept = default;
+  WriteCallback(const WriteCallback&) = delete;
+  WriteCallback& operator=(const WriteCallback&) = delete;
+  ~WriteCallback() = default;
+
+  explicit operator bool() const noexcept { return impl_ != nullptr; }
+
+ private:
+  std::unique_ptr<detail::CallbackBase> impl_;
+  friend struct detail::Access;
+};
+
+// What an error handler receives: a callback threw (or a job was dropped unrun).
+struct CallbackError {
+  std::string message;    // e.g. "C++ callback threw: boom"
+  std::string operation;  // e.g. "write to fluss.t bucket 0 offset 17"
+};
+
+// One completed batch with its callbacks, handed to a user CallbackExecutor. Call Run() once on
+// a thread of your choosing; destroying a Job without running it drops its callbacks unrun
+// (their slots are released and the error handler is told).
+class Job {
+ public:
+  Job(Job&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  Job& operator=(Job&& other) noexcept {
+    if (this != &other) {
+      Job tmp(std::move(*this));
+      impl_ = std::exchange(other.impl_, nullptr);
+    }
+    return *this;
+  }
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+  ~Job();
+
+  void Run();
+  explicit operator bool() const noexcept { return impl_ != nullptr; }
+
+ private:
+  explicit Job(ffi::RJob* impl) noexcept : impl_(impl) {}
+  ffi::RJob* impl_ = nullptr;
+  friend struct detail::Access;
+};
+
+// An executor of the application's: it receives one Job per completed batch (possibly from
+// several threads at once) and must eventually Run or destroy it. Only the order of the
+// Execute calls is promised. Execute must not throw (if it does, the job is dropped).
+class CallbackExecutor {
+ public:
+  virtual ~CallbackExecutor() = default;
+  virtual void Execute(Job job) = 0;
+};
+
+enum class ExecutorKind {
+  Connection,  // the connection's single FIFO worker (default)
+  Sharded,     // `shards` FIFO workers owned by the writer, keyed by bucket
+  User,        // `user_executor`
+};
+
+struct WriteCallbackOptions {
+  uint64_t max_pending_callbacks = 262144;
+  ExecutorKind executor = ExecutorKind::Connection;
+  size_t shards = 0;
+  std::shared_ptr<CallbackExecutor> user_executor;
+  // Receives callback failures; default: a line on stderr. Called from executor threads.
+  std::function<void(const CallbackError&)> error_handler;
+
+  static WriteCallbackOptions Sharded(size_t n) {
+    WriteCallbackOptions o;
+    o.executor = ExecutorKind::Sharded;
+    o.shards = n;
+    return o;
+  }
+  static WriteCallbackOptions User(std::shared_ptr<CallbackExecutor> e) {
+    WriteCallbackOptions o;
+    o.executor = ExecutorKind::User;
+    o.user_executor = std::move(e);
+    return o;
+  }
+};
+
+// The handle of a write made without a callback.
+class WriteResult {
+ public:
+  WriteResult() noexcept = default;
+  ~WriteResult();
+  WriteResult(WriteResult&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  WriteResult& operator=(WriteResult&& other) noexcept;
+  WriteResult(const WriteResult&) = delete;
+  WriteResult& operator=(const WriteResult&) = delete;
+
+  // Blocks until the operation completed; returns its outcome (and fills `out`). Fails at once
+  // with CalledFromCallback inside a callback, and with Timeout when `timeout` passes.
+  Result Wait(WriteCompletion* out = nullptr) const;
+  Result Wait(std::chrono::milliseconds timeout, WriteCompletion* out = nullptr) const;
+  // Registers a callback: before completion it runs with the operation's batch; after, it is
+  // queued on the writer's executor (never inline).
+  Result OnComplete(WriteCallback callback) const;
+  bool IsDone() const;
+  bool Valid() const;
+
+ private:
+  ffi::RWriteResult* impl_ = nullptr;
+  friend struct detail::Access;
+};
+
+struct WriterStats {
+  uint64_t pending_callbacks = 0;
+  uint64_t callbacks_run = 0;
+  uint64_t callback_errors = 0;
+  uint64_t queued_jobs = 0;
+  uint64_t buffer_bytes_in_use = 0;
+};
+
+// Common part of both writers.
+class WriterBase {
+ public:
+  WriterBase() noexcept = default;
+  ~WriterBase();
+  WriterBase(WriterBase&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  WriterBase& operator=(WriterBase&& other) noexcept;
+  WriterBase(const WriterBase&) = delete;
+  WriterBase& operator=(const WriterBase&) = delete;
+
+  // Returns after every operation accepted before the call has completed and its callback has
+  // returned. CalledFromCallback inside a callback; Timeout when `timeout` passes.
+  Result Flush();
+  Result Flush(std::chrono::milliseconds timeout);
+  // Stops accepting, flushes and drains. At the timeout, pending operations complete with
+  // WriterClosed (exactly once) and Timeout is returned. Destroying a writer closes it (inside a
+  // callback: without waiting).
+  Result Close();
+  Result Close(std::chrono::milliseconds timeout);
+  WriterStats Stats() const;
+  bool Available() const noexcept { return impl_ != nullptr; }
+
+ protected:
+  ffi::RWriter* impl_ = nullptr;
+  friend struct detail::Access;
+};
+
+// Appends rows and Arrow batches to a log table. Thread-safe.
+class AppendWriter : public WriterBase {
+ public:
+  Result Append(const GenericRow& row);
+  Result Append(const GenericRow& row, WriteResult& result);
+  Result Append(const GenericRow& row, WriteCallback callback);
+
+  // One record batch as a struct array. Both structs are moved from (release set to NULL),
+  // also when the call fails. Admitted as a whole: an error means nothing was accepted. Once
+  // accepted, one completion reports every bucket (bucket_results).
+  Result AppendArrowBatch(ArrowArray* array, ArrowSchema* schema);
+  Result AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result);
+  Result AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback);
+  // Every batch of a stream, written as one operation. The stream is moved from.
+  Result AppendArrowBatch(ArrowArrayStream* stream);
+  Result AppendArrowBatch(ArrowArrayStream* stream, WriteResult& result);
+  Result AppendArrowBatch(ArrowArrayStream* stream, WriteCallback callback);
+};
+
+// Upserts and deletes rows of a primary-key table. Thread-safe.
+class UpsertWriter : public WriterBase {
+ public:
+  Result Upsert(const GenericRow& row);
+  Result Upsert(const GenericRow& row, WriteResult& result);
+  Result Upsert(const GenericRow& row, WriteCallback callback);
+  // `key`: the primary-key values, in primary-key order.
+  Result Delete(const GenericRow& key);
+  Result Delete(const GenericRow& key, WriteResult& result);
+  Result Delete(const GenericRow& key, WriteCallback callback);
+};
+
+// ===== connection, admin, tables =====
+
+struct Configuration {
+  std::string bootstrap_servers = "embedded";  // "embedded", "embedded:<dir>" or "host:port,..."
+  std::map<std::string, std::string> properties;  // Fluss client keys, e.g. client.writer.batch-size
+
+  Configuration& Set(std::string key, std::string value) {
+    properties[std::move(key)] = std::move(value);
+    return *this;
+  }
+};
+
+class Table;
+
+class TableAppend {
+ public:
+  Result CreateWriter(AppendWriter& out, const WriteCallbackOptions& options = {}) const;
+
+ private:
+  std::shared_ptr<ffi::RTable> table_;
+  friend class Table;
+};
+
+class TableUpsert {
+ public:
+  TableUpsert& PartialUpdateByName(std::vector<std::string> columns);
+  TableUpsert& PartialUpdateByIndex(std::vector<size_t> columns);
+  Result CreateWriter(UpsertWriter& out, const WriteCallbackOptions& options = {}) const;
+
+ private:
+  std::shared_ptr<ffi::RTable> table_;
+  int32_t partial_ = 0;
+  std::vector<std::string> names_;
+  std::vector<size_t> indexes_;
+  friend class Table;
+};
+
+class Table {
+ public:
+  Table() noexcept = default;
+  TableAppend NewAppend() const;
+  TableUpsert NewUpsert() const;
+  bool HasPrimaryKey() const;
+  int32_t BucketCount() const;
+  size_t ColumnCount() const;
+  std::string Path() const;
+  bool Available() const noexcept { return table_ != nullptr; }
+
+ private:
+  std::shared_ptr<ffi::RTable> table_;
+  friend struct detail::Access;
+};
+
+class Connection;
+
+class Admin {
+ public:
+  Admin() noexcept = default;
+  ~Admin();
+  Admin(Admin&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  Admin& operator=(Admin&& other) noexcept;
+  Admin(const Admin&) = delete;
+  Admin& operator=(const Admin&) = delete;
+
+  Result CreateDatabase(const std::string& name, bool ignore_if_exists = false);
+  Result DropDatabase(const std::string& name, bool ignore_if_not_exists = false, bool cascade = false);
+  Result DatabaseExists(const std::string& name, bool& out);
+  Result CreateTable(const TablePath& path, const TableDescriptor& descriptor, bool ignore_if_exists = false);
+  Result DropTable(const TablePath& path, bool ignore_if_not_exists = false);
+  Result TableExists(const TablePath& path, bool& out);
+
+ private:
+  ffi::RConnection* impl_ = nullptr;
+  friend class Connection;
+};
+
+class Connection {
+ public:
+  Connection() noexcept = default;
+  ~Connection();
+  Connection(Connection&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  Connection& operator=(Connection&& other) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  static Result Create(const Configuration& config, Connection& out);
+  Result GetAdmin(Admin& out) const;
+  Result GetTable(const TablePath& path, Table& out) const;
+  // Closes every writer (each gets `timeout` to drain), stops the callback worker.
+  Result Close();
+  Result Close(std::chrono::milliseconds timeout);
+  bool Available() const noexcept { return impl_ != nullptr; }
+
+ private:
+  ffi::RConnection* impl_ = nullptr;
+  friend struct detail::Access;
+};
+
+// ===== testing: embedded engine read-back and fault injection =====
+
+namespace testing {
+
+struct Fault {
+  enum class Kind { Error, Delay, DropConnection };
+  Kind kind = Kind::Error;
+  int32_t code = 0;
+  std::string message;
+  uint32_t times = 1;
+  std::chrono::milliseconds delay{0};
+  bool after_apply = false;
+
+  // Answer the bucket's entry with `code` without applying it.
+  static Fault Error(int32_t code, std::string message, uint32_t times = 1) {
+    Fault f;
+    f.kind = Kind::Error;
+    f.code = code;
+    f.message = std::move(message);
+    f.times = times;
+    return f;
+  }
+  // Delay the whole response.
+  static Fault Delay(std::chrono::milliseconds delay, uint32_t times = 1) {
+    Fault f;
+    f.kind = Kind::Delay;
+    f.delay = delay;
+    f.times = times;
+    return f;
+  }
+  // Fail the whole request with NETWORK_EXCEPTION (after applying it, if `after_apply`).
+  static Fault DropConnection(bool after_apply, uint32_t times = 1) {
+    Fault f;
+    f.kind = Kind::DropConnection;
+    f.after_apply = after_apply;
+    f.times = times;
+    return f;
+  }
+};
+
+struct ScannedRow {
+  int64_t offset = -1;
+  std::string change_type;  // "+A", "+I", "-U", "+U", "-D"
+  GenericRow row;
+};
+
+Result InjectFault(const Connection& conn, const TablePath& path, int32_t bucket, const Fault& fault);
+Result ClearFaults(const Connection& conn);
+Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64_t from_offset,
+            std::vector<ScannedRow>& out);
+Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& key, GenericRow& out, bool& found);
+Result HighWatermark(const Connection& conn, const TablePath& path, int32_t bucket, int64_t& out);
+
+// The client codes as the Rust core lists them (for the drift test against kAllClientCodes).
+std::vector<int32_t> CoreClientCodes();
+
+// Runs the callables through the dispatcher as the core does (a slot each, one job per
+// `per_job` callables, one FIFO worker) and returns the seconds until every one ran, was
+// destroyed and released its slot.
+double RunThroughDispatcher(std::vector<WriteCallback> callbacks, size_t per_job);
+
+}  // namespace testing
+}  // namespace fluss_writer

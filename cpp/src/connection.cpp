@@ -1,0 +1,229 @@
+// connection.cpp: Result helpers, Connection, Admin, Table and the writer builders.
+#include <utility>
+
+#include "internal.h"
+
+namespace fluss_writer {
+
+using internal::DropBox;
+using internal::Str;
+using internal::ToResult;
+
+// ===== Result =====
+
+std::string Result::CodeName() const {
+  if (error_code == 0) {
+    return "OK";
+  }
+  return std::string(ffi::code_name(error_code));
+}
+
+std::string Result::ToString() const {
+  if (Ok()) {
+    return "OK";
+  }
+  return CodeName() + " (" + std::to_string(error_code) + "): " + error_message;
+}
+
+// ===== Connection =====
+
+Connection::~Connection() { DropBox(std::exchange(impl_, nullptr)); }
+
+Connection& Connection::operator=(Connection&& other) noexcept {
+  if (this != &other) {
+    DropBox(std::exchange(impl_, std::exchange(other.impl_, nullptr)));
+  }
+  return *this;
+}
+
+Result Connection::Create(const Configuration& config, Connection& out) {
+  rust::Vec<rust::String> keys;
+  rust::Vec<rust::String> values;
+  keys.push_back(rust::String("bootstrap.servers"));
+  values.push_back(rust::String::lossy(config.bootstrap_servers));
+  for (const auto& [k, v] : config.properties) {
+    if (k == "bootstrap.servers") {
+      continue;
+    }
+    keys.push_back(rust::String::lossy(k));
+    values.push_back(rust::String::lossy(v));
+  }
+  ffi::FfiStatus st;
+  rust::Box<ffi::RConnection> c = ffi::connection_create(keys, values, st);
+  if (st.code != 0) {
+    return ToResult(st);
+  }
+  DropBox(std::exchange(out.impl_, c.into_raw()));
+  return Result{};
+}
+
+static Result NotOpen() { return internal::ClientError(ClientCode::ConnectionClosed, "the connection is not open"); }
+
+Result Connection::GetAdmin(Admin& out) const {
+  if (impl_ == nullptr) {
+    return NotOpen();
+  }
+  DropBox(std::exchange(out.impl_, ffi::connection_clone(*impl_).into_raw()));
+  return Result{};
+}
+
+Result Connection::GetTable(const TablePath& path, Table& out) const {
+  if (impl_ == nullptr) {
+    return NotOpen();
+  }
+  ffi::FfiStatus st;
+  rust::Box<ffi::RTable> t = ffi::table_get(*impl_, Str(path.database_name), Str(path.table_name), st);
+  if (st.code != 0) {
+    return ToResult(st);
+  }
+  detail::Access::Ref(out) = std::shared_ptr<ffi::RTable>(t.into_raw(), [](ffi::RTable* p) { DropBox(p); });
+  return Result{};
+}
+
+Result Connection::Close() { return Close(std::chrono::milliseconds(-1)); }
+
+Result Connection::Close(std::chrono::milliseconds timeout) {
+  if (impl_ == nullptr) {
+    return NotOpen();
+  }
+  return ToResult(ffi::connection_close(*impl_, internal::Millis(timeout)));
+}
+
+// ===== Admin =====
+
+Admin::~Admin() { DropBox(std::exchange(impl_, nullptr)); }
+
+Admin& Admin::operator=(Admin&& other) noexcept {
+  if (this != &other) {
+    DropBox(std::exchange(impl_, std::exchange(other.impl_, nullptr)));
+  }
+  return *this;
+}
+
+Result Admin::CreateDatabase(const std::string& name, bool ignore_if_exists) {
+  if (impl_ == nullptr) return NotOpen();
+  return ToResult(ffi::admin_create_database(*impl_, Str(name), ignore_if_exists));
+}
+
+Result Admin::DropDatabase(const std::string& name, bool ignore_if_not_exists, bool cascade) {
+  if (impl_ == nullptr) return NotOpen();
+  return ToResult(ffi::admin_drop_database(*impl_, Str(name), ignore_if_not_exists, cascade));
+}
+
+Result Admin::DatabaseExists(const std::string& name, bool& out) {
+  if (impl_ == nullptr) return NotOpen();
+  return ToResult(ffi::admin_database_exists(*impl_, Str(name), out));
+}
+
+Result Admin::CreateTable(const TablePath& path, const TableDescriptor& d, bool ignore_if_exists) {
+  if (impl_ == nullptr) return NotOpen();
+  ffi::FfiDescriptor fd;
+  for (const Column& c : d.schema.columns) {
+    fd.columns.push_back(ffi::FfiColumn{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision,
+                                        c.type.scale, c.nullable});
+  }
+  for (const std::string& k : d.schema.primary_keys) fd.primary_key.push_back(rust::String::lossy(k));
+  fd.bucket_count = d.bucket_count;
+  for (const std::string& k : d.bucket_keys) fd.bucket_keys.push_back(rust::String::lossy(k));
+  for (const auto& [k, v] : d.properties) {
+    fd.property_keys.push_back(rust::String::lossy(k));
+    fd.property_values.push_back(rust::String::lossy(v));
+  }
+  fd.comment = rust::String::lossy(d.comment);
+  return ToResult(
+      ffi::admin_create_table(*impl_, Str(path.database_name), Str(path.table_name), fd, ignore_if_exists));
+}
+
+Result Admin::DropTable(const TablePath& path, bool ignore_if_not_exists) {
+  if (impl_ == nullptr) return NotOpen();
+  return ToResult(ffi::admin_drop_table(*impl_, Str(path.database_name), Str(path.table_name), ignore_if_not_exists));
+}
+
+Result Admin::TableExists(const TablePath& path, bool& out) {
+  if (impl_ == nullptr) return NotOpen();
+  return ToResult(ffi::admin_table_exists(*impl_, Str(path.database_name), Str(path.table_name), out));
+}
+
+// ===== Table and builders =====
+
+TableAppend Table::NewAppend() const {
+  TableAppend a;
+  a.table_ = table_;
+  return a;
+}
+
+TableUpsert Table::NewUpsert() const {
+  TableUpsert u;
+  u.table_ = table_;
+  return u;
+}
+
+bool Table::HasPrimaryKey() const { return table_ && ffi::table_has_primary_key(*table_); }
+int32_t Table::BucketCount() const { return table_ ? ffi::table_bucket_count(*table_) : 0; }
+size_t Table::ColumnCount() const { return table_ ? ffi::table_column_count(*table_) : 0; }
+std::string Table::Path() const { return table_ ? std::string(ffi::table_path(*table_)) : std::string(); }
+
+namespace {
+
+ffi::FfiWriterOptions Options(const WriteCallbackOptions& o) {
+  ffi::FfiWriterOptions f;
+  f.max_pending_callbacks = o.max_pending_callbacks;
+  f.executor_kind = static_cast<int32_t>(o.executor);
+  f.shards = o.shards;
+  return f;
+}
+
+std::unique_ptr<detail::ErrorHandlerHolder> Handler(const WriteCallbackOptions& o) {
+  if (!o.error_handler) {
+    return nullptr;
+  }
+  auto h = std::make_unique<detail::ErrorHandlerHolder>();
+  h->fn = o.error_handler;
+  return h;
+}
+
+Result NoTable() { return internal::ClientError(ClientCode::InvalidTable, "the Table handle is empty"); }
+
+}  // namespace
+
+Result TableAppend::CreateWriter(AppendWriter& out, const WriteCallbackOptions& options) const {
+  if (!table_) return NoTable();
+  ffi::FfiStatus st;
+  rust::Box<ffi::RWriter> w =
+      ffi::table_create_append_writer(*table_, Options(options), options.user_executor, Handler(options), st);
+  if (st.code != 0) {
+    return ToResult(st);
+  }
+  DropBox(std::exchange(detail::Access::Ref(out), w.into_raw()));
+  return Result{};
+}
+
+TableUpsert& TableUpsert::PartialUpdateByName(std::vector<std::string> columns) {
+  partial_ = 1;
+  names_ = std::move(columns);
+  return *this;
+}
+
+TableUpsert& TableUpsert::PartialUpdateByIndex(std::vector<size_t> columns) {
+  partial_ = 2;
+  indexes_ = std::move(columns);
+  return *this;
+}
+
+Result TableUpsert::CreateWriter(UpsertWriter& out, const WriteCallbackOptions& options) const {
+  if (!table_) return NoTable();
+  rust::Vec<rust::String> names;
+  for (const std::string& n : names_) names.push_back(rust::String::lossy(n));
+  rust::Vec<size_t> indexes;
+  for (size_t i : indexes_) indexes.push_back(i);
+  ffi::FfiStatus st;
+  rust::Box<ffi::RWriter> w = ffi::table_create_upsert_writer(*table_, partial_, names, indexes, Options(options),
+                                                              options.user_executor, Handler(options), st);
+  if (st.code != 0) {
+    return ToResult(st);
+  }
+  DropBox(std::exchange(detail::Access::Ref(out), w.into_raw()));
+  return Result{};
+}
+
+}  // namespace fluss_writer

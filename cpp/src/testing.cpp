@@ -1,0 +1,91 @@
+// testing.cpp: fluss_writer::testing (embedded engine read-back, fault injection, the
+// dispatcher benchmark and the client-code list for the drift test).
+#include <utility>
+
+#include "internal.h"
+
+namespace fluss_writer {
+namespace testing {
+
+using internal::Str;
+using internal::ToResult;
+
+namespace {
+Result NotOpen() { return internal::ClientError(ClientCode::ConnectionClosed, "the connection is not open"); }
+}  // namespace
+
+Result InjectFault(const Connection& conn, const TablePath& path, int32_t bucket, const Fault& fault) {
+  ffi::RConnection* c = detail::Access::Get(conn);
+  if (c == nullptr) return NotOpen();
+  ffi::FfiFault f;
+  f.kind = static_cast<int32_t>(fault.kind);
+  f.code = fault.code;
+  f.message = rust::String::lossy(fault.message);
+  f.times = fault.times;
+  f.delay_ms = fault.delay.count() < 0 ? 0 : static_cast<uint64_t>(fault.delay.count());
+  f.after_apply = fault.after_apply;
+  return ToResult(ffi::testing_inject_fault(*c, Str(path.database_name), Str(path.table_name), bucket, f));
+}
+
+Result ClearFaults(const Connection& conn) {
+  ffi::RConnection* c = detail::Access::Get(conn);
+  if (c == nullptr) return NotOpen();
+  return ToResult(ffi::testing_clear_faults(*c));
+}
+
+Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64_t from_offset,
+            std::vector<ScannedRow>& out) {
+  ffi::RConnection* c = detail::Access::Get(conn);
+  if (c == nullptr) return NotOpen();
+  ffi::FfiStatus st;
+  rust::Box<ffi::RScan> s = ffi::testing_scan(*c, Str(path.database_name), Str(path.table_name), bucket, from_offset, st);
+  if (st.code != 0) return ToResult(st);
+  out.clear();
+  size_t n = ffi::scan_len(*s);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    ScannedRow r;
+    r.offset = ffi::scan_offset(*s, i);
+    r.change_type = std::string(ffi::scan_change_type(*s, i));
+    internal::DropBox(std::exchange(detail::Access::Ref(r.row), ffi::scan_row(*s, i).into_raw()));
+    out.push_back(std::move(r));
+  }
+  return Result{};
+}
+
+Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& key, GenericRow& out, bool& found) {
+  ffi::RConnection* c = detail::Access::Get(conn);
+  if (c == nullptr) return NotOpen();
+  ffi::RRow* k = detail::Access::Get(key);
+  if (k == nullptr) return internal::ClientError(ClientCode::InvalidRow, "the key GenericRow was moved from");
+  ffi::FfiStatus st;
+  rust::Box<ffi::RRow> row = ffi::testing_lookup(*c, Str(path.database_name), Str(path.table_name), *k, found, st);
+  if (st.code != 0) return ToResult(st);
+  internal::DropBox(std::exchange(detail::Access::Ref(out), row.into_raw()));
+  return Result{};
+}
+
+Result HighWatermark(const Connection& conn, const TablePath& path, int32_t bucket, int64_t& out) {
+  ffi::RConnection* c = detail::Access::Get(conn);
+  if (c == nullptr) return NotOpen();
+  ffi::FfiStatus st;
+  out = ffi::testing_high_watermark(*c, Str(path.database_name), Str(path.table_name), bucket, st);
+  return ToResult(st);
+}
+
+std::vector<int32_t> CoreClientCodes() {
+  rust::Vec<int32_t> v = ffi::client_codes();
+  return std::vector<int32_t>(v.begin(), v.end());
+}
+
+double RunThroughDispatcher(std::vector<WriteCallback> callbacks, size_t per_job) {
+  rust::Box<ffi::RBench> b = ffi::bench_new(per_job);
+  for (WriteCallback& cb : callbacks) {
+    ffi::bench_push(*b, detail::Access::Release(cb));
+  }
+  callbacks.clear();
+  return ffi::bench_run(*b);
+}
+
+}  // namespace testing
+}  // namespace fluss_writer

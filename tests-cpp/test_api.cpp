@@ -1,0 +1,215 @@
+// test_api.cpp: codes (drift test), rows of every type, admin, tables, upserts, WriteResult.
+#include <set>
+
+#include "test_util.h"
+
+TEST(Codes, HeaderEnumMatchesRustCore) {
+  std::vector<int32_t> header;
+  for (fw::ClientCode c : fw::kAllClientCodes) header.push_back(static_cast<int32_t>(c));
+  EXPECT_EQ(header, fw::testing::CoreClientCodes());
+}
+
+TEST(Codes, NamesAndRetriability) {
+  fw::Result r;
+  EXPECT_EQ(r.CodeName(), "OK");
+  r.error_code = Code(fw::ClientCode::CalledFromCallback);
+  EXPECT_EQ(r.CodeName(), "CALLED_FROM_CALLBACK");
+  r.error_code = 12;
+  EXPECT_EQ(r.CodeName(), "NOT_LEADER_OR_FOLLOWER");
+}
+
+TEST(Callback, IsMoveOnlyTypeErasedAndSmall) {
+  static_assert(!std::is_copy_constructible_v<fw::WriteCallback>);
+  static_assert(std::is_nothrow_move_constructible_v<fw::WriteCallback>);
+  EXPECT_EQ(sizeof(fw::WriteCallback), sizeof(void*));
+  auto p = std::make_unique<int>(7);
+  fw::WriteCallback cb = [p = std::move(p)](const fw::WriteCompletion&) { (void)*p; };
+  EXPECT_TRUE(static_cast<bool>(cb));
+  fw::WriteCallback moved = std::move(cb);
+  EXPECT_FALSE(static_cast<bool>(cb));  // NOLINT: checking moved-from state
+  EXPECT_TRUE(static_cast<bool>(moved));
+}
+
+class ApiTest : public EmbeddedTest {};
+
+TEST_F(ApiTest, EveryTypeRoundTrips) {
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder()
+                 .AddColumn("b", fw::DataType::Boolean())
+                 .AddColumn("i8", fw::DataType::TinyInt())
+                 .AddColumn("i16", fw::DataType::SmallInt())
+                 .AddColumn("i32", fw::DataType::Int())
+                 .AddColumn("i64", fw::DataType::BigInt())
+                 .AddColumn("f32", fw::DataType::Float())
+                 .AddColumn("f64", fw::DataType::Double())
+                 .AddColumn("s", fw::DataType::String())
+                 .AddColumn("bytes", fw::DataType::Bytes())
+                 .AddColumn("dec", fw::DataType::Decimal(10, 2))
+                 .AddColumn("bigdec", fw::DataType::Decimal(38, 4))
+                 .AddColumn("date", fw::DataType::Date())
+                 .AddColumn("time", fw::DataType::Time())
+                 .AddColumn("ts", fw::DataType::Timestamp(9))
+                 .AddColumn("ltz", fw::DataType::TimestampLtz(3))
+                 .AddColumn("n", fw::DataType::Int())
+                 .Build();
+  d.bucket_count = 1;
+  fw::TablePath p("fluss", "types");
+  ASSERT_OK(admin.CreateTable(p, d));
+  fw::AppendWriter w = AppendWriterFor(p);
+  fw::GenericRow row(16);
+  row.SetBool(0, true);
+  row.SetInt8(1, -8);
+  row.SetInt16(2, 1600);
+  row.SetInt32(3, 32000);
+  row.SetInt64(4, 1LL << 40);
+  row.SetFloat32(5, 1.5f);
+  row.SetFloat64(6, 2.25);
+  row.SetString(7, "héllo");
+  row.SetBytes(8, std::vector<uint8_t>{1, 2, 255});
+  row.SetDecimal(9, int64_t{12345}, 10, 2);
+  row.SetDecimal(10, std::string_view("12345678901234567890123"), 38, 4);
+  row.SetDate(11, 19000);
+  row.SetTime(12, 3600000);
+  row.SetTimestampNtz(13, 1700000000123, 456789);
+  row.SetTimestampLtz(14, 1700000000999);
+  row.SetNull(15);
+  fw::WriteResult res;
+  ASSERT_OK(w.Append(row, res));
+  fw::WriteCompletion c;
+  ASSERT_OK(res.Wait(&c));
+  EXPECT_EQ(c.offset, 0);
+  std::vector<fw::testing::ScannedRow> rows;
+  ASSERT_OK(fw::testing::Scan(conn, p, 0, 0, rows));
+  ASSERT_EQ(rows.size(), 1u);
+  const fw::GenericRow& r = rows[0].row;
+  EXPECT_EQ(rows[0].change_type, "+A");
+  EXPECT_TRUE(r.GetBool(0));
+  EXPECT_EQ(r.GetInt64(1), -8);
+  EXPECT_EQ(r.TypeName(1), "TINYINT");
+  EXPECT_EQ(r.GetInt64(2), 1600);
+  EXPECT_EQ(r.GetInt64(3), 32000);
+  EXPECT_EQ(r.GetInt64(4), 1LL << 40);
+  EXPECT_FLOAT_EQ(static_cast<float>(r.GetFloat64(5)), 1.5f);
+  EXPECT_DOUBLE_EQ(r.GetFloat64(6), 2.25);
+  EXPECT_EQ(r.GetString(7), "héllo");
+  EXPECT_EQ(r.GetBytes(8), (std::vector<uint8_t>{1, 2, 255}));
+  EXPECT_EQ(r.GetInt64(9), 12345);
+  EXPECT_EQ(r.ToString(10), "12345678901234567890123e-4");
+  EXPECT_EQ(r.GetInt64(11), 19000);
+  EXPECT_EQ(r.GetInt64(12), 3600000);
+  EXPECT_EQ(r.ToString(13), "1700000000123ms+456789ns");
+  EXPECT_EQ(r.TypeName(14), "TIMESTAMP_LTZ");
+  EXPECT_EQ(r.GetInt64(14), 1700000000999);
+  EXPECT_TRUE(r.IsNull(15));
+}
+
+TEST_F(ApiTest, AdminDatabasesAndTables) {
+  ASSERT_OK(admin.CreateDatabase("db1"));
+  bool exists = false;
+  ASSERT_OK(admin.DatabaseExists("db1", exists));
+  EXPECT_TRUE(exists);
+  fw::Result dup = admin.CreateDatabase("db1");
+  EXPECT_FALSE(dup.Ok());
+  ASSERT_OK(admin.CreateDatabase("db1", true));
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder().AddColumn("a", fw::DataType::Int()).Build();
+  ASSERT_OK(admin.CreateTable(fw::TablePath("db1", "t"), d));
+  ASSERT_OK(admin.TableExists(fw::TablePath("db1", "t"), exists));
+  EXPECT_TRUE(exists);
+  fw::Table t;
+  ASSERT_OK(conn.GetTable(fw::TablePath("db1", "t"), t));
+  EXPECT_EQ(t.Path(), "db1.t");
+  EXPECT_EQ(t.ColumnCount(), 1u);
+  EXPECT_FALSE(t.HasPrimaryKey());
+  ASSERT_OK(admin.DropTable(fw::TablePath("db1", "t")));
+  ASSERT_OK(admin.TableExists(fw::TablePath("db1", "t"), exists));
+  EXPECT_FALSE(exists);
+  ASSERT_OK(admin.DropDatabase("db1", false, true));
+  fw::TableDescriptor bad;
+  bad.schema = fw::Schema::NewBuilder().AddColumn("a", fw::DataType::Decimal(50, 2)).Build();
+  fw::Result r = admin.CreateTable(fw::TablePath("fluss", "bad"), bad);
+  EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidTable)) << r.ToString();
+}
+
+TEST_F(ApiTest, UpsertDeleteAndPartialUpdate) {
+  fw::TablePath p = PkTable("users");
+  fw::Table t;
+  ASSERT_OK(conn.GetTable(p, t));
+  EXPECT_TRUE(t.HasPrimaryKey());
+  fw::AppendWriter wrong;
+  EXPECT_EQ(t.NewAppend().CreateWriter(wrong).error_code, Code(fw::ClientCode::Unsupported));
+  fw::UpsertWriter w;
+  ASSERT_OK(t.NewUpsert().CreateWriter(w));
+  std::atomic<int> done{0};
+  std::atomic<int64_t> leo{-2};
+  for (int i = 0; i < 10; ++i) {
+    fw::GenericRow row(3);
+    row.SetInt32(0, i);
+    row.SetString(1, "user" + std::to_string(i));
+    row.SetInt64(2, i * 10);
+    ASSERT_OK(w.Upsert(row, [&](const fw::WriteCompletion& c) {
+      EXPECT_TRUE(c.Ok()) << c.result.ToString();
+      EXPECT_EQ(c.offset, -1);
+      leo = c.log_end_offset;
+      done++;
+    }));
+  }
+  fw::GenericRow key(1);
+  key.SetInt32(0, 3);
+  fw::WriteResult del;
+  ASSERT_OK(w.Delete(key, del));
+  ASSERT_OK(w.Flush());
+  EXPECT_EQ(done.load(), 10);
+  EXPECT_GT(leo.load(), 0);
+  ASSERT_OK(del.Wait());
+  bool found = true;
+  fw::GenericRow out;
+  ASSERT_OK(fw::testing::Lookup(conn, p, key, out, found));
+  EXPECT_FALSE(found);
+  key.SetInt32(0, 4);
+  ASSERT_OK(fw::testing::Lookup(conn, p, key, out, found));
+  ASSERT_TRUE(found);
+  EXPECT_EQ(out.GetString(1), "user4");
+  EXPECT_EQ(out.GetInt64(2), 40);
+
+  fw::UpsertWriter partial;
+  ASSERT_OK(t.NewUpsert().PartialUpdateByName({"id", "score"}).CreateWriter(partial));
+  fw::GenericRow upd(3);
+  upd.SetInt32(0, 4);
+  upd.SetInt64(2, 999);
+  fw::WriteResult r;
+  ASSERT_OK(partial.Upsert(upd, r));
+  ASSERT_OK(r.Wait());
+  ASSERT_OK(fw::testing::Lookup(conn, p, key, out, found));
+  EXPECT_EQ(out.GetString(1), "user4");
+  EXPECT_EQ(out.GetInt64(2), 999);
+  fw::UpsertWriter bad;
+  EXPECT_EQ(t.NewUpsert().PartialUpdateByName({"score"}).CreateWriter(bad).error_code, Code(fw::ClientCode::InvalidRow));
+  EXPECT_EQ(t.NewUpsert().PartialUpdateByIndex({0, 9}).CreateWriter(bad).error_code, Code(fw::ClientCode::InvalidRow));
+}
+
+TEST_F(ApiTest, WriteResultWaitAndLateOnComplete) {
+  fw::TablePath p = LogTable("results");
+  fw::AppendWriter w = AppendWriterFor(p);
+  std::vector<fw::WriteResult> results(5);
+  for (int i = 0; i < 5; ++i) ASSERT_OK(w.Append(Row(i), results[i]));
+  for (int i = 0; i < 5; ++i) {
+    fw::WriteCompletion c;
+    ASSERT_OK(results[i].Wait(&c));
+    EXPECT_EQ(c.offset, i);
+    EXPECT_EQ(c.table, "fluss.results");
+    EXPECT_EQ(c.bucket, 0);
+    EXPECT_TRUE(results[i].IsDone());
+  }
+  // Registered after completion: queued on the executor, never inline.
+  std::promise<std::thread::id> where;
+  auto main_id = std::this_thread::get_id();
+  ASSERT_OK(results[0].OnComplete([&](const fw::WriteCompletion& c) {
+    EXPECT_EQ(c.offset, 0);
+    where.set_value(std::this_thread::get_id());
+  }));
+  EXPECT_NE(where.get_future().get(), main_id);
+  fw::WriteResult empty;
+  EXPECT_FALSE(empty.Wait().Ok());
+  EXPECT_FALSE(empty.Valid());
+}
