@@ -208,10 +208,18 @@ impl Connection {
             ws.iter().filter_map(Weak::upgrade).collect()
         };
         let mut result = Ok(());
-        for w in writers {
+        for w in &writers {
             if let Err(e) = w.close(timeout) {
                 result = Err(e);
             }
+        }
+        // A writer that timed out was aborted: its sender dispatches the pending operations with
+        // WRITER_CLOSED. Let those jobs reach the executor before it stops, or their callbacks
+        // would be dropped unrun (C1).
+        let exit_by = timeout.map(|t| std::time::Instant::now() + t);
+        for w in &writers {
+            let left = exit_by.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            w.wait_sender_exited(left);
         }
         let deadline = match timeout {
             None => Deadline::never(),

@@ -131,6 +131,26 @@ impl SenderShared {
         *self.exited.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Wait until the sender task exited (every batch completed and dispatched); `false` if
+    /// `timeout` passed first.
+    pub fn wait_exited(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let mut g = self.exited.lock().unwrap_or_else(|p| p.into_inner());
+        while !*g {
+            g = match deadline {
+                None => self.exited_cv.wait(g).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let now = std::time::Instant::now();
+                    if now >= d {
+                        return false;
+                    }
+                    self.exited_cv.wait_timeout(g, d - now).unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
+        }
+        true
+    }
+
     fn delivery_deadline(&self, b: &WriteBatch) -> u64 {
         b.created.saturating_add(self.config.delivery_timeout.as_nanos() as u64)
     }

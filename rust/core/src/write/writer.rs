@@ -562,6 +562,12 @@ impl WriterCore {
         self.closed.load(Ordering::Acquire)
     }
 
+    /// Wait (up to `timeout`) until the sender exited: every batch completed and its job was
+    /// handed to the executor.
+    pub(crate) fn wait_sender_exited(&self, timeout: Option<Duration>) -> bool {
+        self.shared.wait_exited(timeout)
+    }
+
     pub(crate) fn stats(&self) -> WriterStats {
         let s = self.scope.stats();
         WriterStats {
