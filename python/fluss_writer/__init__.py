@@ -1,0 +1,112 @@
+"""fluss_writer: a write SDK for Apache Fluss with completion callbacks.
+
+Every accepted write is reported exactly once, to a callback (``callback=``) or a
+``WriteResult`` (``wait()``, ``await``, ``add_callback``), when it is durable or failed.
+
+The callback contract: a callback runs exactly once, with a ``WriteCompletion``, on the
+writer's executor (by default the connection's single FIFO worker thread), never on the
+submitting thread; callbacks of one bucket run in submission order, and with the default
+executor all callbacks of a connection run one at a time in completion order. ``flush``,
+``close`` and ``WriteResult.wait`` called inside a callback raise ``CalledFromCallbackError``
+at once; a submission inside a callback never blocks. A callback that raises is reported to
+``on_callback_error(exception, operation)`` (default: the ``fluss_writer`` logger) and stops
+nothing else. The worker takes the GIL once per group of completed batches, never per
+callback; every blocking call releases the GIL. Open connections and writers are drained at
+interpreter exit; after ``fork()`` inherited connections raise ``ForkedProcessError``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+
+from . import _native
+from ._native import (
+    CLIENT_CODES,
+    Admin,
+    AppendWriter,
+    BucketResult,
+    BufferExhaustedError,
+    CalledFromCallbackError,
+    CallbackFailedError,
+    CapacityExhaustedError,
+    Config,
+    Connection,
+    ConnectionClosedError,
+    DeliveryTimeoutError,
+    FlussWriterError,
+    ForkedProcessError,
+    InternalError,
+    InvalidConfigError,
+    InvalidRowError,
+    InvalidRowTypeError,
+    InvalidTableError,
+    IoError,
+    ProtocolError,
+    RecordTooLargeError,
+    Schema,
+    SequenceResetError,
+    ServerError,
+    Table,
+    TableAppend,
+    TableDescriptor,
+    TableInfo,
+    TablePath,
+    TableUpsert,
+    TimeoutError,
+    UnsupportedError,
+    UpsertWriter,
+    WriteCompletion,
+    WriterClosedError,
+    WriteResult,
+    __version__,
+    connect,
+)
+
+__all__ = [
+    "CLIENT_CODES",
+    "Admin",
+    "AppendWriter",
+    "BucketResult",
+    "BufferExhaustedError",
+    "CalledFromCallbackError",
+    "CallbackFailedError",
+    "CapacityExhaustedError",
+    "Config",
+    "Connection",
+    "ConnectionClosedError",
+    "DeliveryTimeoutError",
+    "FlussWriterError",
+    "ForkedProcessError",
+    "InternalError",
+    "InvalidConfigError",
+    "InvalidRowError",
+    "InvalidRowTypeError",
+    "InvalidTableError",
+    "IoError",
+    "ProtocolError",
+    "RecordTooLargeError",
+    "Schema",
+    "SequenceResetError",
+    "ServerError",
+    "Table",
+    "TableAppend",
+    "TableDescriptor",
+    "TableInfo",
+    "TablePath",
+    "TableUpsert",
+    "TimeoutError",
+    "UnsupportedError",
+    "UpsertWriter",
+    "WriteCompletion",
+    "WriteResult",
+    "WriterClosedError",
+    "__version__",
+    "connect",
+]
+
+# Drain open connections (and their writers) before the interpreter finalizes.
+atexit.register(_native._at_exit)
+# A connection inherited through fork() refuses to work in the child instead of hanging.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_native._after_fork_in_child)

@@ -1,0 +1,39 @@
+"""Testing helpers: the embedded engine's read-back and fault injection, dispatch counters.
+
+``engine(conn)`` returns the ``EmbeddedEngine`` of a connection opened with ``"embedded"`` or
+``"embedded:<dir>"``: ``inject_error``, ``inject_delay``, ``inject_drop_connection``,
+``clear_faults``, ``pending_faults``, ``scan``, ``lookup``, ``high_watermark``, ``stats``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Tuple
+
+from . import _native
+from ._native import EmbeddedEngine
+
+__all__ = ["EmbeddedEngine", "bench_dispatch", "dispatch_stats", "engine", "flush_logs"]
+
+
+def engine(conn: _native.Connection) -> EmbeddedEngine:
+    """The embedded engine behind ``conn`` (raises UnsupportedError for a cluster)."""
+    return conn._engine()
+
+
+def dispatch_stats(conn: _native.Connection) -> Dict[str, int]:
+    """Counters of the connection's callback worker: ``gil_acquisitions`` (one per group of
+    jobs), ``groups``, ``jobs_run`` (one job per completed batch), ``callbacks_run``,
+    ``queued_jobs``, and the process-wide ``resolve_hops`` (``call_soon_threadsafe`` calls that
+    resolved awaitables) and ``executor_hops`` (jobs handed to user executors)."""
+    return dict(conn._dispatch_stats())
+
+
+def flush_logs() -> None:
+    """Emit the queued Rust log records to ``logging`` now."""
+    _native._flush_logs()
+
+
+def bench_dispatch(callback: Callable[[Any], Any], n: int, per_job: int = 1000) -> Tuple[float, int, int]:
+    """Dispatch ``n`` calls of ``callback(completion)`` in jobs of ``per_job`` through a worker
+    with the binding's hooks; returns ``(seconds, gil_acquisitions, groups)``."""
+    return _native.bench_dispatch(callback, n, per_job)

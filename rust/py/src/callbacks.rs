@@ -1,0 +1,277 @@
+//! Python callables as completion callbacks, the per-writer error handler, and the
+//! `executor=` choices.
+//!
+//! **The callback contract** (the same paragraph as on the Rust `WriteCallback` and the C++
+//! overloads): a callback runs exactly once, with a `WriteCompletion`, on the writer's executor
+//! (by default the connection's single FIFO worker thread), never on the submitting thread and
+//! never on an I/O thread; callbacks of one bucket run in submission order, and with the
+//! default executor all callbacks of a connection run one at a time in completion order.
+//! `flush`, `close` and `WriteResult.wait` called inside a callback raise
+//! `CalledFromCallbackError` at once; a submission inside a callback never blocks. A callback
+//! that raises is reported to `on_callback_error(exception, operation)` (default: the
+//! `fluss_writer` logger) and stops nothing else. The callable and what it captured are released
+//! before the operation's `max_pending_callbacks` slot is.
+//!
+//! A raising callback is turned into an unwinding payload (`resume_unwind`, so no panic hook
+//! prints) after its exception is parked in a thread-local; the core catches the unwind, counts
+//! it, and calls the writer's error handler on the same thread, which takes the exception back.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use fluss_writer::dispatch::{CallbackError, Job};
+use fluss_writer::{CallbackExecutor, UserExecutor, WorkerHooks, WriteCompletion, WriterOptions};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyInt};
+
+use crate::completion::{flush_resolutions, PyWriteCompletion};
+use crate::gil::{PyWorkerHooks, FINALIZING};
+
+thread_local! {
+    /// The exception of the callback that is unwinding on this thread.
+    static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// Hops of user-executor jobs onto an asyncio loop or a concurrent.futures executor.
+pub static EXECUTOR_HOPS: AtomicU64 = AtomicU64::new(0);
+
+/// Where a writer's callback errors go: `None` = the `fluss_writer` logger.
+#[derive(Clone, Default)]
+pub struct ErrorSink(Option<Arc<Py<PyAny>>>);
+
+/// Wrap a Python callable as a core callback.
+pub fn python_callback(cb: &Bound<'_, PyAny>) -> PyResult<impl FnOnce(&WriteCompletion) + Send + 'static> {
+    if !cb.is_callable() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "callback must be callable, not {}",
+            cb.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    let cb = cb.clone().unbind();
+    Ok(move |c: &WriteCompletion| call_python(cb, c))
+}
+
+#[inline]
+pub(crate) fn call_python(cb: Py<PyAny>, c: &WriteCompletion) {
+    let failed = Python::attach(|py| {
+        let r = Py::new(py, PyWriteCompletion { inner: c.clone() }).and_then(|comp| cb.call1(py, (comp,)));
+        drop(cb);
+        r.err()
+    });
+    if let Some(e) = failed {
+        let msg = Python::attach(|py| e.to_string_with(py));
+        RAISED.with(|r| *r.borrow_mut() = Some(e));
+        std::panic::resume_unwind(Box::new(msg));
+    }
+}
+
+trait ErrText {
+    fn to_string_with(&self, py: Python<'_>) -> String;
+}
+
+impl ErrText for PyErr {
+    fn to_string_with(&self, py: Python<'_>) -> String {
+        let v = self.value(py);
+        let t = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        format!("{t}: {}", v.str().map(|s| s.to_string()).unwrap_or_default())
+    }
+}
+
+static DEFAULT_REPORT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn report(sink: &ErrorSink, err: &CallbackError) {
+    let exc = RAISED.with(|r| r.borrow_mut().take());
+    if FINALIZING.load(Ordering::Acquire) {
+        log::error!("completion callback for {} failed: {}", err.operation, err.message);
+        return;
+    }
+    Python::attach(|py| {
+        let exc_obj: Bound<'_, PyAny> = match exc {
+            Some(e) => e.into_value(py).into_bound(py).into_any(),
+            None => match crate::error::exception_instance(
+                py,
+                &fluss_writer::Error::client(fluss_writer::ClientCode::CallbackFailed, err.message.clone()),
+            ) {
+                Ok(x) => x,
+                Err(e) => e.into_value(py).into_bound(py).into_any(),
+            },
+        };
+        let r = match &sink.0 {
+            Some(h) => h.bind(py).call1((exc_obj, err.operation.as_str())),
+            None => {
+                let f = DEFAULT_REPORT.get_or_init(py, || {
+                    py.import("fluss_writer._callbacks").and_then(|m| m.getattr("default_on_callback_error")).expect("fluss_writer._callbacks").unbind()
+                });
+                f.bind(py).call1((exc_obj, err.operation.as_str()))
+            }
+        };
+        if let Err(e) = r {
+            e.write_unraisable(py, None);
+        }
+    });
+}
+
+// ===== executors =====
+
+/// A relay thread that hands each job to a Python executor or event loop. It keeps the GIL
+/// acquisition off the I/O threads and batches it: one attach per group of queued jobs, one
+/// `submit` / `call_soon_threadsafe` per job (= per completed batch).
+struct Relay {
+    q: Mutex<(VecDeque<Job>, bool)>,
+    cv: Condvar,
+}
+
+struct RelayHandle {
+    relay: Arc<Relay>,
+}
+
+impl UserExecutor for RelayHandle {
+    fn execute(&self, job: Job) {
+        let mut q = self.relay.q.lock().unwrap_or_else(|p| p.into_inner());
+        q.0.push_back(job);
+        self.relay.cv.notify_one();
+    }
+}
+
+impl Drop for RelayHandle {
+    fn drop(&mut self) {
+        let mut q = self.relay.q.lock().unwrap_or_else(|p| p.into_inner());
+        q.1 = true;
+        self.relay.cv.notify_one();
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    Pool,
+    Loop,
+}
+
+fn spawn_relay(target_obj: Py<PyAny>, kind: Target) -> RelayHandle {
+    let relay = Arc::new(Relay { q: Mutex::new((VecDeque::new(), false)), cv: Condvar::new() });
+    let r = relay.clone();
+    let hooks = PyWorkerHooks::default();
+    std::thread::Builder::new()
+        .name("fluss-writer-relay".into())
+        .spawn(move || {
+            hooks.on_thread_start();
+            loop {
+                let jobs: VecDeque<Job> = {
+                    let mut q = r.q.lock().unwrap_or_else(|p| p.into_inner());
+                    while q.0.is_empty() && !q.1 {
+                        q = r.cv.wait(q).unwrap_or_else(|p| p.into_inner());
+                    }
+                    if q.0.is_empty() {
+                        break;
+                    }
+                    std::mem::take(&mut q.0)
+                };
+                let mut jobs = Some(jobs);
+                hooks.around_group(&mut || {
+                    let Some(jobs) = jobs.take() else { return };
+                    Python::attach(|py| {
+                        let t = target_obj.bind(py);
+                        for job in jobs {
+                            let runner = match Py::new(py, JobRunner { job: Mutex::new(Some(job)) }) {
+                                Ok(r) => r,
+                                Err(e) => {
+                                    e.write_unraisable(py, None);
+                                    continue;
+                                }
+                            };
+                            EXECUTOR_HOPS.fetch_add(1, Ordering::Relaxed);
+                            let res = match kind {
+                                Target::Pool => t.call_method1("submit", (runner,)).map(|_| ()),
+                                Target::Loop => t.call_method1("call_soon_threadsafe", (runner,)).map(|_| ()),
+                            };
+                            if let Err(e) = res {
+                                // Executor shut down / loop closed: the runner (and its job) is
+                                // dropped, which completes the job's tickets and reports it.
+                                log::error!("cannot hand a completion job to the executor: {e}");
+                            }
+                        }
+                    });
+                });
+                // A group the hooks did not run (interpreter exit) is dropped here: retired.
+                drop(jobs);
+            }
+            hooks.on_thread_stop();
+            drop(target_obj);
+        })
+        .expect("cannot spawn the relay thread");
+    RelayHandle { relay }
+}
+
+/// One completion job, run by a Python executor or event loop when called.
+#[pyclass(module = "fluss_writer", frozen)]
+pub struct JobRunner {
+    job: Mutex<Option<Job>>,
+}
+
+#[pymethods]
+impl JobRunner {
+    fn __call__(&self, py: Python<'_>) {
+        let job = self.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(job) = job {
+            job.run();
+        }
+        flush_resolutions(py);
+    }
+}
+
+static EXEC_TYPES: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+
+/// Writer options from `create_writer(max_pending_callbacks=, executor=, on_callback_error=)`.
+pub fn writer_options(
+    py: Python<'_>,
+    max_pending_callbacks: Option<u64>,
+    executor: Option<&Bound<'_, PyAny>>,
+    on_callback_error: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(WriterOptions, ErrorSink)> {
+    let mut opts = WriterOptions::default();
+    if let Some(n) = max_pending_callbacks {
+        if n == 0 {
+            return Err(pyo3::exceptions::PyValueError::new_err("max_pending_callbacks must be at least 1"));
+        }
+        opts = opts.max_pending_callbacks(n);
+    }
+    let sink = match on_callback_error {
+        None => ErrorSink(None),
+        Some(h) if h.is_none() => ErrorSink(None),
+        Some(h) if h.is_callable() => ErrorSink(Some(Arc::new(h.clone().unbind()))),
+        Some(_) => return Err(pyo3::exceptions::PyTypeError::new_err("on_callback_error must be callable")),
+    };
+    let s2 = sink.clone();
+    opts = opts.error_handler(move |e: &CallbackError| report(&s2, e));
+    if let Some(e) = executor {
+        if e.is_none() {
+        } else if e.is_instance_of::<PyInt>() && !e.is_instance_of::<PyBool>() {
+            let n: usize = e.extract()?;
+            if n == 0 {
+                return Err(pyo3::exceptions::PyValueError::new_err("executor=n needs n >= 1"));
+            }
+            opts = opts.executor(CallbackExecutor::Sharded(n));
+        } else {
+            let (loop_t, pool_t) = EXEC_TYPES.get_or_init(py, || {
+                let a = py.import("asyncio").and_then(|m| m.getattr("AbstractEventLoop")).expect("asyncio").unbind();
+                let c = py.import("concurrent.futures").and_then(|m| m.getattr("Executor")).expect("concurrent.futures").unbind();
+                (a, c)
+            });
+            let kind = if e.is_instance(loop_t.bind(py))? {
+                Target::Loop
+            } else if e.is_instance(pool_t.bind(py))? {
+                Target::Pool
+            } else {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "executor must be None, an int (sharded workers), a concurrent.futures.Executor or an asyncio event loop",
+                ));
+            };
+            let handle = spawn_relay(e.clone().unbind(), kind);
+            opts = opts.executor(CallbackExecutor::User(Arc::new(handle)));
+        }
+    }
+    Ok((opts, sink))
+}

@@ -1,0 +1,267 @@
+//! `WriteCompletion`, `BucketResult` and `WriteResult` for Python, and the batching of asyncio
+//! future resolutions.
+//!
+//! Awaiting a `WriteResult` registers a completion callback that only records
+//! `(loop, future, completion)` in a per-thread list. The list is flushed at the end of every
+//! group a worker runs (and after every job a user executor runs): one
+//! `loop.call_soon_threadsafe(_resolve_futures, [...])` per event loop per flush, never one per
+//! record (C10).
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use fluss_writer::{BucketResult, WriteCompletion, WriteResult};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple};
+
+use crate::callbacks::python_callback;
+use crate::error::{exception_instance, IntoPyResult};
+use crate::gil::{blocking, check_fork, drop_core};
+
+/// `call_soon_threadsafe` calls made to resolve futures (for tests).
+pub static RESOLVE_HOPS: AtomicU64 = AtomicU64::new(0);
+
+/// How an operation ended and where its record went. Passed to callbacks; immutable.
+#[pyclass(name = "WriteCompletion", module = "fluss_writer", frozen)]
+pub struct PyWriteCompletion {
+    pub inner: WriteCompletion,
+}
+
+#[pymethods]
+impl PyWriteCompletion {
+    #[getter]
+    fn ok(&self) -> bool {
+        self.inner.is_ok()
+    }
+    #[getter]
+    fn error<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner.error.as_ref().map(|e| exception_instance(py, e)).transpose()
+    }
+    #[getter]
+    fn error_code(&self) -> i32 {
+        self.inner.error_code()
+    }
+    #[getter]
+    fn message(&self) -> Option<String> {
+        self.inner.error.as_ref().map(|e| e.message().to_string())
+    }
+    #[getter]
+    fn retriable(&self) -> bool {
+        self.inner.error.as_ref().is_some_and(|e| e.is_retriable())
+    }
+    #[getter]
+    fn table(&self) -> String {
+        self.inner.table.to_string()
+    }
+    #[getter]
+    fn bucket(&self) -> i32 {
+        self.inner.bucket
+    }
+    #[getter]
+    fn partition(&self) -> Option<i64> {
+        self.inner.partition_id
+    }
+    #[getter]
+    fn offset(&self) -> i64 {
+        self.inner.offset
+    }
+    #[getter]
+    fn log_end_offset(&self) -> i64 {
+        self.inner.log_end_offset
+    }
+    #[getter]
+    fn bucket_results(&self) -> Vec<PyBucketResult> {
+        self.inner.bucket_results.iter().cloned().map(|inner| PyBucketResult { inner }).collect()
+    }
+    /// Raise the operation's error, if any.
+    fn raise_for_error(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.inner.error {
+            None => Ok(()),
+            Some(e) => Err(PyErr::from_value(exception_instance(py, e)?)),
+        }
+    }
+    fn __repr__(&self) -> String {
+        match &self.inner.error {
+            None => format!("WriteCompletion(ok, table={}, bucket={}, offset={})", self.inner.table, self.inner.bucket, self.inner.offset),
+            Some(e) => format!("WriteCompletion(error={e}, table={}, bucket={})", self.inner.table, self.inner.bucket),
+        }
+    }
+}
+
+/// One bucket of a multi-bucket Arrow batch.
+#[pyclass(name = "BucketResult", module = "fluss_writer", frozen)]
+pub struct PyBucketResult {
+    inner: BucketResult,
+}
+
+#[pymethods]
+impl PyBucketResult {
+    #[getter]
+    fn bucket(&self) -> i32 {
+        self.inner.bucket
+    }
+    #[getter]
+    fn rows(&self) -> usize {
+        self.inner.rows
+    }
+    #[getter]
+    fn base_offset(&self) -> i64 {
+        self.inner.base_offset
+    }
+    #[getter]
+    fn ok(&self) -> bool {
+        self.inner.error.is_none()
+    }
+    #[getter]
+    fn error<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner.error.as_ref().map(|e| exception_instance(py, e)).transpose()
+    }
+    fn __repr__(&self) -> String {
+        format!("BucketResult(bucket={}, rows={}, base_offset={}, error={:?})", self.inner.bucket, self.inner.rows, self.inner.base_offset, self.inner.error)
+    }
+}
+
+// ===== batched future resolution =====
+
+type Pending = (Py<PyAny>, Py<PyAny>, WriteCompletion);
+
+thread_local! {
+    static PENDING: RefCell<Vec<Pending>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Resolve the futures recorded on this thread: one `call_soon_threadsafe` per loop.
+pub fn flush_resolutions(py: Python<'_>) {
+    let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    if pending.is_empty() {
+        return;
+    }
+    let mut groups: Vec<(Py<PyAny>, Vec<Py<PyAny>>)> = Vec::new();
+    for (lp, fut, c) in pending {
+        let item = match Py::new(py, PyWriteCompletion { inner: c }) {
+            Ok(comp) => PyTuple::new(py, [fut.into_any(), comp.into_any()]).map(|t| t.into_any().unbind()),
+            Err(e) => Err(e),
+        };
+        let Ok(item) = item else { continue };
+        match groups.iter_mut().find(|(l, _)| l.as_ptr() == lp.as_ptr()) {
+            Some((_, v)) => v.push(item),
+            None => groups.push((lp, vec![item])),
+        }
+    }
+    let resolver = resolver(py);
+    for (lp, items) in groups {
+        RESOLVE_HOPS.fetch_add(1, Ordering::Relaxed);
+        let r = PyList::new(py, items).and_then(|l| lp.bind(py).call_method1("call_soon_threadsafe", (resolver, l)));
+        if let Err(e) = r {
+            // The loop is closed: nobody can await these futures any more.
+            log::debug!("cannot resolve awaitables on a closed event loop: {e}");
+        }
+    }
+}
+
+static RESOLVER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn resolver(py: Python<'_>) -> &Bound<'_, PyAny> {
+    RESOLVER
+        .get_or_init(py, || wrap_pyfunction!(_resolve_futures, py).expect("resolver").into_any().unbind())
+        .bind(py)
+}
+
+/// Runs on the event loop: set the result of every `(future, completion)` not yet done.
+#[pyfunction]
+fn _resolve_futures(items: &Bound<'_, PyList>) -> PyResult<()> {
+    for item in items.iter() {
+        let (fut, comp): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        if !fut.call_method0("done")?.is_truthy()? {
+            fut.call_method1("set_result", (comp,))?;
+        }
+    }
+    Ok(())
+}
+
+static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+// ===== WriteResult =====
+
+/// The handle returned by a write call without a callback.
+#[pyclass(name = "WriteResult", module = "fluss_writer", frozen)]
+pub struct PyWriteResult {
+    inner: std::mem::ManuallyDrop<WriteResult>,
+    gen: u64,
+}
+
+impl PyWriteResult {
+    pub fn new(inner: WriteResult, gen: u64) -> PyWriteResult {
+        PyWriteResult { inner: std::mem::ManuallyDrop::new(inner), gen }
+    }
+}
+
+impl Drop for PyWriteResult {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here.
+        let inner = unsafe { std::mem::ManuallyDrop::take(&mut self.inner) };
+        drop_core(inner, self.gen);
+    }
+}
+
+pub fn timeout(t: Option<f64>) -> PyResult<Option<Duration>> {
+    match t {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s >= 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(pyo3::exceptions::PyValueError::new_err(format!("timeout must be a non-negative number of seconds, not {s}"))),
+    }
+}
+
+#[pymethods]
+impl PyWriteResult {
+    /// Block (without the GIL) until the operation completed; return its completion (which
+    /// may carry an error). Raises TimeoutError(FlussWriterError) after `timeout` seconds and
+    /// CalledFromCallbackError inside a callback.
+    #[pyo3(signature = (timeout=None))]
+    fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<PyWriteCompletion> {
+        check_fork(self.gen).py_err()?;
+        let t = self::timeout(timeout)?;
+        let r = &*self.inner;
+        let c = blocking(py, || r.wait(t)).py_err()?;
+        Ok(PyWriteCompletion { inner: c })
+    }
+
+    /// Whether the operation has completed.
+    fn done(&self) -> bool {
+        self.inner.is_done()
+    }
+
+    /// The completion if the operation has completed, else None.
+    fn try_get(&self) -> Option<PyWriteCompletion> {
+        self.inner.try_get().map(|inner| PyWriteCompletion { inner })
+    }
+
+    /// Register `fn(completion)`; see the callback contract on `AppendWriter.append`.
+    fn add_callback(&self, callback: Bound<'_, PyAny>) -> PyResult<()> {
+        check_fork(self.gen).py_err()?;
+        let cb = python_callback(&callback)?;
+        self.inner.add_callback(cb);
+        Ok(())
+    }
+
+    fn __await__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        check_fork(self.gen).py_err()?;
+        let get_loop = GET_RUNNING_LOOP.get_or_init(py, || py.import("asyncio").and_then(|m| m.getattr("get_running_loop")).expect("asyncio").unbind());
+        let lp = get_loop.bind(py).call0()?;
+        let fut = lp.call_method0("create_future")?;
+        if let Some(c) = self.inner.try_get() {
+            fut.call_method1("set_result", (Py::new(py, PyWriteCompletion { inner: c })?,))?;
+        } else {
+            let (lp, f) = (lp.unbind(), fut.clone().unbind());
+            self.inner.add_callback(move |c: &WriteCompletion| {
+                PENDING.with(|p| p.borrow_mut().push((lp, f, c.clone())));
+            });
+        }
+        fut.call_method0("__await__")
+    }
+
+    fn __repr__(&self) -> String {
+        format!("WriteResult(done={})", self.inner.is_done())
+    }
+}

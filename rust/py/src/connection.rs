@@ -1,0 +1,490 @@
+//! `connect`, `Config`, `Connection`, `Admin`, `Table`, and the metadata classes (`TablePath`,
+//! `Schema`, `TableDescriptor`, `TableInfo`).
+
+use std::collections::BTreeMap;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+use fluss_writer::{Admin, Column, ConnectOptions, Connection, Schema, Table, TableDescriptor, TableInfo, TablePath};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3_arrow::PySchema;
+
+use crate::completion::timeout;
+use crate::convert::{columns_from_arrow, parse_type};
+use crate::error::IntoPyResult;
+use crate::gil::{blocking, check_fork, drop_core, register_connection, LiveConn, PyWorkerHooks, FORK_GENERATION};
+use crate::writer::{PyTableAppend, PyTableUpsert};
+
+// ===== config =====
+
+/// Connection configuration: Fluss client keys (`"client.writer.buffer.wait-timeout": "5s"`).
+/// Unknown keys and unparsable values raise InvalidConfigError.
+#[pyclass(name = "Config", module = "fluss_writer", frozen)]
+#[derive(Clone)]
+pub struct PyConfig {
+    pairs: BTreeMap<String, String>,
+}
+
+fn config_value(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    if v.is_instance_of::<PyBool>() {
+        return Ok(if v.is_truthy()? { "true" } else { "false" }.into());
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(s.to_cow()?.into_owned());
+    }
+    Ok(v.str()?.to_string())
+}
+
+fn pairs_of(d: &Bound<'_, PyDict>) -> PyResult<BTreeMap<String, String>> {
+    let mut m = BTreeMap::new();
+    for (k, v) in d.iter() {
+        m.insert(k.extract::<String>()?, config_value(&v)?);
+    }
+    Ok(m)
+}
+
+#[pymethods]
+impl PyConfig {
+    #[new]
+    #[pyo3(signature = (properties=None))]
+    fn new(properties: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let pairs = match properties {
+            Some(d) => pairs_of(d)?,
+            None => BTreeMap::new(),
+        };
+        fluss_writer::Config::from_map(&pairs).py_err()?;
+        Ok(PyConfig { pairs })
+    }
+
+    /// The keys and values as given.
+    fn to_dict(&self) -> BTreeMap<String, String> {
+        self.pairs.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Config({:?})", self.pairs)
+    }
+}
+
+/// Open a connection: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
+#[pyfunction]
+#[pyo3(signature = (bootstrap, config=None))]
+pub fn connect(py: Python<'_>, bootstrap: &str, config: Option<&Bound<'_, PyAny>>) -> PyResult<PyConnection> {
+    let mut pairs = match config {
+        None => BTreeMap::new(),
+        Some(c) if c.is_none() => BTreeMap::new(),
+        Some(c) => {
+            if let Ok(cfg) = c.cast::<PyConfig>() {
+                cfg.get().pairs.clone()
+            } else if let Ok(d) = c.cast::<PyDict>() {
+                pairs_of(d)?
+            } else {
+                return Err(pyo3::exceptions::PyTypeError::new_err("config must be a dict or a fluss_writer.Config"));
+            }
+        }
+    };
+    pairs.insert("bootstrap.servers".into(), bootstrap.to_string());
+    let cfg = fluss_writer::Config::from_map(&pairs).py_err()?;
+    let hooks = Arc::new(PyWorkerHooks::default());
+    let h2 = hooks.clone();
+    let conn = blocking(py, move || Connection::connect_with(cfg, ConnectOptions { worker_hooks: Some(h2), clock: None })).py_err()?;
+    let live = Arc::new(LiveConn { conn: ManuallyDrop::new(conn), gen: FORK_GENERATION.load(std::sync::atomic::Ordering::Relaxed) });
+    register_connection(&live);
+    Ok(PyConnection { live, hooks })
+}
+
+// ===== connection =====
+
+/// A connection. Use as a context manager, or call `close()`.
+#[pyclass(name = "Connection", module = "fluss_writer", frozen)]
+pub struct PyConnection {
+    pub live: Arc<LiveConn>,
+    pub hooks: Arc<PyWorkerHooks>,
+}
+
+pub fn table_path(obj: &Bound<'_, PyAny>) -> PyResult<TablePath> {
+    if let Ok(p) = obj.cast::<PyTablePath>() {
+        return Ok(p.get().inner.clone());
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return TablePath::parse(&s.to_cow()?).py_err();
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let (d, n): (String, String) = t.extract()?;
+        return TablePath::new(d, n).py_err();
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err("a table path is a \"db.table\" string, a (db, table) tuple or a TablePath"))
+}
+
+#[pymethods]
+impl PyConnection {
+    /// DDL and metadata.
+    fn admin(&self) -> PyResult<PyAdmin> {
+        check_fork(self.live.gen).py_err()?;
+        Ok(PyAdmin { admin: ManuallyDrop::new(self.live.conn.admin()), live: self.live.clone() })
+    }
+
+    /// A table handle (`"db.table"`).
+    fn get_table(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<PyTable> {
+        check_fork(self.live.gen).py_err()?;
+        let p = table_path(path)?;
+        let conn = &*self.live.conn;
+        let t = blocking(py, || conn.get_table(&p)).py_err()?;
+        Ok(PyTable { table: ManuallyDrop::new(t), live: self.live.clone() })
+    }
+
+    /// Close every writer of this connection (each gets up to `timeout` seconds to drain; then
+    /// pending operations complete with WRITER_CLOSED) and stop the callback worker.
+    #[pyo3(signature = (timeout=None))]
+    fn close(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+        check_fork(self.live.gen).py_err()?;
+        let t = self::timeout(timeout)?;
+        let conn = &*self.live.conn;
+        blocking(py, || conn.close(t)).py_err()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.live.conn.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+        self.close(py, None)?;
+        Ok(false)
+    }
+
+    /// Dispatcher counters of the connection's default executor (for tests and benchmarks):
+    /// `gil_acquisitions`, `groups`, `jobs_run`, `callbacks_run`, `queued_jobs`,
+    /// `resolve_hops` and `executor_hops` (process-wide).
+    fn _dispatch_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let s = self.live.conn.executor().stats();
+        let o = std::sync::atomic::Ordering::Relaxed;
+        d.set_item("gil_acquisitions", self.hooks.counters.acquisitions.load(o))?;
+        d.set_item("groups", self.hooks.counters.groups.load(o))?;
+        d.set_item("jobs_run", s.jobs_run)?;
+        d.set_item("callbacks_run", s.callbacks_run)?;
+        d.set_item("queued_jobs", s.queued_jobs)?;
+        d.set_item("resolve_hops", crate::completion::RESOLVE_HOPS.load(o))?;
+        d.set_item("executor_hops", crate::callbacks::EXECUTOR_HOPS.load(o))?;
+        Ok(d)
+    }
+
+    /// The embedded engine's testing handle (see fluss_writer.testing).
+    fn _engine(&self) -> PyResult<crate::testing::PyEmbeddedEngine> {
+        check_fork(self.live.gen).py_err()?;
+        match self.live.conn.embedded() {
+            Some(e) => Ok(crate::testing::PyEmbeddedEngine { engine: e.clone(), live: self.live.clone() }),
+            None => Err(crate::error::client(fluss_writer::ClientCode::Unsupported, "this connection is not to the embedded engine")),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Connection({:?}, closed={})", self.live.conn.config().bootstrap_servers, self.live.conn.is_closed())
+    }
+}
+
+// ===== admin =====
+
+/// Databases and tables.
+#[pyclass(name = "Admin", module = "fluss_writer", frozen)]
+pub struct PyAdmin {
+    admin: ManuallyDrop<Admin>,
+    live: Arc<LiveConn>,
+}
+
+impl Drop for PyAdmin {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here.
+        drop_core(unsafe { ManuallyDrop::take(&mut self.admin) }, self.live.gen);
+    }
+}
+
+impl PyAdmin {
+    fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&Admin) -> fluss_writer::Result<T> + Send) -> PyResult<T> {
+        check_fork(self.live.gen).py_err()?;
+        let a = &*self.admin;
+        blocking(py, || f(a)).py_err()
+    }
+}
+
+#[pymethods]
+impl PyAdmin {
+    #[pyo3(signature = (name, ignore_if_exists=false))]
+    fn create_database(&self, py: Python<'_>, name: String, ignore_if_exists: bool) -> PyResult<()> {
+        self.run(py, |a| a.create_database(&name, ignore_if_exists))
+    }
+    #[pyo3(signature = (name, ignore_if_not_exists=false, cascade=true))]
+    fn drop_database(&self, py: Python<'_>, name: String, ignore_if_not_exists: bool, cascade: bool) -> PyResult<()> {
+        self.run(py, |a| a.drop_database(&name, ignore_if_not_exists, cascade))
+    }
+    fn list_databases(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.run(py, |a| a.list_databases())
+    }
+    fn database_exists(&self, py: Python<'_>, name: String) -> PyResult<bool> {
+        self.run(py, |a| a.database_exists(&name))
+    }
+    #[pyo3(signature = (path, descriptor, ignore_if_exists=false))]
+    fn create_table(&self, py: Python<'_>, path: &Bound<'_, PyAny>, descriptor: &Bound<'_, PyTableDescriptor>, ignore_if_exists: bool) -> PyResult<()> {
+        let p = table_path(path)?;
+        let d = descriptor.get().inner.clone();
+        self.run(py, |a| a.create_table(&p, &d, ignore_if_exists))
+    }
+    #[pyo3(signature = (path, ignore_if_not_exists=false))]
+    fn drop_table(&self, py: Python<'_>, path: &Bound<'_, PyAny>, ignore_if_not_exists: bool) -> PyResult<()> {
+        let p = table_path(path)?;
+        self.run(py, |a| a.drop_table(&p, ignore_if_not_exists))
+    }
+    fn list_tables(&self, py: Python<'_>, database: String) -> PyResult<Vec<String>> {
+        self.run(py, |a| a.list_tables(&database))
+    }
+    fn table_exists(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let p = table_path(path)?;
+        self.run(py, |a| a.table_exists(&p))
+    }
+    fn get_table_info(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<PyTableInfo> {
+        let p = table_path(path)?;
+        Ok(PyTableInfo { inner: self.run(py, |a| a.get_table_info(&p))? })
+    }
+}
+
+// ===== table =====
+
+/// A table of a connection.
+#[pyclass(name = "Table", module = "fluss_writer", frozen)]
+pub struct PyTable {
+    pub table: ManuallyDrop<Table>,
+    pub live: Arc<LiveConn>,
+}
+
+impl Drop for PyTable {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here.
+        drop_core(unsafe { ManuallyDrop::take(&mut self.table) }, self.live.gen);
+    }
+}
+
+#[pymethods]
+impl PyTable {
+    /// Builder of append writers (log tables).
+    fn new_append(&self) -> PyResult<PyTableAppend> {
+        check_fork(self.live.gen).py_err()?;
+        self.table.new_append().py_err()?;
+        Ok(PyTableAppend { table: ManuallyDrop::new((*self.table).clone()), live: self.live.clone() })
+    }
+    /// Builder of upsert writers (primary-key tables).
+    fn new_upsert(&self) -> PyResult<PyTableUpsert> {
+        check_fork(self.live.gen).py_err()?;
+        self.table.new_upsert().py_err()?;
+        Ok(PyTableUpsert::new((*self.table).clone(), self.live.clone()))
+    }
+    #[getter]
+    fn path(&self) -> String {
+        self.table.path().to_string()
+    }
+    #[getter]
+    fn info(&self) -> PyTableInfo {
+        PyTableInfo { inner: self.table.info().clone() }
+    }
+    fn __repr__(&self) -> String {
+        format!("Table({})", self.table.path())
+    }
+}
+
+// ===== metadata =====
+
+/// `database.table`.
+#[pyclass(name = "TablePath", module = "fluss_writer", frozen)]
+pub struct PyTablePath {
+    inner: TablePath,
+}
+
+#[pymethods]
+impl PyTablePath {
+    #[new]
+    fn new(database: String, table: String) -> PyResult<Self> {
+        Ok(PyTablePath { inner: TablePath::new(database, table).py_err()? })
+    }
+    #[getter]
+    fn database(&self) -> String {
+        self.inner.database.clone()
+    }
+    #[getter]
+    fn table(&self) -> String {
+        self.inner.table.clone()
+    }
+    fn __str__(&self) -> String {
+        self.inner.to_string()
+    }
+    fn __repr__(&self) -> String {
+        format!("TablePath({:?}, {:?})", self.inner.database, self.inner.table)
+    }
+}
+
+/// Columns and an optional primary key. `columns` is a pyarrow schema (any object with
+/// `__arrow_c_schema__`) or a list of `(name, type)` / `(name, type, nullable)` tuples with
+/// type names like `"BIGINT"`, `"DECIMAL(10, 2)"`, `"TIMESTAMP_LTZ(3)"`.
+#[pyclass(name = "Schema", module = "fluss_writer", frozen)]
+pub struct PySchema2 {
+    pub inner: Schema,
+}
+
+fn columns_from_py(columns: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
+    if columns.hasattr("__arrow_c_schema__")? {
+        let s: PySchema = columns.extract()?;
+        return columns_from_arrow(s.as_ref());
+    }
+    let list = columns
+        .cast::<PyList>()
+        .map_err(|_| pyo3::exceptions::PyTypeError::new_err("columns must be a pyarrow schema or a list of (name, type[, nullable]) tuples"))?;
+    let mut out = Vec::new();
+    for item in list.iter() {
+        let t = item.cast::<PyTuple>().map_err(|_| pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable]) tuple"))?;
+        let (name, ty, nullable): (String, String, bool) = match t.len() {
+            2 => {
+                let (n, ty): (String, String) = t.extract()?;
+                (n, ty, true)
+            }
+            3 => t.extract()?,
+            _ => return Err(pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable]) tuple")),
+        };
+        let c = Column::new(name, parse_type(&ty)?);
+        out.push(if nullable { c } else { c.not_null() });
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl PySchema2 {
+    #[new]
+    #[pyo3(signature = (columns, primary_keys=None))]
+    fn new(columns: &Bound<'_, PyAny>, primary_keys: Option<Vec<String>>) -> PyResult<Self> {
+        let cols = columns_from_py(columns)?;
+        Ok(PySchema2 { inner: Schema::new(cols, primary_keys.unwrap_or_default()).py_err()? })
+    }
+    /// `(name, type, nullable)` per column.
+    #[getter]
+    fn columns(&self) -> Vec<(String, String, bool)> {
+        self.inner.columns().iter().map(|c| (c.name.clone(), c.data_type.to_string(), c.nullable)).collect()
+    }
+    #[getter]
+    fn column_names(&self) -> Vec<String> {
+        self.inner.columns().iter().map(|c| c.name.clone()).collect()
+    }
+    #[getter]
+    fn primary_keys(&self) -> Vec<String> {
+        self.inner.primary_key().to_vec()
+    }
+    /// The Arrow schema rows are written with (an `__arrow_c_schema__` object; `pa.schema(x)`).
+    fn to_arrow(&self) -> PySchema {
+        PySchema::new(fluss_writer::wire::arrow_schema(&self.inner))
+    }
+    fn __repr__(&self) -> String {
+        format!("Schema({:?}, primary_keys={:?})", self.columns(), self.inner.primary_key())
+    }
+}
+
+/// What `Admin.create_table` takes.
+#[pyclass(name = "TableDescriptor", module = "fluss_writer", frozen)]
+pub struct PyTableDescriptor {
+    pub inner: TableDescriptor,
+}
+
+#[pymethods]
+impl PyTableDescriptor {
+    #[new]
+    #[pyo3(signature = (schema, bucket_count=None, primary_keys=None, bucket_keys=None, properties=None, comment=None))]
+    fn new(
+        schema: &Bound<'_, PyAny>,
+        bucket_count: Option<i32>,
+        primary_keys: Option<Vec<String>>,
+        bucket_keys: Option<Vec<String>>,
+        properties: Option<&Bound<'_, PyDict>>,
+        comment: Option<String>,
+    ) -> PyResult<Self> {
+        let schema = if let Ok(s) = schema.cast::<PySchema2>() {
+            let s = s.get().inner.clone();
+            match primary_keys {
+                Some(pk) => Schema::new(s.columns().to_vec(), pk).py_err()?,
+                None => s,
+            }
+        } else {
+            Schema::new(columns_from_py(schema)?, primary_keys.unwrap_or_default()).py_err()?
+        };
+        let mut d = TableDescriptor::new(schema);
+        d.bucket_count = bucket_count;
+        d.bucket_key = bucket_keys.unwrap_or_default();
+        if let Some(p) = properties {
+            d.properties = pairs_of(p)?;
+        }
+        d.comment = comment;
+        d.normalized(1).py_err()?;
+        Ok(PyTableDescriptor { inner: d })
+    }
+    #[getter]
+    fn schema(&self) -> PySchema2 {
+        PySchema2 { inner: self.inner.schema.clone() }
+    }
+    #[getter]
+    fn bucket_count(&self) -> Option<i32> {
+        self.inner.bucket_count
+    }
+    #[getter]
+    fn bucket_keys(&self) -> Vec<String> {
+        self.inner.bucket_key.clone()
+    }
+    fn __repr__(&self) -> String {
+        format!("TableDescriptor(bucket_count={:?}, bucket_keys={:?})", self.inner.bucket_count, self.inner.bucket_key)
+    }
+}
+
+/// A table as the server knows it.
+#[pyclass(name = "TableInfo", module = "fluss_writer", frozen)]
+pub struct PyTableInfo {
+    inner: TableInfo,
+}
+
+#[pymethods]
+impl PyTableInfo {
+    #[getter]
+    fn path(&self) -> String {
+        self.inner.path.to_string()
+    }
+    #[getter]
+    fn table_id(&self) -> i64 {
+        self.inner.table_id
+    }
+    #[getter]
+    fn schema_id(&self) -> i32 {
+        self.inner.schema_id
+    }
+    #[getter]
+    fn bucket_count(&self) -> i32 {
+        self.inner.bucket_count()
+    }
+    #[getter]
+    fn bucket_keys(&self) -> Vec<String> {
+        self.inner.descriptor.bucket_key.clone()
+    }
+    #[getter]
+    fn primary_keys(&self) -> Vec<String> {
+        self.inner.schema().primary_key().to_vec()
+    }
+    #[getter]
+    fn has_primary_key(&self) -> bool {
+        self.inner.has_primary_key()
+    }
+    #[getter]
+    fn schema(&self) -> PySchema2 {
+        PySchema2 { inner: self.inner.schema().clone() }
+    }
+    fn __repr__(&self) -> String {
+        format!("TableInfo({}, id={}, buckets={})", self.inner.path, self.inner.table_id, self.inner.bucket_count())
+    }
+}

@@ -1,0 +1,452 @@
+//! Conversion of Python values to the core's [`Value`]s (by column type, with range checks) and
+//! back, and of type names and Arrow schemas to the core's [`DataType`]s.
+//!
+//! Accepted Python types per column type (anything else is `InvalidRowTypeError`, a
+//! `TypeError`; a value of the right type that does not fit is `InvalidRowError`, a
+//! `ValueError`); `None` is null everywhere (NOT NULL columns refuse it):
+//!
+//! | column | Python |
+//! |---|---|
+//! | BOOLEAN | `bool` |
+//! | TINYINT .. BIGINT | `int` (not `bool`; anything with `__index__`), range-checked |
+//! | FLOAT, DOUBLE | `float` or `int` |
+//! | STRING | `str` |
+//! | BYTES | `bytes`, `bytearray` |
+//! | DECIMAL(p, s) | `decimal.Decimal` (no rounding: more than `s` fractional digits is an error) or `int` |
+//! | DATE | `datetime.date` (not a `datetime`) |
+//! | TIME | `datetime.time` (stored in milliseconds; sub-millisecond digits are truncated) |
+//! | TIMESTAMP | naive `datetime.datetime` |
+//! | TIMESTAMP_LTZ | timezone-aware `datetime.datetime` (converted to UTC) |
+
+use arrow_schema::{DataType as ArrowType, Schema as ArrowSchema, TimeUnit};
+use fluss_writer::{Column, DataType, Decimal, Schema, Timestamp, Value};
+use pyo3::exceptions::PyOverflowError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+
+use crate::error::{invalid_row, wrong_type};
+
+struct PyTypes {
+    date: Py<PyType>,
+    datetime: Py<PyType>,
+    time: Py<PyType>,
+    timedelta: Py<PyType>,
+    decimal: Py<PyType>,
+    utc: Py<PyAny>,
+}
+
+static TYPES: PyOnceLock<PyTypes> = PyOnceLock::new();
+
+fn types(py: Python<'_>) -> &PyTypes {
+    TYPES.get_or_init(py, || {
+        let dt = py.import("datetime").expect("datetime");
+        let dec = py.import("decimal").expect("decimal");
+        let t = |m: &Bound<'_, PyModule>, n: &str| m.getattr(n).expect(n).cast_into::<PyType>().expect(n).unbind();
+        PyTypes {
+            date: t(&dt, "date"),
+            datetime: t(&dt, "datetime"),
+            time: t(&dt, "time"),
+            timedelta: t(&dt, "timedelta"),
+            decimal: t(&dec, "Decimal"),
+            utc: dt.getattr("timezone").and_then(|tz| tz.getattr("utc")).expect("utc").unbind(),
+        }
+    })
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+fn mismatch(col: &Column, obj: &Bound<'_, PyAny>, want: &str) -> PyErr {
+    wrong_type(format!("column {:?} is {} and takes {want}, not {}", col.name, col.data_type, type_name(obj)))
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn get_i64(obj: &Bound<'_, PyAny>, attr: &str) -> PyResult<i64> {
+    obj.getattr(attr)?.extract()
+}
+
+fn date_days(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    Ok(days_from_civil(get_i64(obj, "year")?, get_i64(obj, "month")?, get_i64(obj, "day")?))
+}
+
+/// Microseconds since the epoch of the wall-clock fields of a datetime (ignoring tzinfo).
+fn wall_micros(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let days = date_days(obj)?;
+    let secs = days * 86_400 + get_i64(obj, "hour")? * 3600 + get_i64(obj, "minute")? * 60 + get_i64(obj, "second")?;
+    Ok(secs * 1_000_000 + get_i64(obj, "microsecond")?)
+}
+
+fn timedelta_micros(td: &Bound<'_, PyAny>) -> PyResult<i64> {
+    Ok((get_i64(td, "days")? * 86_400 + get_i64(td, "seconds")?) * 1_000_000 + get_i64(td, "microseconds")?)
+}
+
+fn extra_nanos(obj: &Bound<'_, PyAny>) -> i64 {
+    // pandas.Timestamp carries nanoseconds beyond the microsecond.
+    obj.getattr("nanosecond").and_then(|n| n.extract::<i64>()).unwrap_or(0)
+}
+
+fn int_value(col: &Column, obj: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResult<i64> {
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
+        return Err(mismatch(col, obj, "int"));
+    }
+    let v: i64 = match obj.extract::<i64>() {
+        Ok(v) => v,
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            return Err(invalid_row(format!("column {:?} is {}: {} is out of range", col.name, col.data_type, obj)))
+        }
+        Err(_) => return Err(mismatch(col, obj, "int")),
+    };
+    if v < lo || v > hi {
+        return Err(invalid_row(format!("column {:?} is {}: {v} is out of range [{lo}, {hi}]", col.name, col.data_type)));
+    }
+    Ok(v)
+}
+
+fn decimal_value(col: &Column, obj: &Bound<'_, PyAny>, precision: u8, scale: u8) -> PyResult<Value> {
+    let py = obj.py();
+    let too_big = || invalid_row(format!("column {:?} is {}: {} does not fit", col.name, col.data_type, obj));
+    let pow = |n: u32| 10i128.checked_pow(n);
+    let unscaled: i128 = if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        let v: i128 = obj.extract().map_err(|_| too_big())?;
+        v.checked_mul(pow(scale as u32).ok_or_else(too_big)?).ok_or_else(too_big)?
+    } else if obj.is_instance(types(py).decimal.bind(py))? {
+        let t = obj.call_method0("as_tuple")?;
+        let (sign, digits, exp): (i64, Vec<i64>, Bound<'_, PyAny>) = t.extract()?;
+        let Ok(exp) = exp.extract::<i64>() else {
+            return Err(invalid_row(format!("column {:?} is {}: {} is not a finite number", col.name, col.data_type, obj)));
+        };
+        let mut digits = digits;
+        let shift = exp + scale as i64;
+        if shift < 0 {
+            let drop = (-shift) as usize;
+            let cut = digits.len().saturating_sub(drop);
+            if digits[cut..].iter().any(|&d| d != 0) {
+                return Err(invalid_row(format!(
+                    "column {:?} is {}: {} has more than {scale} fractional digits (no implicit rounding)",
+                    col.name, col.data_type, obj
+                )));
+            }
+            digits.truncate(cut);
+        }
+        let mut v: i128 = 0;
+        for d in digits {
+            v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or_else(too_big)?;
+        }
+        if shift > 0 {
+            v = v.checked_mul(pow(shift as u32).ok_or_else(too_big)?).ok_or_else(too_big)?;
+        }
+        if sign == 1 {
+            -v
+        } else {
+            v
+        }
+    } else {
+        return Err(mismatch(col, obj, "decimal.Decimal or int"));
+    };
+    Ok(Value::Decimal(Decimal { unscaled, precision, scale }))
+}
+
+/// One Python value for one column.
+pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    let py = obj.py();
+    Ok(match col.data_type {
+        DataType::Boolean => {
+            if !obj.is_instance_of::<PyBool>() {
+                return Err(mismatch(col, obj, "bool"));
+            }
+            Value::Boolean(obj.is_truthy()?)
+        }
+        DataType::TinyInt => Value::TinyInt(int_value(col, obj, i8::MIN as i64, i8::MAX as i64)? as i8),
+        DataType::SmallInt => Value::SmallInt(int_value(col, obj, i16::MIN as i64, i16::MAX as i64)? as i16),
+        DataType::Int => Value::Int(int_value(col, obj, i32::MIN as i64, i32::MAX as i64)? as i32),
+        DataType::BigInt => Value::BigInt(int_value(col, obj, i64::MIN, i64::MAX)?),
+        DataType::Float | DataType::Double => {
+            if obj.is_instance_of::<PyBool>() || !(obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>()) {
+                return Err(mismatch(col, obj, "float or int"));
+            }
+            let v: f64 = obj.extract()?;
+            if col.data_type == DataType::Float {
+                if v.is_finite() && v.abs() > f32::MAX as f64 {
+                    return Err(invalid_row(format!("column {:?} is FLOAT: {v} is out of range", col.name)));
+                }
+                Value::Float(v as f32)
+            } else {
+                Value::Double(v)
+            }
+        }
+        DataType::String => match obj.cast::<PyString>() {
+            Ok(s) => Value::String(s.to_cow()?.into_owned()),
+            Err(_) => return Err(mismatch(col, obj, "str")),
+        },
+        DataType::Bytes => {
+            if let Ok(b) = obj.cast::<PyBytes>() {
+                Value::Bytes(b.as_bytes().to_vec())
+            } else if let Ok(b) = obj.cast::<PyByteArray>() {
+                Value::Bytes(b.to_vec())
+            } else {
+                return Err(mismatch(col, obj, "bytes or bytearray"));
+            }
+        }
+        DataType::Decimal { precision, scale } => decimal_value(col, obj, precision, scale)?,
+        DataType::Date => {
+            let t = types(py);
+            if !obj.is_instance(t.date.bind(py))? || obj.is_instance(t.datetime.bind(py))? {
+                return Err(mismatch(col, obj, "datetime.date"));
+            }
+            Value::Date(date_days(obj)? as i32)
+        }
+        DataType::Time { .. } => {
+            if !obj.is_instance(types(py).time.bind(py))? {
+                return Err(mismatch(col, obj, "datetime.time"));
+            }
+            let ms = get_i64(obj, "hour")? * 3_600_000 + get_i64(obj, "minute")? * 60_000 + get_i64(obj, "second")? * 1000
+                + get_i64(obj, "microsecond")? / 1000;
+            Value::Time(ms as i32)
+        }
+        DataType::Timestamp { .. } | DataType::TimestampLtz { .. } => {
+            if !obj.is_instance(types(py).datetime.bind(py))? {
+                return Err(mismatch(col, obj, "datetime.datetime"));
+            }
+            let offset = obj.call_method0("utcoffset")?;
+            let ltz = matches!(col.data_type, DataType::TimestampLtz { .. });
+            match (ltz, offset.is_none()) {
+                (false, false) => {
+                    return Err(invalid_row(format!(
+                        "column {:?} is {} (no time zone) but the datetime is timezone-aware; pass a naive datetime or use TIMESTAMP_LTZ",
+                        col.name, col.data_type
+                    )))
+                }
+                (true, true) => {
+                    return Err(invalid_row(format!(
+                        "column {:?} is {} (an instant) but the datetime is naive; pass a timezone-aware datetime",
+                        col.name, col.data_type
+                    )))
+                }
+                _ => {}
+            }
+            let mut micros = wall_micros(obj)?;
+            if ltz {
+                micros -= timedelta_micros(&offset)?;
+            }
+            let nanos = micros.checked_mul(1000).map(|n| n + extra_nanos(obj));
+            let ts = match nanos {
+                Some(n) => Timestamp::from_nanos(n),
+                None => Timestamp::from_micros(micros),
+            };
+            if ltz {
+                Value::TimestampLtz(ts)
+            } else {
+                Value::Timestamp(ts)
+            }
+        }
+    })
+}
+
+/// A row given as a dict (by column name; missing columns are null, unknown ones an error), a
+/// list or a tuple (exactly one value per column, in schema order).
+pub fn row_from_py(schema: &Schema, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    let cols = schema.columns();
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut row = vec![Value::Null; cols.len()];
+        for (k, v) in d.iter() {
+            let name = k.cast::<PyString>().map_err(|_| wrong_type(format!("row keys must be column names (str), not {}", type_name(&k))))?;
+            let name = name.to_cow()?;
+            let name: &str = &name;
+            let i = schema.index_of(name).ok_or_else(|| {
+                invalid_row(format!(
+                    "unknown column {name:?} (the table has {})",
+                    cols.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                ))
+            })?;
+            row[i] = to_value(&cols[i], &v)?;
+        }
+        return Ok(row);
+    }
+    let seq_len = |n: usize| {
+        if n != cols.len() {
+            Err(invalid_row(format!("the row has {n} fields but the table has {} columns", cols.len())))
+        } else {
+            Ok(())
+        }
+    };
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        seq_len(t.len())?;
+        return cols.iter().zip(t.iter()).map(|(c, v)| to_value(c, &v)).collect();
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        seq_len(l.len())?;
+        return cols.iter().zip(l.iter()).map(|(c, v)| to_value(c, &v)).collect();
+    }
+    Err(wrong_type(format!("a row must be a dict, list or tuple, not {}", type_name(obj))))
+}
+
+/// A primary key given as a dict (at least the key columns, by name; other known columns are
+/// ignored) or a list/tuple of the key values in primary-key order.
+pub fn key_from_py(schema: &Schema, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    let pk = schema.primary_key_indexes();
+    let cols = schema.columns();
+    if let Ok(d) = obj.cast::<PyDict>() {
+        for k in d.keys() {
+            let name: String = k.extract().map_err(|_| wrong_type("key dict keys must be column names (str)"))?;
+            if schema.index_of(&name).is_none() {
+                return Err(invalid_row(format!("unknown column {name:?}")));
+            }
+        }
+        return pk
+            .iter()
+            .map(|&i| match d.get_item(&cols[i].name)? {
+                Some(v) => to_value(&cols[i], &v),
+                None => Err(invalid_row(format!("the key lacks primary-key column {:?}", cols[i].name))),
+            })
+            .collect();
+    }
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(t) = obj.cast::<PyTuple>() {
+        t.iter().collect()
+    } else if let Ok(l) = obj.cast::<PyList>() {
+        l.iter().collect()
+    } else {
+        return Err(wrong_type(format!("a key must be a dict, list or tuple, not {}", type_name(obj))));
+    };
+    if items.len() != pk.len() {
+        return Err(invalid_row(format!("the key has {} values but the primary key has {} columns", items.len(), pk.len())));
+    }
+    pk.iter().zip(items.iter()).map(|(&i, v)| to_value(&cols[i], v)).collect()
+}
+
+/// A core value as a Python object.
+pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    let t = types(py);
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Boolean(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::TinyInt(x) => x.into_pyobject(py)?.into_any(),
+        Value::SmallInt(x) => x.into_pyobject(py)?.into_any(),
+        Value::Int(x) => x.into_pyobject(py)?.into_any(),
+        Value::BigInt(x) => x.into_pyobject(py)?.into_any(),
+        Value::Float(x) => x.into_pyobject(py)?.into_any(),
+        Value::Double(x) => x.into_pyobject(py)?.into_any(),
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        Value::Decimal(d) => t.decimal.bind(py).call1((format!("{}E-{}", d.unscaled, d.scale),))?,
+        Value::Date(days) => t.date.bind(py).call_method1("fromordinal", (*days as i64 + 719_163,))?,
+        Value::Time(ms) => {
+            let ms = *ms as i64;
+            t.time.bind(py).call1((ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000 * 1000))?
+        }
+        Value::Timestamp(ts) | Value::TimestampLtz(ts) => {
+            let ltz = matches!(v, Value::TimestampLtz(_));
+            let epoch = if ltz { t.datetime.bind(py).call1((1970, 1, 1, 0, 0, 0, 0, t.utc.bind(py)))? } else { t.datetime.bind(py).call1((1970, 1, 1))? };
+            let td = t.timedelta.bind(py).call1((0, 0, ts.as_micros()))?;
+            epoch.call_method1("__add__", (td,))?
+        }
+    })
+}
+
+// ===== types =====
+
+/// Parse `"BIGINT"`, `"DECIMAL(10, 2)"`, `"TIMESTAMP_LTZ(3)"`, ... (case-insensitive).
+pub fn parse_type(s: &str) -> PyResult<DataType> {
+    let u = s.trim().to_ascii_uppercase();
+    let (name, args) = match u.find('(') {
+        Some(i) if u.ends_with(')') => (u[..i].trim().to_string(), Some(u[i + 1..u.len() - 1].to_string())),
+        _ => (u.clone(), None),
+    };
+    let nums: Vec<u8> = match &args {
+        None => vec![],
+        Some(a) => a
+            .split(',')
+            .map(|x| x.trim().parse::<u8>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| crate::error::client(fluss_writer::ClientCode::InvalidTable, format!("bad type parameters in {s:?}")))?,
+    };
+    let bad = || crate::error::client(fluss_writer::ClientCode::InvalidTable, format!("unknown or malformed type {s:?}"));
+    let one = |default: u8| match nums.as_slice() {
+        [] => Ok(default),
+        [p] => Ok(*p),
+        _ => Err(bad()),
+    };
+    let t = match (name.as_str(), nums.is_empty()) {
+        ("BOOLEAN" | "BOOL", true) => DataType::Boolean,
+        ("TINYINT", true) => DataType::TinyInt,
+        ("SMALLINT", true) => DataType::SmallInt,
+        ("INT" | "INTEGER", true) => DataType::Int,
+        ("BIGINT", true) => DataType::BigInt,
+        ("FLOAT", true) => DataType::Float,
+        ("DOUBLE", true) => DataType::Double,
+        ("STRING", true) => DataType::String,
+        ("BYTES", true) => DataType::Bytes,
+        ("DATE", true) => DataType::Date,
+        ("TIME", _) => DataType::Time { precision: one(0)? },
+        ("TIMESTAMP", _) => DataType::Timestamp { precision: one(6)? },
+        ("TIMESTAMP_LTZ", _) => DataType::TimestampLtz { precision: one(6)? },
+        ("DECIMAL", false) => match nums.as_slice() {
+            [p] => DataType::Decimal { precision: *p, scale: 0 },
+            [p, sc] => DataType::Decimal { precision: *p, scale: *sc },
+            _ => return Err(bad()),
+        },
+        _ => return Err(bad()),
+    };
+    t.validate().map_err(crate::error::to_py)?;
+    Ok(t)
+}
+
+/// The core type of an Arrow type.
+pub fn type_from_arrow(name: &str, t: &ArrowType) -> PyResult<DataType> {
+    use ArrowType as A;
+    let unit_precision = |u: &TimeUnit| match u {
+        TimeUnit::Second => 0,
+        TimeUnit::Millisecond => 3,
+        TimeUnit::Microsecond => 6,
+        TimeUnit::Nanosecond => 9,
+    };
+    Ok(match t {
+        A::Boolean => DataType::Boolean,
+        A::Int8 => DataType::TinyInt,
+        A::Int16 | A::UInt8 => DataType::SmallInt,
+        A::Int32 | A::UInt16 => DataType::Int,
+        A::Int64 | A::UInt32 => DataType::BigInt,
+        A::Float16 | A::Float32 => DataType::Float,
+        A::Float64 => DataType::Double,
+        A::Utf8 | A::LargeUtf8 | A::Utf8View => DataType::String,
+        A::Binary | A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_) => DataType::Bytes,
+        A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) if *s >= 0 => DataType::decimal(*p, *s as u8).map_err(crate::error::to_py)?,
+        A::Date32 | A::Date64 => DataType::Date,
+        A::Time32(u) | A::Time64(u) => DataType::Time { precision: unit_precision(u) },
+        A::Timestamp(u, None) => DataType::Timestamp { precision: unit_precision(u) },
+        A::Timestamp(u, Some(_)) => DataType::TimestampLtz { precision: unit_precision(u) },
+        A::Dictionary(_, v) => return type_from_arrow(name, v),
+        other => {
+            return Err(crate::error::client(
+                fluss_writer::ClientCode::InvalidTable,
+                format!("column {name:?}: Arrow type {other} has no Fluss equivalent here"),
+            ))
+        }
+    })
+}
+
+/// Columns of an Arrow schema.
+pub fn columns_from_arrow(s: &ArrowSchema) -> PyResult<Vec<Column>> {
+    s.fields()
+        .iter()
+        .map(|f| {
+            let t = type_from_arrow(f.name(), f.data_type())?;
+            let c = Column::new(f.name().clone(), t);
+            Ok(if f.is_nullable() { c } else { c.not_null() })
+        })
+        .collect()
+}

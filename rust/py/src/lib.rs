@@ -1,0 +1,60 @@
+//! fluss-writer-py: the Python binding of fluss-writer, module `fluss_writer._native`.
+//!
+//! Thin by design: conversion of values, errors and callables only; every rule of the callback
+//! contract (C1-C12, docs/design.md) lives in the Rust crates. Modules, in the order a write
+//! meets them:
+//!
+//! * `connection`: `connect`, `Config`, `Connection`, `Admin`, `Table` and metadata classes.
+//! * `writer`: writer builders and writers; inputs converted under the GIL, core calls without.
+//! * `convert`: Python values to core values by column type, and back; type names; Arrow schemas.
+//! * `callbacks`: Python callables as callbacks, error handlers, `executor=` choices.
+//! * `completion`: `WriteCompletion`, `WriteResult` (awaitable) and batched future resolution.
+//! * `gil`: the one GIL wrapper, worker hooks (one thread state per worker, one attach per
+//!   group), fork and interpreter-exit handling.
+//! * `exceptions`, `error`: the exception hierarchy and the single conversion into it.
+//! * `logging`: Rust logs to Python `logging`.
+//! * `testing`: embedded-engine read-back, fault injection, dispatch benchmark.
+
+use pyo3::prelude::*;
+
+mod callbacks;
+mod completion;
+mod connection;
+mod convert;
+mod error;
+mod exceptions;
+mod gil;
+mod logging;
+mod testing;
+mod writer;
+
+#[pymodule(gil_used = true)]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    logging::init(py);
+    exceptions::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(connection::connect, m)?)?;
+    m.add_function(wrap_pyfunction!(gil::_at_exit, m)?)?;
+    m.add_function(wrap_pyfunction!(gil::_after_fork_in_child, m)?)?;
+    m.add_function(wrap_pyfunction!(logging::_flush_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(testing::bench_dispatch, m)?)?;
+    m.add_class::<connection::PyConfig>()?;
+    m.add_class::<connection::PyConnection>()?;
+    m.add_class::<connection::PyAdmin>()?;
+    m.add_class::<connection::PyTable>()?;
+    m.add_class::<connection::PyTablePath>()?;
+    m.add_class::<connection::PySchema2>()?;
+    m.add_class::<connection::PyTableDescriptor>()?;
+    m.add_class::<connection::PyTableInfo>()?;
+    m.add_class::<writer::PyTableAppend>()?;
+    m.add_class::<writer::PyTableUpsert>()?;
+    m.add_class::<writer::PyAppendWriter>()?;
+    m.add_class::<writer::PyUpsertWriter>()?;
+    m.add_class::<completion::PyWriteCompletion>()?;
+    m.add_class::<completion::PyBucketResult>()?;
+    m.add_class::<completion::PyWriteResult>()?;
+    m.add_class::<callbacks::JobRunner>()?;
+    m.add_class::<testing::PyEmbeddedEngine>()?;
+    Ok(())
+}

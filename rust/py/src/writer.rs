@@ -1,0 +1,418 @@
+//! Writer builders (`TableAppend`, `TableUpsert`) and the writers (`AppendWriter`,
+//! `UpsertWriter`).
+//!
+//! Every write converts its Python input while holding the GIL (a bad row raises here, before
+//! anything is accepted, and the callback is released before the call returns), then calls the
+//! core through [`blocking`], which releases the GIL for the admission wait (C5, C10).
+
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use fluss_writer::{AppendWriter, Schema, Table, UpsertWriter, WriterStats};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use pyo3_arrow::input::AnyRecordBatch;
+
+use crate::callbacks::{python_callback, writer_options};
+use crate::completion::{timeout, PyWriteResult};
+use crate::convert::{key_from_py, row_from_py};
+use crate::error::{invalid_row, IntoPyResult};
+use crate::gil::{blocking, check_fork, drop_core, LiveConn};
+
+fn has_cb<'py>(cb: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+    cb.filter(|c| !c.is_none()).cloned()
+}
+
+/// Builder of append writers.
+#[pyclass(name = "TableAppend", module = "fluss_writer", frozen)]
+pub struct PyTableAppend {
+    pub table: ManuallyDrop<Table>,
+    pub live: Arc<LiveConn>,
+}
+
+impl Drop for PyTableAppend {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here.
+        drop_core(unsafe { ManuallyDrop::take(&mut self.table) }, self.live.gen);
+    }
+}
+
+#[pymethods]
+impl PyTableAppend {
+    /// A new writer. `executor`: None (the connection's FIFO worker), an int n (n sharded
+    /// workers), a concurrent.futures.Executor or an asyncio loop (one job per completed batch).
+    #[pyo3(signature = (max_pending_callbacks=None, executor=None, on_callback_error=None))]
+    fn create_writer(
+        &self,
+        py: Python<'_>,
+        max_pending_callbacks: Option<u64>,
+        executor: Option<&Bound<'_, PyAny>>,
+        on_callback_error: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyAppendWriter> {
+        check_fork(self.live.gen).py_err()?;
+        let (opts, _) = writer_options(py, max_pending_callbacks, executor, on_callback_error)?;
+        let table = &*self.table;
+        let w = blocking(py, || table.new_append()?.create_writer(opts)).py_err()?;
+        Ok(PyAppendWriter {
+            schema: Arc::new(self.table.info().schema().clone()),
+            w: ManuallyDrop::new(w),
+            live: self.live.clone(),
+        })
+    }
+}
+
+enum Targets {
+    All,
+    Names(Vec<String>),
+    Indexes(Vec<usize>),
+}
+
+/// Builder of upsert writers, optionally for a partial update.
+#[pyclass(name = "TableUpsert", module = "fluss_writer", frozen)]
+pub struct PyTableUpsert {
+    table: ManuallyDrop<Table>,
+    live: Arc<LiveConn>,
+    targets: Targets,
+}
+
+impl PyTableUpsert {
+    pub fn new(table: Table, live: Arc<LiveConn>) -> Self {
+        PyTableUpsert { table: ManuallyDrop::new(table), live, targets: Targets::All }
+    }
+    fn with(&self, targets: Targets) -> PyResult<Self> {
+        let t = self.table.new_upsert().py_err()?;
+        match &targets {
+            Targets::All => {}
+            Targets::Names(n) => drop(t.partial_update_by_name(n).py_err()?),
+            Targets::Indexes(i) => drop(t.partial_update_by_index(i).py_err()?),
+        }
+        Ok(PyTableUpsert { table: ManuallyDrop::new((*self.table).clone()), live: self.live.clone(), targets })
+    }
+}
+
+impl Drop for PyTableUpsert {
+    fn drop(&mut self) {
+        // SAFETY: dropped once, here.
+        drop_core(unsafe { ManuallyDrop::take(&mut self.table) }, self.live.gen);
+    }
+}
+
+#[pymethods]
+impl PyTableUpsert {
+    /// Write only these columns (they must include the primary key).
+    fn partial_update_by_name(&self, names: Vec<String>) -> PyResult<Self> {
+        self.with(Targets::Names(names))
+    }
+    /// Write only the columns at these indexes.
+    fn partial_update_by_index(&self, indexes: Vec<usize>) -> PyResult<Self> {
+        self.with(Targets::Indexes(indexes))
+    }
+    /// A new writer; options as for `TableAppend.create_writer`.
+    #[pyo3(signature = (max_pending_callbacks=None, executor=None, on_callback_error=None))]
+    fn create_writer(
+        &self,
+        py: Python<'_>,
+        max_pending_callbacks: Option<u64>,
+        executor: Option<&Bound<'_, PyAny>>,
+        on_callback_error: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyUpsertWriter> {
+        check_fork(self.live.gen).py_err()?;
+        let (opts, _) = writer_options(py, max_pending_callbacks, executor, on_callback_error)?;
+        let table = &*self.table;
+        let targets = &self.targets;
+        let w = blocking(py, || {
+            let u = table.new_upsert()?;
+            let u = match targets {
+                Targets::All => u,
+                Targets::Names(n) => u.partial_update_by_name(n)?,
+                Targets::Indexes(i) => u.partial_update_by_index(i)?,
+            };
+            u.create_writer(opts)
+        })
+        .py_err()?;
+        Ok(PyUpsertWriter { schema: Arc::new(self.table.info().schema().clone()), w: ManuallyDrop::new(w), live: self.live.clone() })
+    }
+}
+
+fn stats_dict<'py>(py: Python<'py>, s: WriterStats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("pending_callbacks", s.pending_callbacks)?;
+    d.set_item("callbacks_run", s.callbacks_run)?;
+    d.set_item("callback_errors", s.callback_errors)?;
+    d.set_item("queued_jobs", s.queued_jobs)?;
+    d.set_item("buffer_bytes_in_use", s.buffer_bytes_in_use)?;
+    Ok(d)
+}
+
+/// Read every batch of an Arrow input into one RecordBatch.
+fn one_batch(data: AnyRecordBatch) -> PyResult<RecordBatch> {
+    let reader = data.into_reader()?;
+    let schema = reader.schema();
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| invalid_row(format!("reading the Arrow input: {e}")))?;
+    match batches.len() {
+        0 => Err(invalid_row("the Arrow input has no rows")),
+        1 => Ok(batches.into_iter().next().expect("one")),
+        _ => arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| invalid_row(format!("concatenating the Arrow input: {e}"))),
+    }
+}
+
+fn all_batches(data: AnyRecordBatch) -> PyResult<Vec<RecordBatch>> {
+    let reader = data.into_reader()?;
+    reader
+        .filter(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid_row(format!("reading the Arrow input: {e}")))
+}
+
+macro_rules! writer_common {
+    ($ty:ident) => {
+        impl Drop for $ty {
+            fn drop(&mut self) {
+                // SAFETY: dropped once, here. The core's drop closes the writer (draining it)
+                // and must not hold the GIL meanwhile.
+                drop_core(unsafe { ManuallyDrop::take(&mut self.w) }, self.live.gen);
+            }
+        }
+
+        impl $ty {
+            fn check(&self) -> PyResult<()> {
+                check_fork(self.live.gen).py_err()
+            }
+        }
+    };
+}
+
+macro_rules! pymethods_with_common {
+    ($ty:ident { $($body:tt)* }) => {
+        #[pymethods]
+        impl $ty {
+        $($body)*
+        /// Block (without the GIL) until every operation accepted before this call has completed
+        /// and its callback has returned. Raises CalledFromCallbackError inside a callback and
+        /// TimeoutError (fluss_writer's) after `timeout` seconds.
+        #[pyo3(signature = (timeout=None))]
+        fn flush(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+            self.check()?;
+            let t = self::timeout(timeout)?;
+            let w = &*self.w;
+            blocking(py, || w.flush(t)).py_err()
+        }
+
+        /// `await writer.flush_async()`: flush on the loop's default executor.
+        #[pyo3(signature = (timeout=None))]
+        fn flush_async<'py>(slf: &Bound<'py, Self>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+            let py = slf.py();
+            let lp = py.import("asyncio")?.call_method0("get_running_loop")?;
+            lp.call_method1("run_in_executor", (py.None(), slf.getattr("flush")?, timeout))
+        }
+
+        /// Stop accepting, flush, and wait up to `timeout` seconds (None: no bound); at the
+        /// timeout pending operations complete with WRITER_CLOSED and this raises.
+        #[pyo3(signature = (timeout=None))]
+        fn close(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+            self.check()?;
+            let t = self::timeout(timeout)?;
+            let w = &*self.w;
+            blocking(py, || w.close(t)).py_err()
+        }
+
+        /// `await writer.close_async()`.
+        #[pyo3(signature = (timeout=None))]
+        fn close_async<'py>(slf: &Bound<'py, Self>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+            let py = slf.py();
+            let lp = py.import("asyncio")?.call_method0("get_running_loop")?;
+            lp.call_method1("run_in_executor", (py.None(), slf.getattr("close")?, timeout))
+        }
+
+        #[getter]
+        fn closed(&self) -> bool {
+            self.w.is_closed()
+        }
+
+        /// Counters: pending_callbacks, callbacks_run, callback_errors, queued_jobs,
+        /// buffer_bytes_in_use.
+        fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+            stats_dict(py, self.w.stats())
+        }
+
+        #[getter]
+        fn table(&self) -> String {
+            self.w.table().path().to_string()
+        }
+
+        fn __enter__(slf: Py<Self>) -> Py<Self> {
+            slf
+        }
+
+        #[pyo3(signature = (*_args))]
+        fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) -> PyResult<bool> {
+            self.close(py, None)?;
+            Ok(false)
+        }
+
+        fn __aenter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+            let py = slf.py();
+            let lp = py.import("asyncio")?.call_method0("get_running_loop")?;
+            let fut = lp.call_method0("create_future")?;
+            fut.call_method1("set_result", (slf,))?;
+            Ok(fut)
+        }
+
+        #[pyo3(signature = (*_args))]
+        fn __aexit__<'py>(slf: &Bound<'py, Self>, _args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+            Self::close_async(slf, None)
+        }
+        }
+    };
+}
+
+/// Appends rows and Arrow batches to a log table. Thread-safe.
+#[pyclass(name = "AppendWriter", module = "fluss_writer", frozen)]
+pub struct PyAppendWriter {
+    w: ManuallyDrop<AppendWriter>,
+    schema: Arc<Schema>,
+    live: Arc<LiveConn>,
+}
+
+writer_common!(PyAppendWriter);
+
+pymethods_with_common!(PyAppendWriter {
+    /// Append one row (dict by column name, or list/tuple in column order). With `callback`,
+    /// it is called once with a WriteCompletion and None is returned; without, a WriteResult.
+    #[pyo3(signature = (row, callback=None))]
+    fn append(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+        self.check()?;
+        let values = row_from_py(&self.schema, row)?;
+        let w = &*self.w;
+        match has_cb(callback) {
+            Some(cb) => {
+                let f = python_callback(&cb)?;
+                blocking(py, || w.append_with_callback(&values, f)).py_err()?;
+                Ok(None)
+            }
+            None => {
+                let r = blocking(py, || w.append(&values)).py_err()?;
+                Ok(Some(PyWriteResult::new(r, self.live.gen)))
+            }
+        }
+    }
+
+    /// Append one row without any notification (`flush` still covers it).
+    fn append_detached(&self, py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check()?;
+        let values = row_from_py(&self.schema, row)?;
+        let w = &*self.w;
+        blocking(py, || w.append_detached(&values)).py_err()
+    }
+
+    /// Append an Arrow batch (any `__arrow_c_array__` or `__arrow_c_stream__` object: pyarrow,
+    /// polars, nanoarrow...) as ONE operation: admitted as a whole, one completion with
+    /// `bucket_results` per bucket.
+    #[pyo3(signature = (batch, callback=None))]
+    fn write_arrow_batch(&self, py: Python<'_>, batch: AnyRecordBatch, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+        self.check()?;
+        let rb = one_batch(batch)?;
+        self.write_batch(py, rb, callback)
+    }
+
+    /// Write every record batch of an Arrow stream (pyarrow Table, polars DataFrame, ...), one
+    /// operation per batch. With `callback`, it is called once per batch and None is returned;
+    /// without, the list of WriteResults. A synchronous error leaves earlier batches accepted.
+    #[pyo3(signature = (table, callback=None))]
+    fn write_arrow(&self, py: Python<'_>, table: AnyRecordBatch, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
+        self.check()?;
+        let batches = all_batches(table)?;
+        self.write_all(py, batches, callback)
+    }
+
+    /// Write a pandas DataFrame (converted with pyarrow to the table's Arrow schema).
+    #[pyo3(signature = (df, callback=None))]
+    fn write_pandas(&self, py: Python<'_>, df: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
+        self.check()?;
+        let pa = py.import("pyarrow")?;
+        let schema = pa.call_method1("schema", (pyo3_arrow::PySchema::new(fluss_writer::wire::arrow_schema(&self.schema)),))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("schema", schema)?;
+        kwargs.set_item("preserve_index", false)?;
+        let tbl = pa.getattr("Table")?.call_method("from_pandas", (df,), Some(&kwargs))?;
+        let data: AnyRecordBatch = tbl.extract()?;
+        let batches = all_batches(data)?;
+        self.write_all(py, batches, callback)
+    }
+
+});
+
+impl PyAppendWriter {
+    fn write_batch(&self, py: Python<'_>, rb: RecordBatch, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+        let w = &*self.w;
+        match has_cb(callback) {
+            Some(cb) => {
+                let f = python_callback(&cb)?;
+                blocking(py, || w.write_arrow_batch_with_callback(&rb, f)).py_err()?;
+                Ok(None)
+            }
+            None => Ok(Some(PyWriteResult::new(blocking(py, || w.write_arrow_batch(&rb)).py_err()?, self.live.gen))),
+        }
+    }
+
+    fn write_all(&self, py: Python<'_>, batches: Vec<RecordBatch>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
+        if batches.is_empty() {
+            return Err(invalid_row("the Arrow input has no rows"));
+        }
+        let mut results = Vec::new();
+        for rb in batches {
+            if let Some(r) = self.write_batch(py, rb, callback)? {
+                results.push(r);
+            }
+        }
+        Ok(if has_cb(callback).is_some() { None } else { Some(results) })
+    }
+}
+
+/// Upserts and deletes rows of a primary-key table. Thread-safe.
+#[pyclass(name = "UpsertWriter", module = "fluss_writer", frozen)]
+pub struct PyUpsertWriter {
+    w: ManuallyDrop<UpsertWriter>,
+    schema: Arc<Schema>,
+    live: Arc<LiveConn>,
+}
+
+writer_common!(PyUpsertWriter);
+
+pymethods_with_common!(PyUpsertWriter {
+    /// Insert or update one row (dict or list/tuple). For a partial-update writer only the
+    /// target columns and the key are written. Callback/return value as for `append`.
+    #[pyo3(signature = (row, callback=None))]
+    fn upsert(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+        self.check()?;
+        let values = row_from_py(&self.schema, row)?;
+        let w = &*self.w;
+        match has_cb(callback) {
+            Some(cb) => {
+                let f = python_callback(&cb)?;
+                blocking(py, || w.upsert_with_callback(&values, f)).py_err()?;
+                Ok(None)
+            }
+            None => Ok(Some(PyWriteResult::new(blocking(py, || w.upsert(&values)).py_err()?, self.live.gen))),
+        }
+    }
+
+    /// Delete by primary key: a dict with the key columns, or a list/tuple of the key values
+    /// in primary-key order.
+    #[pyo3(signature = (key, callback=None))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+        self.check()?;
+        let values = key_from_py(&self.schema, key)?;
+        let w = &*self.w;
+        match has_cb(callback) {
+            Some(cb) => {
+                let f = python_callback(&cb)?;
+                blocking(py, || w.delete_with_callback(&values, f)).py_err()?;
+                Ok(None)
+            }
+            None => Ok(Some(PyWriteResult::new(blocking(py, || w.delete(&values)).py_err()?, self.live.gen))),
+        }
+    }
+
+});
