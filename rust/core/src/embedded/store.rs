@@ -88,7 +88,6 @@ impl Store {
             .map_err(|e| io_err(format!("cannot open {}", lock_path.display()), e))?;
         // `File::try_lock` (flock) is stable since Rust 1.89; the workspace's declared MSRV is
         // older, so this module raises the effective MSRV to 1.89.
-        #[allow(clippy::incompatible_msrv)]
         let locked = lock.try_lock();
         match locked {
             Ok(()) => {}
