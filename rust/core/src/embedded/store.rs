@@ -86,8 +86,7 @@ impl Store {
             .write(true)
             .open(&lock_path)
             .map_err(|e| io_err(format!("cannot open {}", lock_path.display()), e))?;
-        // `File::try_lock` (flock) is stable since Rust 1.89; the workspace's declared MSRV is
-        // older, so this module raises the effective MSRV to 1.89.
+        // `File::try_lock` (flock) is why the workspace requires Rust 1.89.
         let locked = lock.try_lock();
         match locked {
             Ok(()) => {}
