@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tests-cpp/run.sh: the C++ test command.
+#  1. configure + build (CMake, Ninja, Debug; cargo with the shared CARGO_TARGET_DIR=$REPO/target)
+#     and run ctest;
+#  2. install the package into a temporary prefix, build cpp/examples against it with
+#     find_package(FlussWriter) and run the example;
+#  3. build the whole suite again with -fsanitize=address,undefined (C++ side; the Rust static
+#     library stays normal) in build-asan and run ctest there.
+# Arrow C++ for the C++20 Arrow test comes from the pyarrow wheel, installed into .venv (if it
+# exists) or .venv-cpp. Exits non-zero on any failure.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+export CARGO_TARGET_DIR="$REPO/target"
+JOBS="${JOBS:-2}"
+
+# ----- pyarrow (Arrow C++ headers and libarrow) -----
+if [ -x "$REPO/.venv/bin/python" ]; then VENV="$REPO/.venv"; else VENV="$REPO/.venv-cpp"; fi
+if ! "$VENV/bin/python" -c 'import pyarrow' 2>/dev/null; then
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q pyarrow || { echo "run.sh: cannot install pyarrow (needed for the Arrow C++ tests)" >&2; exit 1; }
+fi
+read -r PA_INCLUDE PA_LIBDIR < <("$VENV/bin/python" -c \
+  'import pyarrow as pa; pa.create_library_symlinks(); print(pa.get_include(), pa.get_library_dirs()[0])')
+ARROW_FLAGS=(-DFLUSS_WRITER_PYARROW_INCLUDE="$PA_INCLUDE" -DFLUSS_WRITER_PYARROW_LIBDIR="$PA_LIBDIR")
+
+# ----- 1. build and test -----
+echo "== run.sh: build (Debug) and ctest"
+cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" "${ARROW_FLAGS[@]}" >/dev/null
+cmake --build build-cpp -j "$JOBS"
+(cd build-cpp && ctest --output-on-failure -j "$JOBS" --timeout 180)
+
+# ----- 2. install and build the example against the installed package -----
+echo "== run.sh: install + example with find_package(FlussWriter)"
+PREFIX="$(mktemp -d)"
+trap 'rm -rf "$PREFIX"' EXIT
+cmake --install build-cpp --prefix "$PREFIX" >/dev/null
+cmake -S cpp/examples -B "$PREFIX/example-build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --build "$PREFIX/example-build" -j "$JOBS"
+"$PREFIX/example-build/append_with_callbacks"
+
+# ----- 3. AddressSanitizer + UndefinedBehaviorSanitizer -----
+echo "== run.sh: ASan+UBSan build and ctest"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_BENCH=OFF \
+  "${ARROW_FLAGS[@]}" >/dev/null
+cmake --build build-asan -j "$JOBS"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$REPO/tests-cpp/asan.supp"
+export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+(cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
+echo "== run.sh: all C++ checks passed"
