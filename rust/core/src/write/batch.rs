@@ -257,3 +257,34 @@ pub(crate) fn shard_key(table_id: i64, partition: Option<i64>, bucket: i32) -> u
     h ^= (bucket as u32 as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
     h ^ (h >> 29)
 }
+
+/// Benchmark support: dispatch `jobs` completed batches of `per_job` no-op callbacks (each
+/// capturing one word, stored inline) through `scope`, exactly as the sender does, and return
+/// once they all ran. Not part of the API.
+#[doc(hidden)]
+pub fn bench_dispatch_batches(scope: &fluss_writer_dispatch::Scope, jobs: usize, per_job: usize, sink: &'static std::sync::atomic::AtomicU64) {
+    use fluss_writer_dispatch::{Deadline, Job};
+    let target = Arc::new(JobTarget { table: Arc::new(TablePath { database: "b".into(), table: "t".into() }), table_id: 1, per_record_offsets: true });
+    for j in 0..jobs {
+        let mut tickets = TicketSet::default();
+        let mut entries = Vec::with_capacity(per_job);
+        for i in 0..per_job {
+            tickets.add(scope.admit(Deadline::never()).expect("bench scope admits"));
+            let x = i as u64;
+            entries.push(EntrySlot {
+                index: i as u32,
+                entry: Entry::Callback(Callback::new(move |_c: &WriteCompletion| {
+                    sink.fetch_add(x & 1, std::sync::atomic::Ordering::Relaxed);
+                })),
+            });
+        }
+        let body = BatchJob {
+            target: target.clone(),
+            bucket: (j % 8) as i32,
+            outcome: BatchOutcome { result: Ok(()), base_offset: 0, log_end_offset: -1 },
+            entries,
+        };
+        scope.dispatch(Job::new(scope, j as u64, tickets, scope.clock().now_nanos(), Box::new(body)));
+    }
+    scope.flush(Deadline::never()).expect("bench flush");
+}

@@ -12,6 +12,12 @@
 mod accumulator;
 mod batch;
 pub mod callback;
+
+/// Benchmark support (not part of the API).
+#[doc(hidden)]
+pub mod batch_bench {
+    pub use super::batch::bench_dispatch_batches;
+}
 pub mod completion;
 mod sender;
 pub mod writer;
