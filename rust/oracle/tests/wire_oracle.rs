@@ -38,26 +38,16 @@ fn rs_type(t: DataType) -> RsType {
         DataType::Double => DataTypes::double(),
         DataType::String => DataTypes::string(),
         DataType::Bytes => DataTypes::bytes(),
-        DataType::Decimal { precision, scale } => {
-            DataTypes::decimal(precision as u32, scale as u32)
-        }
+        DataType::Decimal { precision, scale } => DataTypes::decimal(precision as u32, scale as u32),
         DataType::Date => DataTypes::date(),
         DataType::Time { precision } => DataTypes::time_with_precision(precision as u32),
         DataType::Timestamp { precision } => DataTypes::timestamp_with_precision(precision as u32),
-        DataType::TimestampLtz { precision } => {
-            DataTypes::timestamp_ltz_with_precision(precision as u32)
-        }
+        DataType::TimestampLtz { precision } => DataTypes::timestamp_ltz_with_precision(precision as u32),
     }
 }
 
 fn rs_row_type(schema: &Schema) -> RowType {
-    RowType::new(
-        schema
-            .columns()
-            .iter()
-            .map(|c| DataField::new(c.name.clone(), rs_type(c.data_type), None))
-            .collect(),
-    )
+    RowType::new(schema.columns().iter().map(|c| DataField::new(c.name.clone(), rs_type(c.data_type), None)).collect())
 }
 
 fn rs_datum(v: &Value) -> Datum<'static> {
@@ -73,21 +63,12 @@ fn rs_datum(v: &Value) -> Datum<'static> {
         Value::String(s) => Datum::from(s.clone()),
         Value::Bytes(b) => Datum::from(b.clone()),
         Value::Decimal(d) => Datum::from(
-            RsDecimal::from_unscaled_bytes(
-                &d.unscaled.to_be_bytes(),
-                d.precision as u32,
-                d.scale as u32,
-            )
-            .expect("decimal fits"),
+            RsDecimal::from_unscaled_bytes(&d.unscaled.to_be_bytes(), d.precision as u32, d.scale as u32).expect("decimal fits"),
         ),
         Value::Date(d) => Datum::from(Date::new(*d)),
         Value::Time(t) => Datum::from(Time::new(*t)),
-        Value::Timestamp(t) => {
-            Datum::from(TimestampNtz::from_millis_nanos(t.millis, t.nanos_of_milli as i32).unwrap())
-        }
-        Value::TimestampLtz(t) => {
-            Datum::from(TimestampLtz::from_millis_nanos(t.millis, t.nanos_of_milli as i32).unwrap())
-        }
+        Value::Timestamp(t) => Datum::from(TimestampNtz::from_millis_nanos(t.millis, t.nanos_of_milli as i32).unwrap()),
+        Value::TimestampLtz(t) => Datum::from(TimestampLtz::from_millis_nanos(t.millis, t.nanos_of_milli as i32).unwrap()),
     }
 }
 
@@ -104,13 +85,8 @@ fn rs_encode_row(schema: &Schema, row: &[Value]) -> Vec<u8> {
 /// fluss-rs's compacted primary-key bytes (no datalake format, kv-format-version 2, default
 /// bucket key).
 fn rs_encode_key(schema: &Schema, key: &[usize], row: &[Value]) -> Vec<u8> {
-    let names: Vec<String> = key
-        .iter()
-        .map(|&i| schema.columns()[i].name.clone())
-        .collect();
-    let mut enc =
-        KeyEncoderFactory::of_primary_key_encoder(&rs_row_type(schema), &names, &None, 2, true)
-            .unwrap();
+    let names: Vec<String> = key.iter().map(|&i| schema.columns()[i].name.clone()).collect();
+    let mut enc = KeyEncoderFactory::of_primary_key_encoder(&rs_row_type(schema), &names, &None, 2, true).unwrap();
     let row = GenericRow::from_data(row.iter().map(rs_datum).collect::<Vec<_>>());
     enc.encode_key(&row).unwrap().to_vec()
 }
@@ -140,9 +116,7 @@ fn arb_type() -> impl Strategy<Value = DataType> {
         Just(DataType::Double),
         Just(DataType::String),
         Just(DataType::Bytes),
-        (1u8..=38)
-            .prop_flat_map(|p| (Just(p), 0..=p))
-            .prop_map(|(precision, scale)| DataType::Decimal { precision, scale }),
+        (1u8..=38).prop_flat_map(|p| (Just(p), 0..=p)).prop_map(|(precision, scale)| DataType::Decimal { precision, scale }),
         Just(DataType::Date),
         (0u8..=9).prop_map(|precision| DataType::Time { precision }),
         (0u8..=9).prop_map(|precision| DataType::Timestamp { precision }),
@@ -151,10 +125,7 @@ fn arb_type() -> impl Strategy<Value = DataType> {
 }
 
 fn arb_ts() -> impl Strategy<Value = Timestamp> {
-    (any::<i64>(), 0u32..1_000_000).prop_map(|(millis, nanos_of_milli)| Timestamp {
-        millis,
-        nanos_of_milli,
-    })
+    (any::<i64>(), 0u32..1_000_000).prop_map(|(millis, nanos_of_milli)| Timestamp { millis, nanos_of_milli })
 }
 
 fn arb_value(t: DataType) -> BoxedStrategy<Value> {
@@ -167,20 +138,10 @@ fn arb_value(t: DataType) -> BoxedStrategy<Value> {
         DataType::Float => any::<f32>().prop_map(Value::Float).boxed(),
         DataType::Double => any::<f64>().prop_map(Value::Double).boxed(),
         DataType::String => ".{0,40}".prop_map(Value::String).boxed(),
-        DataType::Bytes => proptest::collection::vec(any::<u8>(), 0..40)
-            .prop_map(Value::Bytes)
-            .boxed(),
+        DataType::Bytes => proptest::collection::vec(any::<u8>(), 0..40).prop_map(Value::Bytes).boxed(),
         DataType::Decimal { precision, scale } => {
             let max = 10i128.pow(precision as u32) - 1;
-            (-max..=max)
-                .prop_map(move |unscaled| {
-                    Value::Decimal(Decimal {
-                        unscaled,
-                        precision,
-                        scale,
-                    })
-                })
-                .boxed()
+            (-max..=max).prop_map(move |unscaled| Value::Decimal(Decimal { unscaled, precision, scale })).boxed()
         }
         DataType::Date => any::<i32>().prop_map(Value::Date).boxed(),
         DataType::Time { .. } => (0..86_400_000).prop_map(Value::Time).boxed(),
@@ -193,19 +154,8 @@ fn arb_value(t: DataType) -> BoxedStrategy<Value> {
 
 fn arb_schema_and_row() -> impl Strategy<Value = (Schema, Row)> {
     proptest::collection::vec(arb_type(), 1..20).prop_flat_map(|types| {
-        let schema = Schema::new(
-            types
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Column::new(format!("f{i}"), *t))
-                .collect(),
-            vec![],
-        )
-        .unwrap();
-        let row: Vec<_> = types
-            .iter()
-            .map(|t| prop_oneof![1 => Just(Value::Null), 4 => arb_value(*t)])
-            .collect();
+        let schema = Schema::new(types.iter().enumerate().map(|(i, t)| Column::new(format!("f{i}"), *t)).collect(), vec![]).unwrap();
+        let row: Vec<_> = types.iter().map(|t| prop_oneof![1 => Just(Value::Null), 4 => arb_value(*t)]).collect();
         (Just(schema), row)
     })
 }
@@ -244,10 +194,7 @@ proptest! {
 
 #[test]
 fn compacted_edge_values_match_fluss_rs() {
-    let ts = |millis, nanos_of_milli| Timestamp {
-        millis,
-        nanos_of_milli,
-    };
+    let ts = |millis, nanos_of_milli| Timestamp { millis, nanos_of_milli };
     let cases: Vec<(DataType, Value)> = vec![
         (DataType::Int, Value::Int(i32::MIN)),
         (DataType::Int, Value::Int(-1)),
@@ -258,134 +205,42 @@ fn compacted_edge_values_match_fluss_rs() {
         (DataType::String, Value::String("ü€😀".into())),
         (DataType::Bytes, Value::Bytes(vec![0; 300])),
         (
-            DataType::Decimal {
-                precision: 18,
-                scale: 0,
-            },
-            Value::Decimal(Decimal {
-                unscaled: -999_999_999_999_999_999,
-                precision: 18,
-                scale: 0,
-            }),
+            DataType::Decimal { precision: 18, scale: 0 },
+            Value::Decimal(Decimal { unscaled: -999_999_999_999_999_999, precision: 18, scale: 0 }),
+        ),
+        (DataType::Decimal { precision: 19, scale: 0 }, Value::Decimal(Decimal { unscaled: 0, precision: 19, scale: 0 })),
+        (
+            DataType::Decimal { precision: 38, scale: 10 },
+            Value::Decimal(Decimal { unscaled: 10i128.pow(38) - 1, precision: 38, scale: 10 }),
         ),
         (
-            DataType::Decimal {
-                precision: 19,
-                scale: 0,
-            },
-            Value::Decimal(Decimal {
-                unscaled: 0,
-                precision: 19,
-                scale: 0,
-            }),
+            DataType::Decimal { precision: 38, scale: 10 },
+            Value::Decimal(Decimal { unscaled: -(10i128.pow(38) - 1), precision: 38, scale: 10 }),
         ),
-        (
-            DataType::Decimal {
-                precision: 38,
-                scale: 10,
-            },
-            Value::Decimal(Decimal {
-                unscaled: 10i128.pow(38) - 1,
-                precision: 38,
-                scale: 10,
-            }),
-        ),
-        (
-            DataType::Decimal {
-                precision: 38,
-                scale: 10,
-            },
-            Value::Decimal(Decimal {
-                unscaled: -(10i128.pow(38) - 1),
-                precision: 38,
-                scale: 10,
-            }),
-        ),
-        (
-            DataType::Decimal {
-                precision: 38,
-                scale: 0,
-            },
-            Value::Decimal(Decimal {
-                unscaled: -128,
-                precision: 38,
-                scale: 0,
-            }),
-        ),
-        (
-            DataType::Decimal {
-                precision: 38,
-                scale: 0,
-            },
-            Value::Decimal(Decimal {
-                unscaled: 128,
-                precision: 38,
-                scale: 0,
-            }),
-        ),
+        (DataType::Decimal { precision: 38, scale: 0 }, Value::Decimal(Decimal { unscaled: -128, precision: 38, scale: 0 })),
+        (DataType::Decimal { precision: 38, scale: 0 }, Value::Decimal(Decimal { unscaled: 128, precision: 38, scale: 0 })),
         (DataType::Date, Value::Date(-719_162)),
         (DataType::Time { precision: 9 }, Value::Time(86_399_999)),
-        (
-            DataType::Timestamp { precision: 0 },
-            Value::Timestamp(ts(-1, 0)),
-        ),
-        (
-            DataType::Timestamp { precision: 3 },
-            Value::Timestamp(ts(i64::MIN, 0)),
-        ),
-        (
-            DataType::Timestamp { precision: 6 },
-            Value::Timestamp(ts(-1, 999_000)),
-        ),
-        (
-            DataType::Timestamp { precision: 6 },
-            Value::Timestamp(ts(5, 123_456)),
-        ),
-        (
-            DataType::Timestamp { precision: 3 },
-            Value::Timestamp(ts(5, 123_456)),
-        ),
-        (
-            DataType::Timestamp { precision: 9 },
-            Value::Timestamp(ts(1_700_000_000_123, 456_789)),
-        ),
-        (
-            DataType::TimestampLtz { precision: 9 },
-            Value::TimestampLtz(ts(i64::MAX, 999_999)),
-        ),
+        (DataType::Timestamp { precision: 0 }, Value::Timestamp(ts(-1, 0))),
+        (DataType::Timestamp { precision: 3 }, Value::Timestamp(ts(i64::MIN, 0))),
+        (DataType::Timestamp { precision: 6 }, Value::Timestamp(ts(-1, 999_000))),
+        (DataType::Timestamp { precision: 6 }, Value::Timestamp(ts(5, 123_456))),
+        (DataType::Timestamp { precision: 3 }, Value::Timestamp(ts(5, 123_456))),
+        (DataType::Timestamp { precision: 9 }, Value::Timestamp(ts(1_700_000_000_123, 456_789))),
+        (DataType::TimestampLtz { precision: 9 }, Value::TimestampLtz(ts(i64::MAX, 999_999))),
     ];
     for (t, v) in cases {
-        let schema = Schema::new(
-            vec![Column::new("a", t), Column::new("b", DataType::Int)],
-            vec![],
-        )
-        .unwrap();
-        for row in [
-            vec![v.clone(), Value::Int(7)],
-            vec![Value::Null, Value::Int(7)],
-            vec![v.clone(), Value::Null],
-        ] {
-            assert_eq!(
-                our_row(&schema, &row),
-                rs_encode_row(&schema, &row),
-                "{t} {v:?}"
-            );
+        let schema = Schema::new(vec![Column::new("a", t), Column::new("b", DataType::Int)], vec![]).unwrap();
+        for row in [vec![v.clone(), Value::Int(7)], vec![Value::Null, Value::Int(7)], vec![v.clone(), Value::Null]] {
+            assert_eq!(our_row(&schema, &row), rs_encode_row(&schema, &row), "{t} {v:?}");
         }
-        assert_eq!(
-            our_key(&schema, &[0], &[v.clone(), Value::Null]),
-            rs_encode_key(&schema, &[0], &[v.clone(), Value::Null]),
-            "{t}"
-        );
+        assert_eq!(our_key(&schema, &[0], &[v.clone(), Value::Null]), rs_encode_key(&schema, &[0], &[v.clone(), Value::Null]), "{t}");
     }
 }
 
 // ===== KV batches and CRC =====
 
-fn rs_kv_batch(
-    schema_id: i16,
-    records: &[(Vec<u8>, Option<Vec<u8>>)],
-    writer: Option<(i64, i32)>,
-) -> Vec<u8> {
+fn rs_kv_batch(schema_id: i16, records: &[(Vec<u8>, Option<Vec<u8>>)], writer: Option<(i64, i32)>) -> Vec<u8> {
     let mut b = KvRecordBatchBuilder::new(schema_id as i32, 1 << 30, KvFormat::COMPACTED);
     for (k, v) in records {
         b.append_row(k, v.as_deref()).unwrap();
@@ -396,11 +251,7 @@ fn rs_kv_batch(
     b.build().unwrap().to_vec()
 }
 
-fn our_kv_batch(
-    schema_id: i16,
-    records: &[(Vec<u8>, Option<Vec<u8>>)],
-    writer: Option<(i64, i32)>,
-) -> Vec<u8> {
+fn our_kv_batch(schema_id: i16, records: &[(Vec<u8>, Option<Vec<u8>>)], writer: Option<(i64, i32)>) -> Vec<u8> {
     let mut b = KvBatchBuilder::new(schema_id);
     for (k, v) in records {
         b.append(k, v.as_deref());
@@ -421,11 +272,7 @@ fn worked_example_kv_batch_matches_fluss_rs() {
         .primary_key(["id"])
         .build()
         .unwrap();
-    let row = vec![
-        Value::Int(1),
-        Value::String("Alice".into()),
-        Value::BigInt(30),
-    ];
+    let row = vec![Value::Int(1), Value::String("Alice".into()), Value::BigInt(30)];
     let key = rs_encode_key(&schema, &[0], &row);
     let value = rs_encode_row(&schema, &row);
     let recs = vec![(key, Some(value))];
@@ -479,22 +326,12 @@ fn arrow_type_mapping_matches_fluss_rs() {
         DataType::Double,
         DataType::String,
         DataType::Bytes,
-        DataType::Decimal {
-            precision: 1,
-            scale: 0,
-        },
-        DataType::Decimal {
-            precision: 38,
-            scale: 38,
-        },
+        DataType::Decimal { precision: 1, scale: 0 },
+        DataType::Decimal { precision: 38, scale: 38 },
         DataType::Date,
     ];
     for p in 0..=9 {
-        types.extend([
-            DataType::Time { precision: p },
-            DataType::Timestamp { precision: p },
-            DataType::TimestampLtz { precision: p },
-        ]);
+        types.extend([DataType::Time { precision: p }, DataType::Timestamp { precision: p }, DataType::TimestampLtz { precision: p }]);
     }
     for t in types {
         let ours = wire::arrow::arrow_type(t);
@@ -521,30 +358,13 @@ fn arrow_type_mapping_matches_fluss_rs() {
 /// differ exactly there.
 #[test]
 fn bucketing_vs_fluss_rs() {
-    let int_key = |v: i32| {
-        our_key(
-            &Schema::new(vec![Column::new("k", DataType::Int)], vec![]).unwrap(),
-            &[0],
-            &[Value::Int(v)],
-        )
-    };
+    let int_key = |v: i32| our_key(&Schema::new(vec![Column::new("k", DataType::Int)], vec![]).unwrap(), &[0], &[Value::Int(v)]);
     // Tail bytes < 0x80: Java and fluss-rs agree.
     assert_eq!(int_key(1), [0x01]);
     assert_eq!(wire::bucket_for_key(&int_key(1), 16), 12);
-    assert_eq!(
-        wire::bucket_for_key(b"The quick brown fox jumps over the lazy dog", 8),
-        6
-    );
+    assert_eq!(wire::bucket_for_key(b"The quick brown fox jumps over the lazy dog", 8), 6);
     // Tail bytes >= 0x80: Java (and fluss-writer) vs fluss-rs 1.0.0.
     assert_eq!(int_key(128), [0x80, 0x01]);
-    assert_eq!(
-        wire::bucket_for_key(&int_key(128), 16),
-        2,
-        "Java says 2; fluss-rs 1.0.0 says 7"
-    );
-    assert_eq!(
-        wire::bucket_for_key(&int_key(200), 16),
-        6,
-        "Java says 6; fluss-rs 1.0.0 says 10"
-    );
+    assert_eq!(wire::bucket_for_key(&int_key(128), 16), 2, "Java says 2; fluss-rs 1.0.0 says 7");
+    assert_eq!(wire::bucket_for_key(&int_key(200), 16), 6, "Java says 6; fluss-rs 1.0.0 says 10");
 }
