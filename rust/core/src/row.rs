@@ -137,7 +137,11 @@ pub type Row = Vec<Value>;
 /// Build a [`Row`] from heterogeneous values: `row![1, "a", None::<i64>]`.
 #[macro_export]
 macro_rules! row {
-    ($($v:expr),* $(,)?) => { vec![$($crate::Value::from($v)),*] };
+    ($($v:expr),* $(,)?) => {{
+        #[allow(clippy::useless_vec)]
+        let row: $crate::Row = vec![$($crate::Value::from($v)),*];
+        row
+    }};
 }
 
 /// Check one value against its column: the type must match exactly and NOT NULL columns take no

@@ -775,7 +775,7 @@ fn finish_batch(shared: &SenderShared, batch: WriteBatch, outcome: BatchOutcome)
             finals.push((done, join.first_bucket));
         }
     }
-    if !entries.is_empty() || tickets.len() > 0 {
+    if !entries.is_empty() || !tickets.is_empty() {
         let body = BatchJob { target: shared.target.clone(), bucket, outcome, entries };
         let key = shard_key(shared.target.table_id, None, bucket);
         shared.scope.dispatch(Job::new(&shared.scope, key, tickets, now, Box::new(body)));
