@@ -1,0 +1,327 @@
+//! Helpers shared by the tests that run against a real Fluss 0.9.1 cluster
+//! (`cluster_writes`, `cluster_interop_java`, `cluster_restart`).
+//!
+//! Start the cluster with `scripts/fluss-cluster.sh start` and export the line it prints
+//! (`FLUSS_BOOTSTRAP_SERVERS=127.0.0.1:9123`). Without the variable the tests print a loud banner
+//! and pass, except under `CI=true`, where they fail.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use fluss_writer::backend::{call, Dest};
+use fluss_writer::cluster::readback::{fetch_log, list_offsets, lookup, EARLIEST_OFFSET, LATEST_OFFSET};
+use fluss_writer::wire::log_batch::LogBatch;
+use fluss_writer::wire::proto;
+use fluss_writer::wire::{bucket_for_key, decode_row, encode_key, record_batch_to_rows};
+use fluss_writer::{Config, Connection, Row, TableInfo, TablePath, Value};
+
+/// The bootstrap address of the real cluster, or `None` (after a banner) outside CI.
+pub fn bootstrap(test: &str) -> Option<String> {
+    match std::env::var("FLUSS_BOOTSTRAP_SERVERS") {
+        Ok(s) if !s.trim().is_empty() => Some(s),
+        _ => {
+            let ci = std::env::var("CI").map(|v| v.eq_ignore_ascii_case("true") || v == "1").unwrap_or(false);
+            if ci {
+                panic!(
+                    "FLUSS_BOOTSTRAP_SERVERS is not set but CI=true: {test} must run against a real Fluss cluster \
+                     (export \"$(scripts/fluss-cluster.sh start | tail -n 1)\")"
+                );
+            }
+            // Straight to stderr: the harness would swallow eprintln! of a passing test.
+            use std::io::Write;
+            let bar = "!".repeat(88);
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n{bar}\n!!! {test}: FLUSS_BOOTSTRAP_SERVERS is not set: NOT testing against a real Fluss cluster.\n\
+                 !!! Run: export \"$(scripts/fluss-cluster.sh start | tail -n 1)\"\n{bar}"
+            );
+            None
+        }
+    }
+}
+
+/// A connection to the cluster with test-friendly timeouts plus `extra` settings.
+pub fn connect(bootstrap: &str, extra: &[(&str, &str)]) -> Connection {
+    let mut c = Config::default();
+    c.set("bootstrap.servers", bootstrap).unwrap();
+    for (k, v) in [("client.writer.batch-timeout", "5ms"), ("client.request-timeout", "20s"), ("client.writer.delivery-timeout", "45s")]
+        .iter()
+        .chain(extra)
+    {
+        c.set(k, v).unwrap();
+    }
+    Connection::connect(c).unwrap()
+}
+
+/// A table name unique to this process and moment.
+pub fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{prefix}_{}_{}", std::process::id(), nanos % 1_000_000_000)
+}
+
+/// The database every cluster test uses (created if missing).
+pub fn database(conn: &Connection) -> &'static str {
+    let db = "fw_it";
+    conn.admin().create_database(db, true).unwrap();
+    db
+}
+
+/// Run `f` on its own thread and fail if it takes longer than `limit` (every cluster test is
+/// bounded).
+pub fn bounded<F: FnOnce() + Send + 'static>(name: &str, limit: Duration, f: F) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            let _ = tx.send(r);
+        })
+        .unwrap();
+    match rx.recv_timeout(limit) {
+        Ok(Ok(())) => {
+            let _ = h.join();
+        }
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(_) => panic!("{name} did not finish within {limit:?}"),
+    }
+}
+
+/// Retry `f` while it fails with a retriable error (fresh buckets answer NOT_LEADER_OR_FOLLOWER
+/// or LEADER_NOT_AVAILABLE for a moment; a restarted tablet server refuses connections), for at
+/// most `limit`.
+pub fn retry<T>(conn: &Connection, what: &str, limit: Duration, mut f: impl FnMut(&Connection) -> fluss_writer::Result<T>) -> T {
+    let deadline = Instant::now() + limit;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match f(conn) {
+            Ok(v) => return v,
+            Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                if attempts <= 3 || attempts % 20 == 0 {
+                    eprintln!("{what}: attempt {attempts} failed, retrying: {e}");
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => panic!("{what} failed after {attempts} attempts: {e}"),
+        }
+    }
+}
+
+/// Leader (tablet server id) of every bucket of `info`'s table.
+pub fn leaders(conn: &Connection, info: &TableInfo) -> Vec<i32> {
+    let backend = conn.backend().clone();
+    let path = proto::PbTablePath { database_name: info.path.database.clone(), table_name: info.path.table.clone() };
+    let table_id = info.table_id;
+    let n = info.bucket_count() as usize;
+    retry(conn, "Metadata", Duration::from_secs(30), move |c| {
+        let backend = backend.clone();
+        let path = path.clone();
+        let m = c.block_on(async move {
+            call(&*backend, Dest::Any, proto::MetadataRequest { table_path: vec![path], ..Default::default() }).await
+        })?;
+        let mut out = vec![None; n];
+        if let Some(t) = m.table_metadata.iter().find(|t| t.table_id == table_id) {
+            for b in &t.bucket_metadata {
+                if let Some(slot) = out.get_mut(b.bucket_id as usize) {
+                    *slot = b.leader_id;
+                }
+            }
+        }
+        if out.iter().all(Option::is_some) {
+            Ok(out.into_iter().map(Option::unwrap).collect())
+        } else {
+            Err(fluss_writer::Error::server(fluss_writer::FlussCode::LEADER_NOT_AVAILABLE, "a bucket has no leader yet"))
+        }
+    })
+}
+
+/// One record read back from a bucket's log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogRecord {
+    pub bucket: i32,
+    pub offset: i64,
+    /// 0 append-only, 1 +I, 2 -U, 3 +U, 4 -D.
+    pub change_type: u8,
+    pub writer_id: i64,
+    pub batch_sequence: i32,
+    pub row: Row,
+}
+
+/// The (earliest, high watermark) offsets of every bucket.
+pub fn offsets(conn: &Connection, info: &TableInfo) -> Vec<(i64, i64)> {
+    let leaders = leaders(conn, info);
+    (0..info.bucket_count())
+        .map(|b| {
+            let backend = conn.backend().clone();
+            let leader = leaders[b as usize];
+            let table_id = info.table_id;
+            retry(conn, "ListOffsets", Duration::from_secs(30), move |c| {
+                let backend = backend.clone();
+                c.block_on(async move {
+                    let e = list_offsets(&*backend, leader, table_id, &[b], EARLIEST_OFFSET).await?[0].1;
+                    let l = list_offsets(&*backend, leader, table_id, &[b], LATEST_OFFSET).await?[0].1;
+                    Ok((e, l))
+                })
+            })
+        })
+        .collect()
+}
+
+/// Every record of every bucket, from the log start to the high watermark, decoded with the
+/// table schema (ListOffsets + FetchLog + LogBatch decode).
+pub fn read_log(conn: &Connection, info: &TableInfo) -> Vec<LogRecord> {
+    let leaders = leaders(conn, info);
+    let ranges = offsets(conn, info);
+    let schema = info.schema().clone();
+    let mut out = Vec::new();
+    for b in 0..info.bucket_count() {
+        let (mut next, hw) = ranges[b as usize];
+        while next < hw {
+            let backend = conn.backend().clone();
+            let leader = leaders[b as usize];
+            let table_id = info.table_id;
+            let (_, bytes): (i64, Bytes) = retry(conn, "FetchLog", Duration::from_secs(30), move |c| {
+                let backend = backend.clone();
+                c.block_on(async move { fetch_log(&*backend, leader, table_id, b, next, 8 << 20).await })
+            });
+            let batches = LogBatch::parse_all(&bytes).unwrap();
+            assert!(!batches.is_empty(), "FetchLog of bucket {b} from {next} (hw {hw}) returned no complete batch");
+            for batch in batches {
+                assert_eq!(batch.magic(), 0, "a 0.9.1 server returns magic-0 batches");
+                batch.check_crc().unwrap();
+                if batch.last_offset() < next {
+                    continue;
+                }
+                let rb = batch.decode(&schema).unwrap();
+                let rows = record_batch_to_rows(&schema, &rb).unwrap();
+                let cts = batch.change_types().map(<[u8]>::to_vec);
+                for (i, row) in rows.into_iter().enumerate() {
+                    let offset = batch.base_offset() + i as i64;
+                    if offset < next || offset >= hw {
+                        continue;
+                    }
+                    out.push(LogRecord {
+                        bucket: b,
+                        offset,
+                        change_type: cts.as_ref().map_or(0, |c| c[i]),
+                        writer_id: batch.writer_id(),
+                        batch_sequence: batch.batch_sequence(),
+                        row,
+                    });
+                }
+                next = next.max(batch.last_offset() + 1);
+            }
+        }
+    }
+    out
+}
+
+/// Encoded primary key and bucket of a full row of a primary-key table (as the writer computes
+/// them).
+pub fn key_and_bucket(info: &TableInfo, row: &[Value]) -> (Vec<u8>, i32) {
+    let schema = info.schema();
+    let pk = schema.primary_key_indexes();
+    let mut key = Vec::new();
+    encode_key(schema, &pk, row, &mut key).unwrap();
+    let bk = info.bucket_key_indexes();
+    let bucket = if bk == pk {
+        bucket_for_key(&key, info.bucket_count())
+    } else {
+        let mut b = Vec::new();
+        encode_key(schema, &bk, row, &mut b).unwrap();
+        bucket_for_key(&b, info.bucket_count())
+    };
+    (key, bucket)
+}
+
+/// Look up full rows (only their key columns matter) by primary key: per row, the stored row or
+/// `None`. Retries while the bucket leaders are not ready.
+pub fn lookup_rows(conn: &Connection, info: &TableInfo, rows: &[Row]) -> Vec<Option<Row>> {
+    let leaders = leaders(conn, info);
+    let mut per_bucket: BTreeMap<i32, Vec<(usize, Bytes)>> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        let (k, b) = key_and_bucket(info, r);
+        per_bucket.entry(b).or_default().push((i, Bytes::from(k)));
+    }
+    let mut out = vec![None; rows.len()];
+    for (b, keys) in per_bucket {
+        for chunk in keys.chunks(500) {
+            let backend = conn.backend().clone();
+            let leader = leaders[b as usize];
+            let table_id = info.table_id;
+            let ks: Vec<Bytes> = chunk.iter().map(|(_, k)| k.clone()).collect();
+            let values = retry(conn, "Lookup", Duration::from_secs(45), move |c| {
+                let backend = backend.clone();
+                let ks = ks.clone();
+                c.block_on(async move { lookup(&*backend, leader, table_id, b, ks).await })
+            });
+            for ((i, _), v) in chunk.iter().zip(values) {
+                out[*i] = v.map(|v| {
+                    assert!(v.len() >= 2, "a Lookup value starts with the int16 schema id");
+                    assert_eq!(i16::from_le_bytes([v[0], v[1]]) as i32, info.schema_id, "schema id of a looked-up row");
+                    decode_row(info.schema(), &v[2..]).unwrap()
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The full key row (key values in place, nulls elsewhere) of `key` values in primary-key order.
+pub fn key_row(info: &TableInfo, key: &[Value]) -> Row {
+    let mut row = vec![Value::Null; info.schema().len()];
+    for (v, i) in key.iter().zip(info.schema().primary_key_indexes()) {
+        row[i] = v.clone();
+    }
+    row
+}
+
+/// Load a table's info.
+pub fn table_info(conn: &Connection, path: &TablePath) -> TableInfo {
+    conn.admin().get_table_info(path).unwrap()
+}
+
+/// A `log` logger that keeps the SDK's debug messages so tests can count events the SDK only
+/// logs (retries, responses to requests that had already timed out). Installed once per test
+/// binary; messages at warn and above are also printed.
+pub struct Recorder {
+    lines: Mutex<Vec<String>>,
+}
+
+impl log::Log for Recorder {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.target().starts_with("fluss_writer") && m.level() <= log::Level::Debug
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            let line = format!("{}", r.args());
+            if r.level() <= log::Level::Warn {
+                eprintln!("[{}] {line}", r.level());
+            }
+            self.lines.lock().unwrap().push(line);
+        }
+    }
+    fn flush(&self) {}
+}
+
+/// The recorder (installing it on first use).
+pub fn recorder() -> &'static Recorder {
+    static R: std::sync::OnceLock<&'static Recorder> = std::sync::OnceLock::new();
+    R.get_or_init(|| {
+        let r: &'static Recorder = Box::leak(Box::new(Recorder { lines: Mutex::new(Vec::new()) }));
+        if log::set_logger(r).is_ok() {
+            log::set_max_level(log::LevelFilter::Debug);
+        }
+        r
+    })
+}
+
+impl Recorder {
+    /// How many recorded messages satisfy `pred`.
+    pub fn count(&self, pred: impl Fn(&str) -> bool) -> usize {
+        self.lines.lock().unwrap().iter().filter(|l| pred(l)).count()
+    }
+}
