@@ -15,6 +15,8 @@ use crate::status::*;
 use crate::testing::*;
 use crate::values::*;
 
+// cxx generates one Rust shim per declaration; their argument lists follow these signatures.
+#[allow(clippy::too_many_arguments)]
 #[cxx::bridge(namespace = "fluss_writer::ffi")]
 pub mod ffi {
     // ===== shared structs =====

@@ -126,6 +126,7 @@ pub(crate) fn error_handler(h: UniquePtr<ErrorHandlerHolder>) -> impl Fn(&Callba
 pub struct RJob(pub(crate) Job);
 
 /// Run a job on the calling thread (`Job::Run`).
+#[allow(clippy::boxed_local)] // C++ owns the job as a rust::Box and hands it over
 pub(crate) fn job_run(job: Box<RJob>) {
     job.0.run();
 }

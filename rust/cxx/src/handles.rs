@@ -36,6 +36,7 @@ impl RConnection {
     }
 }
 
+#[allow(clippy::ptr_arg)] // cxx passes rust::Vec as &Vec
 pub(crate) fn connection_create(keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection> {
     fill(
         st,
@@ -156,7 +157,7 @@ pub(crate) fn table_create_append_writer(
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)] // the bridge signature: cxx passes rust::Vec as &Vec
 pub(crate) fn table_create_upsert_writer(
     t: &RTable,
     partial: i32,
