@@ -1,0 +1,205 @@
+/*
+ * Primary-key lookups with the official Apache Fluss Java client (fluss-client 0.9.1): the oracle
+ * that fluss-writer places rows in the bucket Java expects.
+ *
+ *   java FlussLookupOracle <bootstrap servers> <database.table>  < keys
+ *
+ * stdin: one key per line, the primary-key values in primary-key order, separated by TABs.
+ * stdout: one line per key, in input order: "MISSING", or "FOUND" followed by every column of the
+ * row in schema order, TAB separated. Values (both directions) use one canonical text form:
+ *
+ *   null \N | BOOLEAN true/false | TINYINT..BIGINT, DATE (days), TIME (ms of day): decimal
+ *   FLOAT f:<8 hex digits of the IEEE bits> | DOUBLE d:<16 hex digits>
+ *   STRING with \\ \t \n escaped | BYTES x:<hex> | DECIMAL <unscaled integer>
+ *   TIMESTAMP, TIMESTAMP_LTZ <epoch millis>.<nanos of milli>
+ *
+ * All lookups are issued at once and awaited in order. Exit code 0 = every lookup answered
+ * (found or not), 1 = an error (printed to stderr).
+ */
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.fluss.client.Connection;
+import org.apache.fluss.client.ConnectionFactory;
+import org.apache.fluss.client.lookup.LookupResult;
+import org.apache.fluss.client.lookup.Lookuper;
+import org.apache.fluss.client.table.Table;
+import org.apache.fluss.config.Configuration;
+import org.apache.fluss.metadata.TableInfo;
+import org.apache.fluss.metadata.TablePath;
+import org.apache.fluss.row.BinaryString;
+import org.apache.fluss.row.Decimal;
+import org.apache.fluss.row.GenericRow;
+import org.apache.fluss.row.InternalRow;
+import org.apache.fluss.row.TimestampLtz;
+import org.apache.fluss.row.TimestampNtz;
+import org.apache.fluss.types.DataType;
+import org.apache.fluss.types.DataTypeChecks;
+import org.apache.fluss.types.RowType;
+
+public final class FlussLookupOracle {
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2 || !args[1].contains(".")) {
+            System.err.println("usage: FlussLookupOracle <bootstrap servers> <database.table>  (keys on stdin)");
+            System.exit(2);
+        }
+        String db = args[1].substring(0, args[1].indexOf('.'));
+        String tbl = args[1].substring(args[1].indexOf('.') + 1);
+        Configuration conf = new Configuration();
+        conf.setString("bootstrap.servers", args[0]);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        List<String> lines = new ArrayList<>();
+        for (String l = in.readLine(); l != null; l = in.readLine()) {
+            if (!l.isEmpty()) {
+                lines.add(l);
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        try (Connection conn = ConnectionFactory.createConnection(conf);
+                Table table = conn.getTable(TablePath.of(db, tbl))) {
+            TableInfo info = table.getTableInfo();
+            RowType rowType = info.getRowType();
+            List<String> pk = info.getPrimaryKeys();
+            if (pk.isEmpty()) {
+                throw new IllegalArgumentException(args[1] + " has no primary key");
+            }
+            int[] pkIndex = new int[pk.size()];
+            for (int i = 0; i < pk.size(); i++) {
+                pkIndex[i] = rowType.getFieldIndex(pk.get(i));
+            }
+            Lookuper lookuper = table.newLookup().createLookuper();
+            List<CompletableFuture<LookupResult>> pending = new ArrayList<>(lines.size());
+            for (String line : lines) {
+                String[] parts = line.split("\t", -1);
+                if (parts.length != pk.size()) {
+                    throw new IllegalArgumentException("key line has " + parts.length + " values, the primary key has " + pk.size() + ": " + line);
+                }
+                GenericRow key = new GenericRow(pk.size());
+                for (int i = 0; i < pk.size(); i++) {
+                    key.setField(i, parse(rowType.getTypeAt(pkIndex[i]), parts[i]));
+                }
+                pending.add(lookuper.lookup(key));
+            }
+            int found = 0;
+            for (CompletableFuture<LookupResult> f : pending) {
+                InternalRow row = f.get(60, TimeUnit.SECONDS).getSingletonRow();
+                if (row == null) {
+                    out.append("MISSING\n");
+                    continue;
+                }
+                found++;
+                out.append("FOUND");
+                for (int i = 0; i < rowType.getFieldCount(); i++) {
+                    out.append('\t').append(format(row, i, rowType.getTypeAt(i)));
+                }
+                out.append('\n');
+            }
+            System.out.print(out);
+            System.out.flush();
+            System.err.println("FlussLookupOracle: " + lines.size() + " lookups in " + args[1] + ", " + found + " found");
+        }
+        System.exit(0);
+    }
+
+    static Object parse(DataType t, String s) {
+        if (s.equals("\\N")) {
+            return null;
+        }
+        switch (t.getTypeRoot()) {
+            case BOOLEAN: return Boolean.parseBoolean(s);
+            case TINYINT: return Byte.parseByte(s);
+            case SMALLINT: return Short.parseShort(s);
+            case INTEGER: case DATE: case TIME_WITHOUT_TIME_ZONE: return Integer.parseInt(s);
+            case BIGINT: return Long.parseLong(s);
+            case FLOAT: return Float.intBitsToFloat((int) Long.parseLong(s.substring(2), 16));
+            case DOUBLE: return Double.longBitsToDouble(new BigInteger(s.substring(2), 16).longValue());
+            case CHAR: case STRING: return BinaryString.fromString(unescape(s));
+            case BINARY: case BYTES: return hexToBytes(s.substring(2));
+            case DECIMAL: {
+                int p = DataTypeChecks.getPrecision(t), sc = DataTypeChecks.getScale(t);
+                return Decimal.fromBigDecimal(new BigDecimal(new BigInteger(s), sc), p, sc);
+            }
+            case TIMESTAMP_WITHOUT_TIME_ZONE: {
+                String[] mn = s.split("\\.");
+                return TimestampNtz.fromMillis(Long.parseLong(mn[0]), Integer.parseInt(mn[1]));
+            }
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE: {
+                String[] mn = s.split("\\.");
+                return TimestampLtz.fromEpochMillis(Long.parseLong(mn[0]), Integer.parseInt(mn[1]));
+            }
+            default: throw new IllegalArgumentException("unsupported key type " + t);
+        }
+    }
+
+    static String format(InternalRow row, int i, DataType t) {
+        if (row.isNullAt(i)) {
+            return "\\N";
+        }
+        switch (t.getTypeRoot()) {
+            case BOOLEAN: return Boolean.toString(row.getBoolean(i));
+            case TINYINT: return Byte.toString(row.getByte(i));
+            case SMALLINT: return Short.toString(row.getShort(i));
+            case INTEGER: case DATE: case TIME_WITHOUT_TIME_ZONE: return Integer.toString(row.getInt(i));
+            case BIGINT: return Long.toString(row.getLong(i));
+            case FLOAT: return String.format("f:%08x", Float.floatToRawIntBits(row.getFloat(i)));
+            case DOUBLE: return String.format("d:%016x", Double.doubleToRawLongBits(row.getDouble(i)));
+            case CHAR: case STRING: return escape(row.getString(i).toString());
+            case BINARY: case BYTES: return "x:" + bytesToHex(row.getBytes(i));
+            case DECIMAL: {
+                int p = DataTypeChecks.getPrecision(t), sc = DataTypeChecks.getScale(t);
+                return row.getDecimal(i, p, sc).toBigDecimal().unscaledValue().toString();
+            }
+            case TIMESTAMP_WITHOUT_TIME_ZONE: {
+                TimestampNtz ts = row.getTimestampNtz(i, DataTypeChecks.getPrecision(t));
+                return ts.getMillisecond() + "." + ts.getNanoOfMillisecond();
+            }
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE: {
+                TimestampLtz ts = row.getTimestampLtz(i, DataTypeChecks.getPrecision(t));
+                return ts.getEpochMillisecond() + "." + ts.getNanoOfMillisecond();
+            }
+            default: return "?" + t;
+        }
+    }
+
+    static String escape(String s) {
+        return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n");
+    }
+
+    static String unescape(String s) {
+        StringBuilder b = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\\' && i + 1 < s.length()) {
+                char n = s.charAt(++i);
+                b.append(n == 't' ? '\t' : n == 'n' ? '\n' : n);
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
+    static String bytesToHex(byte[] b) {
+        StringBuilder s = new StringBuilder(b.length * 2);
+        for (byte x : b) {
+            s.append(String.format("%02x", x & 0xff));
+        }
+        return s.toString();
+    }
+
+    static byte[] hexToBytes(String h) {
+        byte[] b = new byte[h.length() / 2];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
+        }
+        return b;
+    }
+}
