@@ -255,7 +255,7 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
         }
         let now = shared.clock.now_nanos();
         if !shared.abort.load(Ordering::Acquire) {
-            if s.writer_id.is_none() && now >= s.init_retry_at && !shared.acc.is_empty() {
+            if s.writer_id.is_none() && now >= s.init_retry_at && (!shared.acc.is_empty() || s.buckets.iter().any(BucketFlights::in_retry)) {
                 s.init_writer().await;
             }
             if s.metadata_stale && now >= s.metadata_retry_at {
