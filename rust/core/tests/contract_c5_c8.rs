@@ -366,7 +366,12 @@ fn c7_every_op_completes_within_delivery_timeout_when_the_engine_never_answers()
         if first_of_bucket.insert(s.completion.bucket) {
             assert_eq!(c, code(ClientCode::DeliveryTimeout), "op {}: {:?}", s.tag, s.completion.error);
         } else {
-            assert!(c == code(ClientCode::DeliveryTimeout) || c == code(ClientCode::SequenceReset), "op {}: {:?}", s.tag, s.completion.error);
+            assert!(
+                c == code(ClientCode::DeliveryTimeout) || c == code(ClientCode::SequenceReset),
+                "op {}: {:?}",
+                s.tag,
+                s.completion.error
+            );
         }
     }
     w.flush(Some(Duration::from_secs(1))).unwrap();

@@ -11,7 +11,9 @@ use std::time::Duration;
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType as ArrowType, Field, Schema as ArrowSchema};
 use common::*;
-use fluss_writer::{row, CallbackExecutor, ClientCode, Connection, Executor, FlussCode, Job, TablePath, UserExecutor, Value, WriterOptions};
+use fluss_writer::{
+    row, CallbackExecutor, ClientCode, Connection, Executor, FlussCode, Job, TablePath, UserExecutor, Value, WriterOptions,
+};
 
 fn code(c: ClientCode) -> i32 {
     c as i32
@@ -140,8 +142,9 @@ fn c11_bad_arrow_batch_is_rejected_synchronously_and_nothing_is_accepted() {
     assert!(dropped.load(Ordering::SeqCst));
     // Null in the NOT NULL id column.
     let schema = Arc::new(ArrowSchema::new(vec![Field::new("id", ArrowType::Int64, true), Field::new("msg", ArrowType::Utf8, true)]));
-    let nulls = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![Some(1), None])), Arc::new(StringArray::from(vec!["a", "b"]))])
-        .unwrap();
+    let nulls =
+        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![Some(1), None])), Arc::new(StringArray::from(vec!["a", "b"]))])
+            .unwrap();
     let c3 = called.clone();
     assert_eq!(
         w.write_arrow_batch_with_callback(&nulls, move |_| {

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use fluss_writer::embedded::{EmbeddedEngine, Fault};
 use fluss_writer::wire::{bucket_for_key, encode_key};
 use fluss_writer::{
-    row, AppendWriter, Config, Connection, DataType, Schema, TableDescriptor, TablePath, UpsertWriter, Value, WriteCompletion, WriterOptions,
+    row, AppendWriter, Config, Connection, DataType, Schema, TableDescriptor, TablePath, UpsertWriter, Value, WriteCompletion,
+    WriterOptions,
 };
 
 /// Defaults for tests: short linger and backoff, bounded delivery timeout.
@@ -52,7 +53,9 @@ pub fn pk_schema() -> Schema {
 /// A log table `(id BIGINT NOT NULL, msg STRING)` bucketed by `id`.
 pub fn log_table(conn: &Connection, name: &str, buckets: i32) -> TablePath {
     let path = TablePath::new("fluss", name).unwrap();
-    conn.admin().create_table(&path, &TableDescriptor::new(log_schema()).with_bucket_count(buckets).with_bucket_key(["id"]), false).unwrap();
+    conn.admin()
+        .create_table(&path, &TableDescriptor::new(log_schema()).with_bucket_count(buckets).with_bucket_key(["id"]), false)
+        .unwrap();
     path
 }
 
