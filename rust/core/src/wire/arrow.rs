@@ -28,21 +28,17 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
-    Float64Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder, StringBuilder,
-    Time32MillisecondBuilder, Time32SecondBuilder, Time64MicrosecondBuilder,
-    Time64NanosecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder,
-    TimestampNanosecondBuilder, TimestampSecondBuilder,
+    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder,
+    Int64Builder, Int8Builder, StringBuilder, Time32MillisecondBuilder, Time32SecondBuilder, Time64MicrosecondBuilder,
+    Time64NanosecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder, TimestampSecondBuilder,
 };
 use arrow_array::types::{
-    Time32MillisecondType, Time32SecondType, Time64MicrosecondType, Time64NanosecondType,
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType,
+    Time32MillisecondType, Time32SecondType, Time64MicrosecondType, Time64NanosecondType, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
 };
 use arrow_array::{
-    cast::AsArray, make_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array,
-    Decimal128Array, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array,
-    RecordBatch, StringArray,
+    cast::AsArray, make_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
 };
 use arrow_schema::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 
@@ -87,9 +83,7 @@ pub fn arrow_type(t: DataType) -> ArrowType {
             u @ (TimeUnit::Second | TimeUnit::Millisecond) => ArrowType::Time32(u),
             u => ArrowType::Time64(u),
         },
-        DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => {
-            ArrowType::Timestamp(time_unit(precision), None)
-        }
+        DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => ArrowType::Timestamp(time_unit(precision), None),
     }
 }
 
@@ -97,11 +91,7 @@ pub fn arrow_type(t: DataType) -> ArrowType {
 /// physical types.
 pub fn arrow_schema(schema: &Schema) -> SchemaRef {
     Arc::new(ArrowSchema::new(
-        schema
-            .columns()
-            .iter()
-            .map(|c| Field::new(c.name.clone(), arrow_type(c.data_type), c.nullable))
-            .collect::<Vec<_>>(),
+        schema.columns().iter().map(|c| Field::new(c.name.clone(), arrow_type(c.data_type), c.nullable)).collect::<Vec<_>>(),
     ))
 }
 
@@ -143,9 +133,7 @@ impl ColumnBuilder {
             DataType::String => B::Utf8(StringBuilder::new()),
             DataType::Bytes => B::Binary(BinaryBuilder::new()),
             DataType::Decimal { precision, scale } => B::Decimal(
-                Decimal128Builder::new()
-                    .with_precision_and_scale(precision, scale as i8)
-                    .expect("validated DECIMAL precision and scale"),
+                Decimal128Builder::new().with_precision_and_scale(precision, scale as i8).expect("validated DECIMAL precision and scale"),
             ),
             DataType::Date => B::Date32(Date32Builder::new()),
             DataType::Time { precision } => match time_unit(precision) {
@@ -154,14 +142,12 @@ impl ColumnBuilder {
                 TimeUnit::Microsecond => B::TimeUs(Time64MicrosecondBuilder::new()),
                 TimeUnit::Nanosecond => B::TimeNs(Time64NanosecondBuilder::new()),
             },
-            DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => {
-                match time_unit(precision) {
-                    TimeUnit::Second => B::TsS(TimestampSecondBuilder::new()),
-                    TimeUnit::Millisecond => B::TsMs(TimestampMillisecondBuilder::new()),
-                    TimeUnit::Microsecond => B::TsUs(TimestampMicrosecondBuilder::new()),
-                    TimeUnit::Nanosecond => B::TsNs(TimestampNanosecondBuilder::new()),
-                }
-            }
+            DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => match time_unit(precision) {
+                TimeUnit::Second => B::TsS(TimestampSecondBuilder::new()),
+                TimeUnit::Millisecond => B::TsMs(TimestampMillisecondBuilder::new()),
+                TimeUnit::Microsecond => B::TsUs(TimestampMicrosecondBuilder::new()),
+                TimeUnit::Nanosecond => B::TsNs(TimestampNanosecondBuilder::new()),
+            },
         }
     }
 
@@ -209,20 +195,11 @@ impl ColumnBuilder {
             (B::TimeMs(b), Value::Time(ms)) => b.append_value(*ms),
             (B::TimeUs(b), Value::Time(ms)) => b.append_value(*ms as i64 * 1000),
             (B::TimeNs(b), Value::Time(ms)) => b.append_value(*ms as i64 * 1_000_000),
-            (B::TsS(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => {
-                b.append_value(t.millis.div_euclid(1000))
-            }
+            (B::TsS(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => b.append_value(t.millis.div_euclid(1000)),
             (B::TsMs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => b.append_value(t.millis),
-            (B::TsUs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => {
-                b.append_value(t.as_micros())
-            }
-            (B::TsNs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => {
-                b.append_value(t.as_nanos())
-            }
-            (_, v) => unreachable!(
-                "a checked {} value does not fit its column builder",
-                v.type_name()
-            ),
+            (B::TsUs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => b.append_value(t.as_micros()),
+            (B::TsNs(b), Value::Timestamp(t) | Value::TimestampLtz(t)) => b.append_value(t.as_nanos()),
+            (_, v) => unreachable!("a checked {} value does not fit its column builder", v.type_name()),
         }
         0
     }
@@ -271,14 +248,8 @@ fn fixed_width(t: DataType) -> usize {
 fn ts_fits(precision: u8, ts: &Timestamp) -> bool {
     match time_unit(precision) {
         TimeUnit::Second | TimeUnit::Millisecond => true,
-        TimeUnit::Microsecond => ts
-            .millis
-            .checked_mul(1000)
-            .is_some_and(|m| m.checked_add((ts.nanos_of_milli / 1000) as i64).is_some()),
-        TimeUnit::Nanosecond => ts
-            .millis
-            .checked_mul(1_000_000)
-            .is_some_and(|m| m.checked_add(ts.nanos_of_milli as i64).is_some()),
+        TimeUnit::Microsecond => ts.millis.checked_mul(1000).is_some_and(|m| m.checked_add((ts.nanos_of_milli / 1000) as i64).is_some()),
+        TimeUnit::Nanosecond => ts.millis.checked_mul(1_000_000).is_some_and(|m| m.checked_add(ts.nanos_of_milli as i64).is_some()),
     }
 }
 
@@ -298,16 +269,8 @@ impl RowsToArrow {
         RowsToArrow {
             schema: schema.clone(),
             arrow: arrow_schema(schema),
-            columns: schema
-                .columns()
-                .iter()
-                .map(|c| ColumnBuilder::new(c.data_type))
-                .collect(),
-            fixed_row_bytes: schema
-                .columns()
-                .iter()
-                .map(|c| fixed_width(c.data_type))
-                .sum(),
+            columns: schema.columns().iter().map(|c| ColumnBuilder::new(c.data_type)).collect(),
+            fixed_row_bytes: schema.columns().iter().map(|c| fixed_width(c.data_type)).sum(),
             var_bytes: 0,
             len: 0,
         }
@@ -324,10 +287,7 @@ impl RowsToArrow {
             ) = (c.data_type, v)
             {
                 if !ts_fits(precision, ts) {
-                    return Err(Error::invalid_row(format!(
-                        "column {:?}: {ts:?} is outside the range of {}",
-                        c.name, c.data_type
-                    )));
+                    return Err(Error::invalid_row(format!("column {:?}: {ts:?} is outside the range of {}", c.name, c.data_type)));
                 }
             }
         }
@@ -365,10 +325,7 @@ impl RowsToArrow {
 
 impl std::fmt::Debug for RowsToArrow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RowsToArrow")
-            .field("columns", &self.columns.len())
-            .field("len", &self.len)
-            .finish()
+        f.debug_struct("RowsToArrow").field("columns", &self.columns.len()).field("len", &self.len).finish()
     }
 }
 
@@ -400,23 +357,14 @@ pub fn conform_record_batch(schema: &Schema, batch: &RecordBatch) -> Result<Reco
             "the batch has {} columns but the table has {} ({})",
             batch.num_columns(),
             schema.len(),
-            schema
-                .columns()
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            schema.columns().iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
         )));
     }
     let mut arrays = Vec::with_capacity(schema.len());
     for (i, col) in schema.columns().iter().enumerate() {
         let field = fields.field(i);
         if field.name() != &col.name {
-            return Err(Error::invalid_row(format!(
-                "batch column {i} is named {:?} but the table column is {:?}",
-                field.name(),
-                col.name
-            )));
+            return Err(Error::invalid_row(format!("batch column {i} is named {:?} but the table column is {:?}", field.name(), col.name)));
         }
         let target = arrow_type(col.data_type);
         let array = batch.column(i);
@@ -458,16 +406,10 @@ fn convert(array: &ArrayRef, target: &ArrowType) -> std::result::Result<ArrayRef
         (A::Dictionary(_, v), A::Binary) => {
             matches!(**v, A::Binary | A::LargeBinary | A::BinaryView)
         }
-        (A::Int8, A::Int16 | A::Int32 | A::Int64)
-        | (A::Int16, A::Int32 | A::Int64)
-        | (A::Int32, A::Int64) => true,
-        (A::UInt8, A::Int16 | A::Int32 | A::Int64)
-        | (A::UInt16, A::Int32 | A::Int64)
-        | (A::UInt32, A::Int64) => true,
+        (A::Int8, A::Int16 | A::Int32 | A::Int64) | (A::Int16, A::Int32 | A::Int64) | (A::Int32, A::Int64) => true,
+        (A::UInt8, A::Int16 | A::Int32 | A::Int64) | (A::UInt16, A::Int32 | A::Int64) | (A::UInt32, A::Int64) => true,
         (A::Float16, A::Float32 | A::Float64) | (A::Float32, A::Float64) => true,
-        (A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal256(p, s), A::Decimal128(tp, ts)) => {
-            p == tp && s == ts
-        }
+        (A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal256(p, s), A::Decimal128(tp, ts)) => p == tp && s == ts,
         _ => false,
     };
     if plain_cast {
@@ -480,9 +422,7 @@ fn convert(array: &ArrayRef, target: &ArrowType) -> std::result::Result<ArrayRef
     // Rescaling of temporal values: (units per second or per day of the source, of the target).
     let factors = match (source, target) {
         (A::Timestamp(from, _), A::Timestamp(to, None)) => (per_second(*from), per_second(*to)),
-        (A::Time32(from) | A::Time64(from), A::Time32(to) | A::Time64(to)) => {
-            (per_second(*from), per_second(*to))
-        }
+        (A::Time32(from) | A::Time64(from), A::Time32(to) | A::Time64(to)) => (per_second(*from), per_second(*to)),
         (A::Date64, A::Date32) => (86_400_000, 1),
         _ => return Err(None),
     };
@@ -491,81 +431,44 @@ fn convert(array: &ArrayRef, target: &ArrowType) -> std::result::Result<ArrayRef
 
 /// Convert the integer values behind a temporal array from `from` units to `to` units,
 /// exactly, and give them the type `target`.
-fn rescale(
-    array: &ArrayRef,
-    from: i64,
-    to: i64,
-    target: &ArrowType,
-) -> std::result::Result<ArrayRef, String> {
+fn rescale(array: &ArrayRef, from: i64, to: i64, target: &ArrowType) -> std::result::Result<ArrayRef, String> {
     let data = array.to_data();
     let raw: Int64Array = if data.data_type().primitive_width() == Some(4) {
-        let ints = Int32Array::from(
-            data.into_builder()
-                .data_type(ArrowType::Int32)
-                .build()
-                .map_err(|e| e.to_string())?,
-        );
+        let ints = Int32Array::from(data.into_builder().data_type(ArrowType::Int32).build().map_err(|e| e.to_string())?);
         ints.unary(|v| v as i64)
     } else {
-        Int64Array::from(
-            data.into_builder()
-                .data_type(ArrowType::Int64)
-                .build()
-                .map_err(|e| e.to_string())?,
-        )
+        Int64Array::from(data.into_builder().data_type(ArrowType::Int64).build().map_err(|e| e.to_string())?)
     };
     let scaled: Int64Array = if to >= from {
         let f = to / from;
-        raw.try_unary(|v| {
-            v.checked_mul(f)
-                .ok_or_else(|| format!("value {v} overflows when converted"))
-        })?
+        raw.try_unary(|v| v.checked_mul(f).ok_or_else(|| format!("value {v} overflows when converted")))?
     } else {
         let f = from / to;
-        raw.try_unary(|v| {
-            if v % f == 0 {
-                Ok(v / f)
-            } else {
-                Err(format!("value {v} would lose precision"))
-            }
-        })?
+        raw.try_unary(|v| if v % f == 0 { Ok(v / f) } else { Err(format!("value {v} would lose precision")) })?
     };
     let data = if target.primitive_width() == Some(4) {
-        let narrow: Int32Array = scaled.try_unary(|v| {
-            i32::try_from(v).map_err(|_| format!("value {v} does not fit in 32 bits"))
-        })?;
+        let narrow: Int32Array = scaled.try_unary(|v| i32::try_from(v).map_err(|_| format!("value {v} does not fit in 32 bits")))?;
         narrow.into_data()
     } else {
         scaled.into_data()
     };
-    Ok(make_array(
-        data.into_builder()
-            .data_type(target.clone())
-            .build()
-            .map_err(|e| e.to_string())?,
-    ))
+    Ok(make_array(data.into_builder().data_type(target.clone()).build().map_err(|e| e.to_string())?))
 }
 
 // ===== Arrow -> values =====
 
 fn downcast<T: 'static>(array: &dyn Array, t: DataType) -> Result<&T> {
-    array.as_any().downcast_ref::<T>().ok_or_else(|| {
-        Error::invalid_row(format!(
-            "an Arrow {} array cannot hold {t} (expected {})",
-            array.data_type(),
-            arrow_type(t)
-        ))
-    })
+    array
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| Error::invalid_row(format!("an Arrow {} array cannot hold {t} (expected {})", array.data_type(), arrow_type(t))))
 }
 
 /// One cell of `array` (of the table type `t`, already conformed to [`arrow_type`]) as a
 /// [`Value`]. Timestamp arrays of any time zone are accepted.
 pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> {
     if row >= array.len() {
-        return Err(Error::invalid_row(format!(
-            "row {row} is outside an array of {} values",
-            array.len()
-        )));
+        return Err(Error::invalid_row(format!("row {row} is outside an array of {} values", array.len())));
     }
     if array.is_null(row) {
         return Ok(Value::Null);
@@ -580,50 +483,32 @@ pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> 
         DataType::Double => Value::Double(downcast::<Float64Array>(array, t)?.value(row)),
         DataType::String => Value::String(downcast::<StringArray>(array, t)?.value(row).to_owned()),
         DataType::Bytes => Value::Bytes(downcast::<BinaryArray>(array, t)?.value(row).to_vec()),
-        DataType::Decimal { precision, scale } => Value::Decimal(Decimal {
-            unscaled: downcast::<Decimal128Array>(array, t)?.value(row),
-            precision,
-            scale,
-        }),
+        DataType::Decimal { precision, scale } => {
+            Value::Decimal(Decimal { unscaled: downcast::<Decimal128Array>(array, t)?.value(row), precision, scale })
+        }
         DataType::Date => Value::Date(downcast::<Date32Array>(array, t)?.value(row)),
         DataType::Time { .. } => Value::Time(match array.data_type() {
-            ArrowType::Time32(TimeUnit::Second) => {
-                array.as_primitive::<Time32SecondType>().value(row) * 1000
-            }
-            ArrowType::Time32(TimeUnit::Millisecond) => {
-                array.as_primitive::<Time32MillisecondType>().value(row)
-            }
-            ArrowType::Time64(TimeUnit::Microsecond) => {
-                (array.as_primitive::<Time64MicrosecondType>().value(row) / 1000) as i32
-            }
-            ArrowType::Time64(TimeUnit::Nanosecond) => {
-                (array.as_primitive::<Time64NanosecondType>().value(row) / 1_000_000) as i32
-            }
-            other => {
-                return Err(Error::invalid_row(format!(
-                    "an Arrow {other} array cannot hold {t}"
-                )))
-            }
+            ArrowType::Time32(TimeUnit::Second) => array.as_primitive::<Time32SecondType>().value(row) * 1000,
+            ArrowType::Time32(TimeUnit::Millisecond) => array.as_primitive::<Time32MillisecondType>().value(row),
+            ArrowType::Time64(TimeUnit::Microsecond) => (array.as_primitive::<Time64MicrosecondType>().value(row) / 1000) as i32,
+            ArrowType::Time64(TimeUnit::Nanosecond) => (array.as_primitive::<Time64NanosecondType>().value(row) / 1_000_000) as i32,
+            other => return Err(Error::invalid_row(format!("an Arrow {other} array cannot hold {t}"))),
         }),
         DataType::Timestamp { .. } | DataType::TimestampLtz { .. } => {
             let ts = match array.data_type() {
                 ArrowType::Timestamp(TimeUnit::Second, _) => {
                     Timestamp::from_seconds(array.as_primitive::<TimestampSecondType>().value(row))
                 }
-                ArrowType::Timestamp(TimeUnit::Millisecond, _) => Timestamp::from_millis(
-                    array.as_primitive::<TimestampMillisecondType>().value(row),
-                ),
-                ArrowType::Timestamp(TimeUnit::Microsecond, _) => Timestamp::from_micros(
-                    array.as_primitive::<TimestampMicrosecondType>().value(row),
-                ),
-                ArrowType::Timestamp(TimeUnit::Nanosecond, _) => Timestamp::from_nanos(
-                    array.as_primitive::<TimestampNanosecondType>().value(row),
-                ),
-                other => {
-                    return Err(Error::invalid_row(format!(
-                        "an Arrow {other} array cannot hold {t}"
-                    )))
+                ArrowType::Timestamp(TimeUnit::Millisecond, _) => {
+                    Timestamp::from_millis(array.as_primitive::<TimestampMillisecondType>().value(row))
                 }
+                ArrowType::Timestamp(TimeUnit::Microsecond, _) => {
+                    Timestamp::from_micros(array.as_primitive::<TimestampMicrosecondType>().value(row))
+                }
+                ArrowType::Timestamp(TimeUnit::Nanosecond, _) => {
+                    Timestamp::from_nanos(array.as_primitive::<TimestampNanosecondType>().value(row))
+                }
+                other => return Err(Error::invalid_row(format!("an Arrow {other} array cannot hold {t}"))),
             };
             if matches!(t, DataType::Timestamp { .. }) {
                 Value::Timestamp(ts)
@@ -638,15 +523,7 @@ pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> 
 pub fn record_batch_to_rows(schema: &Schema, batch: &RecordBatch) -> Result<Vec<Row>> {
     let batch = conform_record_batch(schema, batch)?;
     let types = schema.types();
-    (0..batch.num_rows())
-        .map(|r| {
-            types
-                .iter()
-                .zip(batch.columns())
-                .map(|(t, a)| arrow_value(a.as_ref(), *t, r))
-                .collect()
-        })
-        .collect()
+    (0..batch.num_rows()).map(|r| types.iter().zip(batch.columns()).map(|(t, a)| arrow_value(a.as_ref(), *t, r)).collect()).collect()
 }
 
 #[cfg(test)]
@@ -658,10 +535,9 @@ mod tests {
     use crate::wire::compacted::tests::arb_schema_and_rows;
     use arrow_array::types::Int64Type;
     use arrow_array::{
-        Date64Array, DictionaryArray, FixedSizeBinaryArray, Int32Array, LargeBinaryArray,
-        LargeStringArray, NullArray, StringViewArray, Time32MillisecondArray,
-        Time64NanosecondArray, TimestampMicrosecondArray, TimestampMillisecondArray,
-        TimestampNanosecondArray, TimestampSecondArray, UInt32Array, UInt64Array,
+        Date64Array, DictionaryArray, FixedSizeBinaryArray, Int32Array, LargeBinaryArray, LargeStringArray, NullArray, StringViewArray,
+        Time32MillisecondArray, Time64NanosecondArray, TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+        TimestampSecondArray, UInt32Array, UInt64Array,
     };
     use proptest::prelude::*;
 
@@ -676,14 +552,8 @@ mod tests {
             DataType::Double,
             DataType::String,
             DataType::Bytes,
-            DataType::Decimal {
-                precision: 10,
-                scale: 2,
-            },
-            DataType::Decimal {
-                precision: 38,
-                scale: 5,
-            },
+            DataType::Decimal { precision: 10, scale: 2 },
+            DataType::Decimal { precision: 38, scale: 5 },
             DataType::Date,
             DataType::Time { precision: 0 },
             DataType::Time { precision: 3 },
@@ -698,15 +568,7 @@ mod tests {
             DataType::TimestampLtz { precision: 6 },
             DataType::TimestampLtz { precision: 9 },
         ];
-        Schema::new(
-            types
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Column::new(format!("c{i}"), *t))
-                .collect(),
-            vec![],
-        )
-        .unwrap()
+        Schema::new(types.iter().enumerate().map(|(i, t)| Column::new(format!("c{i}"), *t)).collect(), vec![]).unwrap()
     }
 
     fn every_type_row() -> Row {
@@ -721,16 +583,8 @@ mod tests {
             Value::Double(f64::MAX),
             Value::String("héllo".into()),
             Value::Bytes(vec![0, 255]),
-            Value::Decimal(Decimal {
-                unscaled: -99_999_999,
-                precision: 10,
-                scale: 2,
-            }),
-            Value::Decimal(Decimal {
-                unscaled: -(10i128.pow(38) - 1),
-                precision: 38,
-                scale: 5,
-            }),
+            Value::Decimal(Decimal { unscaled: -99_999_999, precision: 10, scale: 2 }),
+            Value::Decimal(Decimal { unscaled: -(10i128.pow(38) - 1), precision: 38, scale: 5 }),
             Value::Date(-719_162),
             Value::Time(86_399_000),
             Value::Time(86_399_999),
@@ -759,11 +613,7 @@ mod tests {
     #[test]
     fn schema_mapping_follows_the_table() {
         let s = arrow_schema(&every_type_schema());
-        let types: Vec<String> = s
-            .fields()
-            .iter()
-            .map(|f| f.data_type().to_string())
-            .collect();
+        let types: Vec<String> = s.fields().iter().map(|f| f.data_type().to_string()).collect();
         assert_eq!(
             types,
             [
@@ -793,20 +643,9 @@ mod tests {
                 "Timestamp(ns)",
             ]
         );
-        let pk = Schema::builder()
-            .column_not_null("id", DataType::Int)
-            .column("v", DataType::String)
-            .build()
-            .unwrap();
+        let pk = Schema::builder().column_not_null("id", DataType::Int).column("v", DataType::String).build().unwrap();
         let s = arrow_schema(&pk);
-        assert_eq!(
-            (
-                s.field(0).name().as_str(),
-                s.field(0).is_nullable(),
-                s.field(1).is_nullable()
-            ),
-            ("id", false, true)
-        );
+        assert_eq!((s.field(0).name().as_str(), s.field(0).is_nullable(), s.field(1).is_nullable()), ("id", false, true));
     }
 
     #[test]
@@ -820,25 +659,15 @@ mod tests {
         let batch = b.finish();
         assert_eq!(b.len(), 0);
         assert_eq!(batch.num_rows(), 2);
-        assert_eq!(
-            record_batch_to_rows(&schema, &batch).unwrap(),
-            vec![every_type_row(), nulls]
-        );
+        assert_eq!(record_batch_to_rows(&schema, &batch).unwrap(), vec![every_type_row(), nulls]);
         // Reuse after finish.
         b.append(&every_type_row()).unwrap();
-        assert_eq!(
-            record_batch_to_rows(&schema, &b.finish()).unwrap(),
-            vec![every_type_row()]
-        );
+        assert_eq!(record_batch_to_rows(&schema, &b.finish()).unwrap(), vec![every_type_row()]);
     }
 
     #[test]
     fn append_checks_rows_and_appends_nothing_on_error() {
-        let schema = Schema::builder()
-            .column_not_null("a", DataType::Int)
-            .column("b", DataType::String)
-            .build()
-            .unwrap();
+        let schema = Schema::builder().column_not_null("a", DataType::Int).column("b", DataType::String).build().unwrap();
         let mut b = RowsToArrow::new(&schema);
         b.append(&row![1, "x"]).unwrap();
         assert!(b.append(&row![2, 3]).is_err());
@@ -851,19 +680,13 @@ mod tests {
         // Out of range for nanoseconds.
         let s = one_col("t", DataType::Timestamp { precision: 9 }, true);
         let mut b = RowsToArrow::new(&s);
-        assert!(b
-            .append(&[Value::Timestamp(Timestamp::from_millis(i64::MAX / 10))])
-            .is_err());
+        assert!(b.append(&[Value::Timestamp(Timestamp::from_millis(i64::MAX / 10))]).is_err());
         assert_eq!(b.len(), 0);
     }
 
     #[test]
     fn estimated_size_grows_with_data() {
-        let schema = Schema::builder()
-            .column("a", DataType::BigInt)
-            .column("b", DataType::String)
-            .build()
-            .unwrap();
+        let schema = Schema::builder().column("a", DataType::BigInt).column("b", DataType::String).build().unwrap();
         let mut b = RowsToArrow::new(&schema);
         assert_eq!(b.estimated_size(), 0);
         b.append(&row![1i64, "hello"]).unwrap();
@@ -902,49 +725,19 @@ mod tests {
             .column("n", DataType::Double)
             .build()
             .unwrap();
-        let dict: DictionaryArray<arrow_array::types::Int8Type> =
-            vec!["x", "y", "x"].into_iter().collect();
+        let dict: DictionaryArray<arrow_array::types::Int8Type> = vec!["x", "y", "x"].into_iter().collect();
         let batch = batch_of(vec![
             ("s", Arc::new(LargeStringArray::from(vec!["a", "b", "c"]))),
-            (
-                "v",
-                Arc::new(StringViewArray::from(vec![Some("p"), None, Some("q")])),
-            ),
+            ("v", Arc::new(StringViewArray::from(vec![Some("p"), None, Some("q")]))),
             ("d", Arc::new(dict)),
-            (
-                "b",
-                Arc::new(LargeBinaryArray::from(vec![&b"1"[..], b"", b"3"])),
-            ),
-            (
-                "f",
-                Arc::new(
-                    FixedSizeBinaryArray::try_from_iter(
-                        vec![vec![1u8, 2], vec![3, 4], vec![5, 6]].into_iter(),
-                    )
-                    .unwrap(),
-                ),
-            ),
+            ("b", Arc::new(LargeBinaryArray::from(vec![&b"1"[..], b"", b"3"]))),
+            ("f", Arc::new(FixedSizeBinaryArray::try_from_iter(vec![vec![1u8, 2], vec![3, 4], vec![5, 6]].into_iter()).unwrap())),
             ("i", Arc::new(Int32Array::from(vec![-1, 0, i32::MAX]))),
             ("u", Arc::new(UInt32Array::from(vec![0, 1, u32::MAX]))),
-            (
-                "ts",
-                Arc::new(TimestampSecondArray::from(vec![-1, 0, 1]).with_timezone("Asia/Tokyo")),
-            ),
-            (
-                "ltz",
-                Arc::new(
-                    TimestampNanosecondArray::from(vec![Some(1_000_000), None, Some(-3_000_000)])
-                        .with_timezone("UTC"),
-                ),
-            ),
-            (
-                "date",
-                Arc::new(Date64Array::from(vec![0, 86_400_000, -86_400_000])),
-            ),
-            (
-                "time",
-                Arc::new(Time32MillisecondArray::from(vec![0, 1, 86_399_999])),
-            ),
+            ("ts", Arc::new(TimestampSecondArray::from(vec![-1, 0, 1]).with_timezone("Asia/Tokyo"))),
+            ("ltz", Arc::new(TimestampNanosecondArray::from(vec![Some(1_000_000), None, Some(-3_000_000)]).with_timezone("UTC"))),
+            ("date", Arc::new(Date64Array::from(vec![0, 86_400_000, -86_400_000]))),
+            ("time", Arc::new(Time32MillisecondArray::from(vec![0, 1, 86_399_999]))),
             ("n", Arc::new(NullArray::new(3))),
         ]);
         let out = conform_record_batch(&schema, &batch).unwrap();
@@ -973,18 +766,10 @@ mod tests {
         assert_eq!(rows[2][8], Value::TimestampLtz(Timestamp::from_millis(-3)));
         assert_eq!(rows[2][9], Value::Date(-1));
         assert_eq!(rows[2][10], Value::Time(86_399_999));
-        let ns = out
-            .column(10)
-            .as_any()
-            .downcast_ref::<Time64NanosecondArray>()
-            .unwrap();
+        let ns = out.column(10).as_any().downcast_ref::<Time64NanosecondArray>().unwrap();
         assert_eq!(ns.value(2), 86_399_999_000_000);
         // Time zones are dropped without shifting the stored instant.
-        let us = out
-            .column(7)
-            .as_any()
-            .downcast_ref::<TimestampMicrosecondArray>()
-            .unwrap();
+        let us = out.column(7).as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
         assert_eq!(us.values().to_vec(), vec![-1_000_000, 0, 1_000_000]);
     }
 
@@ -994,53 +779,20 @@ mod tests {
             let schema = one_col("c", t, true);
             let e = conform_record_batch(&schema, &batch_of(vec![("c", array)])).unwrap_err();
             assert_eq!(e.code(), crate::ClientCode::InvalidRow as i32);
-            assert!(
-                e.message().contains("\"c\"") && e.message().contains(want),
-                "{e}"
-            );
+            assert!(e.message().contains("\"c\"") && e.message().contains(want), "{e}");
         };
+        check(DataType::Int, Arc::new(Int64Array::from(vec![1])), "INT (Arrow Int32) but the batch column is Int64");
+        check(DataType::BigInt, Arc::new(UInt64Array::from(vec![1])), "UInt64");
+        check(DataType::String, Arc::new(Int32Array::from(vec![1])), "Int32");
+        check(DataType::Bytes, Arc::new(StringArray::from(vec!["x"])), "Utf8");
         check(
-            DataType::Int,
-            Arc::new(Int64Array::from(vec![1])),
-            "INT (Arrow Int32) but the batch column is Int64",
-        );
-        check(
-            DataType::BigInt,
-            Arc::new(UInt64Array::from(vec![1])),
-            "UInt64",
-        );
-        check(
-            DataType::String,
-            Arc::new(Int32Array::from(vec![1])),
-            "Int32",
-        );
-        check(
-            DataType::Bytes,
-            Arc::new(StringArray::from(vec!["x"])),
-            "Utf8",
-        );
-        check(
-            DataType::Decimal {
-                precision: 10,
-                scale: 2,
-            },
-            Arc::new(
-                Decimal128Array::from(vec![1])
-                    .with_precision_and_scale(10, 3)
-                    .unwrap(),
-            ),
+            DataType::Decimal { precision: 10, scale: 2 },
+            Arc::new(Decimal128Array::from(vec![1]).with_precision_and_scale(10, 3).unwrap()),
             "Decimal128(10, 3)",
         );
         check(
-            DataType::Decimal {
-                precision: 10,
-                scale: 2,
-            },
-            Arc::new(
-                Decimal128Array::from(vec![1])
-                    .with_precision_and_scale(12, 2)
-                    .unwrap(),
-            ),
+            DataType::Decimal { precision: 10, scale: 2 },
+            Arc::new(Decimal128Array::from(vec![1]).with_precision_and_scale(12, 2).unwrap()),
             "Decimal128(12, 2)",
         );
         check(
@@ -1048,45 +800,18 @@ mod tests {
             Arc::new(TimestampMicrosecondArray::from(vec![1_000, 1_001])),
             "value 1001 would lose precision",
         );
-        check(
-            DataType::Timestamp { precision: 9 },
-            Arc::new(TimestampSecondArray::from(vec![i64::MAX / 100])),
-            "overflows",
-        );
-        check(
-            DataType::Date,
-            Arc::new(Date64Array::from(vec![86_400_001])),
-            "lose precision",
-        );
-        check(
-            DataType::Time { precision: 0 },
-            Arc::new(Time32MillisecondArray::from(vec![1500])),
-            "lose precision",
-        );
-        check(
-            DataType::Timestamp { precision: 6 },
-            Arc::new(Date64Array::from(vec![0])),
-            "Date64",
-        );
-        check(
-            DataType::Double,
-            Arc::new(Int32Array::from(vec![1])),
-            "Int32",
-        );
+        check(DataType::Timestamp { precision: 9 }, Arc::new(TimestampSecondArray::from(vec![i64::MAX / 100])), "overflows");
+        check(DataType::Date, Arc::new(Date64Array::from(vec![86_400_001])), "lose precision");
+        check(DataType::Time { precision: 0 }, Arc::new(Time32MillisecondArray::from(vec![1500])), "lose precision");
+        check(DataType::Timestamp { precision: 6 }, Arc::new(Date64Array::from(vec![0])), "Date64");
+        check(DataType::Double, Arc::new(Int32Array::from(vec![1])), "Int32");
     }
 
     #[test]
     fn conform_checks_names_counts_and_not_null() {
-        let schema = Schema::builder()
-            .column_not_null("id", DataType::Int)
-            .column("v", DataType::String)
-            .build()
-            .unwrap();
+        let schema = Schema::builder().column_not_null("id", DataType::Int).column("v", DataType::String).build().unwrap();
         let ok = || -> Vec<(&str, ArrayRef)> {
-            vec![
-                ("id", Arc::new(Int32Array::from(vec![1, 2]))),
-                ("v", Arc::new(StringArray::from(vec![Some("a"), None]))),
-            ]
+            vec![("id", Arc::new(Int32Array::from(vec![1, 2]))), ("v", Arc::new(StringArray::from(vec![Some("a"), None])))]
         };
         assert!(conform_record_batch(&schema, &batch_of(ok())).is_ok());
         let e = conform_record_batch(&schema, &batch_of(ok()[..1].to_vec())).unwrap_err();
@@ -1094,10 +819,7 @@ mod tests {
         let mut renamed = ok();
         renamed[1].0 = "w";
         let e = conform_record_batch(&schema, &batch_of(renamed)).unwrap_err();
-        assert!(
-            e.message().contains("\"w\"") && e.message().contains("\"v\""),
-            "{e}"
-        );
+        assert!(e.message().contains("\"w\"") && e.message().contains("\"v\""), "{e}");
         let mut nulls = ok();
         nulls[0].1 = Arc::new(Int32Array::from(vec![Some(1), None]));
         let e = conform_record_batch(&schema, &batch_of(nulls)).unwrap_err();
@@ -1117,10 +839,7 @@ mod tests {
         let t = arrow_array::PrimitiveArray::<Int64Type>::from(vec![1]);
         assert!(arrow_value(&t, DataType::Timestamp { precision: 6 }, 0).is_err());
         let ts = TimestampMillisecondArray::from(vec![7]).with_timezone("UTC");
-        assert_eq!(
-            arrow_value(&ts, DataType::TimestampLtz { precision: 3 }, 0).unwrap(),
-            Value::TimestampLtz(Timestamp::from_millis(7))
-        );
+        assert_eq!(arrow_value(&ts, DataType::TimestampLtz { precision: 3 }, 0).unwrap(), Value::TimestampLtz(Timestamp::from_millis(7)));
     }
 
     proptest! {

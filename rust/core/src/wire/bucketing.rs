@@ -22,10 +22,7 @@ fn mix_k1(k: u32) -> u32 {
 
 #[inline]
 fn mix_h1(h: u32, k1: u32) -> u32 {
-    (h ^ k1)
-        .rotate_left(13)
-        .wrapping_mul(5)
-        .wrapping_add(0xe654_6b64)
+    (h ^ k1).rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64)
 }
 
 #[inline]
@@ -69,10 +66,7 @@ fn murmur_int(code: u32) -> i32 {
 /// `key_bytes` is never empty for a validly encoded key (every encoding takes at least one
 /// byte). Panics if `bucket_count <= 0`, which no valid table has.
 pub fn bucket_for_key(key_bytes: &[u8], bucket_count: i32) -> i32 {
-    assert!(
-        bucket_count > 0,
-        "bucket count must be positive, got {bucket_count}"
-    );
+    assert!(bucket_count > 0, "bucket count must be positive, got {bucket_count}");
     debug_assert!(!key_bytes.is_empty(), "empty bucket key");
     murmur_int(fluss_murmur3_32(key_bytes, BUCKET_SEED)) % bucket_count
 }
@@ -85,14 +79,8 @@ mod tests {
     fn java_verified_vectors_from_the_protocol_doc() {
         assert_eq!(bucket_for_key(&[0x00, 0x0a], 7), 1);
         assert_eq!(bucket_for_key(&[0x00, 0x0a, 0x0a, 0x0a], 12), 0);
-        assert_eq!(
-            bucket_for_key(b"The quick brown fox jumps over the lazy dog", 8),
-            6
-        );
-        assert_eq!(
-            bucket_for_key(b"2bb87d68-baf9-4e64-90f9-f80910419fa6", 16),
-            6
-        );
+        assert_eq!(bucket_for_key(b"The quick brown fox jumps over the lazy dog", 8), 6);
+        assert_eq!(bucket_for_key(b"2bb87d68-baf9-4e64-90f9-f80910419fa6", 16), 6);
     }
 
     #[test]

@@ -43,10 +43,7 @@ pub fn null_bitset_len(fields: usize) -> usize {
 pub fn encode_row(schema: &Schema, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
     let n = schema.len();
     if row.len() != n {
-        return Err(Error::invalid_row(format!(
-            "the row has {} fields but the table has {n} columns",
-            row.len()
-        )));
+        return Err(Error::invalid_row(format!("the row has {} fields but the table has {n} columns", row.len())));
     }
     let start = out.len();
     let bitset = null_bitset_len(n);
@@ -73,9 +70,9 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
         (DataType::Boolean, Value::Boolean(b)) => out.push(*b as u8),
         (DataType::TinyInt, Value::TinyInt(x)) => out.push(*x as u8),
         (DataType::SmallInt, Value::SmallInt(x)) => out.extend_from_slice(&x.to_le_bytes()),
-        (DataType::Int, Value::Int(x))
-        | (DataType::Date, Value::Date(x))
-        | (DataType::Time { .. }, Value::Time(x)) => put_u32(out, *x as u32),
+        (DataType::Int, Value::Int(x)) | (DataType::Date, Value::Date(x)) | (DataType::Time { .. }, Value::Time(x)) => {
+            put_u32(out, *x as u32)
+        }
         (DataType::BigInt, Value::BigInt(x)) => put_u64(out, *x as u64),
         (DataType::Float, Value::Float(x)) => out.extend_from_slice(&x.to_le_bytes()),
         (DataType::Double, Value::Double(x)) => out.extend_from_slice(&x.to_le_bytes()),
@@ -90,17 +87,13 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
                 put_bytes(out, &be[skip..]);
             }
         }
-        (DataType::Timestamp { precision }, Value::Timestamp(ts))
-        | (DataType::TimestampLtz { precision }, Value::TimestampLtz(ts)) => {
+        (DataType::Timestamp { precision }, Value::Timestamp(ts)) | (DataType::TimestampLtz { precision }, Value::TimestampLtz(ts)) => {
             put_u64(out, ts.millis as u64);
             if precision > MAX_COMPACT_TIMESTAMP_PRECISION {
                 put_u32(out, ts.nanos_of_milli);
             }
         }
-        _ => panic!(
-            "encode_value: a {} value for a {t} field (the value was not checked)",
-            v.type_name()
-        ),
+        _ => panic!("encode_value: a {} value for a {t} field (the value was not checked)", v.type_name()),
     }
 }
 
@@ -130,10 +123,7 @@ pub fn decode_row(schema: &Schema, bytes: &[u8]) -> Result<Row> {
     let n = schema.len();
     let bitset = null_bitset_len(n);
     if bytes.len() < bitset {
-        return Err(corrupt(format!(
-            "compacted row of {} bytes is shorter than its null bitset",
-            bytes.len()
-        )));
+        return Err(corrupt(format!("compacted row of {} bytes is shorter than its null bitset", bytes.len())));
     }
     let mut pos = bitset;
     let mut row = Vec::with_capacity(n);
@@ -141,26 +131,17 @@ pub fn decode_row(schema: &Schema, bytes: &[u8]) -> Result<Row> {
         if bytes[i / 8] & (1 << (i % 8)) != 0 {
             row.push(Value::Null);
         } else {
-            row.push(
-                decode_value(col.data_type, bytes, &mut pos)
-                    .map_err(|e| e.context(format!("column {:?}", col.name)))?,
-            );
+            row.push(decode_value(col.data_type, bytes, &mut pos).map_err(|e| e.context(format!("column {:?}", col.name)))?);
         }
     }
     if pos != bytes.len() {
-        return Err(corrupt(format!(
-            "{} trailing bytes after a compacted row",
-            bytes.len() - pos
-        )));
+        return Err(corrupt(format!("{} trailing bytes after a compacted row", bytes.len() - pos)));
     }
     Ok(row)
 }
 
 fn take<'a>(buf: &'a [u8], pos: &mut usize, n: usize) -> Result<&'a [u8]> {
-    let end = pos
-        .checked_add(n)
-        .filter(|&e| e <= buf.len())
-        .ok_or_else(|| corrupt("truncated compacted value"))?;
+    let end = pos.checked_add(n).filter(|&e| e <= buf.len()).ok_or_else(|| corrupt("truncated compacted value"))?;
     let s = &buf[*pos..end];
     *pos = end;
     Ok(s)
@@ -180,24 +161,16 @@ pub fn decode_value(t: DataType, buf: &[u8], pos: &mut usize) -> Result<Value> {
             b => return Err(corrupt(format!("BOOLEAN byte {b:#04x}"))),
         },
         DataType::TinyInt => Value::TinyInt(take(buf, pos, 1)?[0] as i8),
-        DataType::SmallInt => {
-            Value::SmallInt(i16::from_le_bytes(take(buf, pos, 2)?.try_into().unwrap()))
-        }
+        DataType::SmallInt => Value::SmallInt(i16::from_le_bytes(take(buf, pos, 2)?.try_into().unwrap())),
         DataType::Int => Value::Int(get_u32(buf, pos)? as i32),
         DataType::Date => Value::Date(get_u32(buf, pos)? as i32),
         DataType::Time { .. } => Value::Time(get_u32(buf, pos)? as i32),
         DataType::BigInt => Value::BigInt(get_u64(buf, pos)? as i64),
         DataType::Float => Value::Float(f32::from_le_bytes(take(buf, pos, 4)?.try_into().unwrap())),
-        DataType::Double => {
-            Value::Double(f64::from_le_bytes(take(buf, pos, 8)?.try_into().unwrap()))
-        }
+        DataType::Double => Value::Double(f64::from_le_bytes(take(buf, pos, 8)?.try_into().unwrap())),
         DataType::String => {
             let b = take_var(buf, pos)?;
-            Value::String(
-                std::str::from_utf8(b)
-                    .map_err(|e| corrupt(format!("STRING is not UTF-8: {e}")))?
-                    .to_owned(),
-            )
+            Value::String(std::str::from_utf8(b).map_err(|e| corrupt(format!("STRING is not UTF-8: {e}")))?.to_owned())
         }
         DataType::Bytes => Value::Bytes(take_var(buf, pos)?.to_vec()),
         DataType::Decimal { precision, scale } => {
@@ -206,47 +179,27 @@ pub fn decode_value(t: DataType, buf: &[u8], pos: &mut usize) -> Result<Value> {
             } else {
                 let b = take_var(buf, pos)?;
                 if b.is_empty() || b.len() > 16 {
-                    return Err(corrupt(format!(
-                        "DECIMAL({precision}) of {} bytes",
-                        b.len()
-                    )));
+                    return Err(corrupt(format!("DECIMAL({precision}) of {} bytes", b.len())));
                 }
                 let fill = if b[0] & 0x80 != 0 { 0xFF } else { 0x00 };
                 let mut be = [fill; 16];
                 be[16 - b.len()..].copy_from_slice(b);
                 i128::from_be_bytes(be)
             };
-            Value::Decimal(Decimal {
-                unscaled,
-                precision,
-                scale,
-            })
+            Value::Decimal(Decimal { unscaled, precision, scale })
         }
-        DataType::Timestamp { precision } => {
-            Value::Timestamp(decode_timestamp(precision, buf, pos)?)
-        }
-        DataType::TimestampLtz { precision } => {
-            Value::TimestampLtz(decode_timestamp(precision, buf, pos)?)
-        }
+        DataType::Timestamp { precision } => Value::Timestamp(decode_timestamp(precision, buf, pos)?),
+        DataType::TimestampLtz { precision } => Value::TimestampLtz(decode_timestamp(precision, buf, pos)?),
     })
 }
 
 fn decode_timestamp(precision: u8, buf: &[u8], pos: &mut usize) -> Result<Timestamp> {
     let millis = get_u64(buf, pos)? as i64;
-    let nanos_of_milli = if precision > MAX_COMPACT_TIMESTAMP_PRECISION {
-        get_u32(buf, pos)?
-    } else {
-        0
-    };
+    let nanos_of_milli = if precision > MAX_COMPACT_TIMESTAMP_PRECISION { get_u32(buf, pos)? } else { 0 };
     if nanos_of_milli >= 1_000_000 {
-        return Err(corrupt(format!(
-            "timestamp nanos_of_milli {nanos_of_milli} >= 1000000"
-        )));
+        return Err(corrupt(format!("timestamp nanos_of_milli {nanos_of_milli} >= 1000000")));
     }
-    Ok(Timestamp {
-        millis,
-        nanos_of_milli,
-    })
+    Ok(Timestamp { millis, nanos_of_milli })
 }
 
 #[cfg(test)]
@@ -269,11 +222,7 @@ pub(crate) mod tests {
     }
 
     fn dec(p: u8, s: u8, unscaled: i128) -> Value {
-        Value::Decimal(Decimal {
-            unscaled,
-            precision: p,
-            scale: s,
-        })
+        Value::Decimal(Decimal { unscaled, precision: p, scale: s })
     }
 
     #[test]
@@ -286,21 +235,13 @@ pub(crate) mod tests {
             .build()
             .unwrap();
         let bytes = enc(&schema, &crate::row![1, "Alice", 30i64]);
-        assert_eq!(
-            bytes,
-            [0x00, 0x01, 0x05, 0x41, 0x6c, 0x69, 0x63, 0x65, 0x1e]
-        );
-        assert_eq!(
-            decode_row(&schema, &bytes).unwrap(),
-            crate::row![1, "Alice", 30i64]
-        );
+        assert_eq!(bytes, [0x00, 0x01, 0x05, 0x41, 0x6c, 0x69, 0x63, 0x65, 0x1e]);
+        assert_eq!(decode_row(&schema, &bytes).unwrap(), crate::row![1, "Alice", 30i64]);
     }
 
     #[test]
     fn null_bitset_is_lsb_first_and_nulls_take_no_bytes() {
-        let cols: Vec<Column> = (0..10)
-            .map(|i| Column::new(format!("c{i}"), DataType::TinyInt))
-            .collect();
+        let cols: Vec<Column> = (0..10).map(|i| Column::new(format!("c{i}"), DataType::TinyInt)).collect();
         let schema = Schema::new(cols, vec![]).unwrap();
         let mut row: Row = (0..10).map(|i| Value::TinyInt(i as i8)).collect();
         row[0] = Value::Null;
@@ -316,66 +257,23 @@ pub(crate) mod tests {
         assert_eq!(one(DataType::Boolean, Value::Boolean(true)), [1]);
         assert_eq!(one(DataType::TinyInt, Value::TinyInt(-2)), [0xfe]);
         assert_eq!(one(DataType::SmallInt, Value::SmallInt(-2)), [0xfe, 0xff]);
-        assert_eq!(
-            one(DataType::SmallInt, Value::SmallInt(0x1234)),
-            [0x34, 0x12]
-        );
-        assert_eq!(
-            one(DataType::Int, Value::Int(-1)),
-            [0xff, 0xff, 0xff, 0xff, 0x0f]
-        );
+        assert_eq!(one(DataType::SmallInt, Value::SmallInt(0x1234)), [0x34, 0x12]);
+        assert_eq!(one(DataType::Int, Value::Int(-1)), [0xff, 0xff, 0xff, 0xff, 0x0f]);
         assert_eq!(one(DataType::Date, Value::Date(19_000)), [0xb8, 0x94, 0x01]);
-        assert_eq!(
-            one(DataType::Time { precision: 3 }, Value::Time(1000)),
-            [0xe8, 0x07]
-        );
+        assert_eq!(one(DataType::Time { precision: 3 }, Value::Time(1000)), [0xe8, 0x07]);
         assert_eq!(one(DataType::BigInt, Value::BigInt(-1)).len(), 10);
-        assert_eq!(
-            one(DataType::Float, Value::Float(1.5)),
-            1.5f32.to_le_bytes()
-        );
-        assert_eq!(
-            one(DataType::Double, Value::Double(-0.25)),
-            (-0.25f64).to_le_bytes()
-        );
-        assert_eq!(
-            one(DataType::String, Value::String("ab".into())),
-            [0x02, b'a', b'b']
-        );
+        assert_eq!(one(DataType::Float, Value::Float(1.5)), 1.5f32.to_le_bytes());
+        assert_eq!(one(DataType::Double, Value::Double(-0.25)), (-0.25f64).to_le_bytes());
+        assert_eq!(one(DataType::String, Value::String("ab".into())), [0x02, b'a', b'b']);
         assert_eq!(one(DataType::String, Value::String(String::new())), [0x00]);
-        assert_eq!(
-            one(DataType::Bytes, Value::Bytes(vec![0, 0xff])),
-            [0x02, 0x00, 0xff]
-        );
+        assert_eq!(one(DataType::Bytes, Value::Bytes(vec![0, 0xff])), [0x02, 0x00, 0xff]);
     }
 
     #[test]
     fn decimals_compact_and_big_integer_bytes() {
-        assert_eq!(
-            one(
-                DataType::Decimal {
-                    precision: 10,
-                    scale: 2
-                },
-                dec(10, 2, 12345)
-            ),
-            [0xb9, 0x60]
-        );
-        assert_eq!(
-            one(
-                DataType::Decimal {
-                    precision: 18,
-                    scale: 0
-                },
-                dec(18, 0, -1)
-            )
-            .len(),
-            10
-        );
-        let t = DataType::Decimal {
-            precision: 38,
-            scale: 4,
-        };
+        assert_eq!(one(DataType::Decimal { precision: 10, scale: 2 }, dec(10, 2, 12345)), [0xb9, 0x60]);
+        assert_eq!(one(DataType::Decimal { precision: 18, scale: 0 }, dec(18, 0, -1)).len(), 10);
+        let t = DataType::Decimal { precision: 38, scale: 4 };
         // BigInteger.toByteArray: minimal two's complement with one sign bit.
         assert_eq!(one(t, dec(38, 4, 0)), [0x01, 0x00]);
         assert_eq!(one(t, dec(38, 4, 127)), [0x01, 0x7f]);
@@ -389,19 +287,7 @@ pub(crate) mod tests {
         let bytes = one(t, dec(38, 4, max));
         assert_eq!(bytes[0], 16);
         assert_eq!(&bytes[1..], &max.to_be_bytes());
-        for v in [
-            0,
-            1,
-            -1,
-            127,
-            128,
-            -128,
-            -129,
-            1 << 70,
-            -(1 << 70),
-            max,
-            -max,
-        ] {
+        for v in [0, 1, -1, 127, 128, -128, -129, 1 << 70, -(1 << 70), max, -max] {
             let b = one(t, dec(38, 4, v));
             assert_eq!(decode_value(t, &b, &mut 0).unwrap(), dec(38, 4, v), "{v}");
         }
@@ -409,10 +295,7 @@ pub(crate) mod tests {
 
     #[test]
     fn timestamps_by_precision() {
-        let ts = Timestamp {
-            millis: 1_700_000_000_123,
-            nanos_of_milli: 456_789,
-        };
+        let ts = Timestamp { millis: 1_700_000_000_123, nanos_of_milli: 456_789 };
         for p in [0u8, 3] {
             let b = one(DataType::Timestamp { precision: p }, Value::Timestamp(ts));
             let mut want = Vec::new();
@@ -421,41 +304,25 @@ pub(crate) mod tests {
             let back = decode_value(DataType::Timestamp { precision: p }, &b, &mut 0).unwrap();
             assert_eq!(back, Value::Timestamp(Timestamp::from_millis(ts.millis)));
         }
-        let b6 = one(
-            DataType::TimestampLtz { precision: 6 },
-            Value::TimestampLtz(ts),
-        );
+        let b6 = one(DataType::TimestampLtz { precision: 6 }, Value::TimestampLtz(ts));
         let mut want = Vec::new();
         put_u64(&mut want, ts.millis as u64);
         put_u32(&mut want, 456_789);
-        assert_eq!(
-            b6, want,
-            "nanos beyond the precision are kept, as Java does"
-        );
+        assert_eq!(b6, want, "nanos beyond the precision are kept, as Java does");
         let b9 = one(DataType::Timestamp { precision: 9 }, Value::Timestamp(ts));
         let mut pos = 0;
-        assert_eq!(
-            decode_value(DataType::Timestamp { precision: 9 }, &b9, &mut pos).unwrap(),
-            Value::Timestamp(ts)
-        );
+        assert_eq!(decode_value(DataType::Timestamp { precision: 9 }, &b9, &mut pos).unwrap(), Value::Timestamp(ts));
         assert_eq!(pos, b9.len());
         // Before the epoch: millis negative (ten bytes), nanos still non-negative.
         let neg = Timestamp::from_nanos(-1);
         let b = one(DataType::Timestamp { precision: 9 }, Value::Timestamp(neg));
         assert_eq!(b.len(), 10 + 3);
-        assert_eq!(
-            decode_value(DataType::Timestamp { precision: 9 }, &b, &mut 0).unwrap(),
-            Value::Timestamp(neg)
-        );
+        assert_eq!(decode_value(DataType::Timestamp { precision: 9 }, &b, &mut 0).unwrap(), Value::Timestamp(neg));
     }
 
     #[test]
     fn rejects_bad_rows_and_appends_nothing() {
-        let schema = Schema::builder()
-            .column_not_null("a", DataType::Int)
-            .column("b", DataType::String)
-            .build()
-            .unwrap();
+        let schema = Schema::builder().column_not_null("a", DataType::Int).column("b", DataType::String).build().unwrap();
         let mut out = vec![9];
         let e = encode_row(&schema, &crate::row![1], &mut out).unwrap_err();
         assert_eq!(e.code(), crate::ClientCode::InvalidRow as i32);
@@ -468,11 +335,7 @@ pub(crate) mod tests {
 
     #[test]
     fn rejects_corrupt_bytes() {
-        let schema = Schema::builder()
-            .column("a", DataType::Int)
-            .column("b", DataType::String)
-            .build()
-            .unwrap();
+        let schema = Schema::builder().column("a", DataType::Int).column("b", DataType::String).build().unwrap();
         let good = enc(&schema, &crate::row![1, "hello"]);
         assert!(decode_row(&schema, &good[..good.len() - 1]).is_err());
         let mut long = good.clone();
@@ -483,15 +346,7 @@ pub(crate) mod tests {
         let e = decode_row(&schema, &bad_utf8).unwrap_err();
         assert_eq!(e.code(), crate::FlussCode::CORRUPT_MESSAGE);
         assert!(decode_value(DataType::Boolean, &[2], &mut 0).is_err());
-        assert!(decode_value(
-            DataType::Decimal {
-                precision: 20,
-                scale: 0
-            },
-            &[17; 18],
-            &mut 0
-        )
-        .is_err());
+        assert!(decode_value(DataType::Decimal { precision: 20, scale: 0 }, &[17; 18], &mut 0).is_err());
     }
 
     // ===== proptest strategies, shared with key.rs and arrow.rs tests =====
@@ -507,9 +362,7 @@ pub(crate) mod tests {
             Just(DataType::Double),
             Just(DataType::String),
             Just(DataType::Bytes),
-            (1u8..=38)
-                .prop_flat_map(|p| (Just(p), 0..=p))
-                .prop_map(|(precision, scale)| DataType::Decimal { precision, scale }),
+            (1u8..=38).prop_flat_map(|p| (Just(p), 0..=p)).prop_map(|(precision, scale)| DataType::Decimal { precision, scale }),
             Just(DataType::Date),
             (0u8..=9).prop_map(|precision| DataType::Time { precision }),
             (0u8..=9).prop_map(|precision| DataType::Timestamp { precision }),
@@ -521,8 +374,7 @@ pub(crate) mod tests {
         // Values representable at the column's precision (finer digits would be truncated),
         // within the range every Arrow unit can hold (nanoseconds: about +-292 years).
         let unit = 10i64.pow(9 - precision as u32);
-        (-9_000_000_000_000_000_000i64 / unit..9_000_000_000_000_000_000i64 / unit)
-            .prop_map(move |x| Timestamp::from_nanos(x * unit))
+        (-9_000_000_000_000_000_000i64 / unit..9_000_000_000_000_000_000i64 / unit).prop_map(move |x| Timestamp::from_nanos(x * unit))
     }
 
     /// A non-null value that fits `t` exactly (no digits finer than the type keeps).
@@ -533,50 +385,26 @@ pub(crate) mod tests {
             DataType::SmallInt => any::<i16>().prop_map(Value::SmallInt).boxed(),
             DataType::Int => any::<i32>().prop_map(Value::Int).boxed(),
             DataType::BigInt => any::<i64>().prop_map(Value::BigInt).boxed(),
-            DataType::Float => any::<f32>()
-                .prop_filter("NaN != NaN", |f| !f.is_nan())
-                .prop_map(Value::Float)
-                .boxed(),
-            DataType::Double => any::<f64>()
-                .prop_filter("NaN != NaN", |f| !f.is_nan())
-                .prop_map(Value::Double)
-                .boxed(),
+            DataType::Float => any::<f32>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Float).boxed(),
+            DataType::Double => any::<f64>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Double).boxed(),
             DataType::String => ".{0,20}".prop_map(Value::String).boxed(),
-            DataType::Bytes => proptest::collection::vec(any::<u8>(), 0..20)
-                .prop_map(Value::Bytes)
-                .boxed(),
+            DataType::Bytes => proptest::collection::vec(any::<u8>(), 0..20).prop_map(Value::Bytes).boxed(),
             DataType::Decimal { precision, scale } => {
                 let max = 10i128.pow(precision as u32) - 1;
-                (-max..=max)
-                    .prop_map(move |unscaled| {
-                        Value::Decimal(Decimal {
-                            unscaled,
-                            precision,
-                            scale,
-                        })
-                    })
-                    .boxed()
+                (-max..=max).prop_map(move |unscaled| Value::Decimal(Decimal { unscaled, precision, scale })).boxed()
             }
             DataType::Date => (-1_000_000i32..1_000_000).prop_map(Value::Date).boxed(),
             DataType::Time { precision } => {
                 let unit = 10i32.pow(3 - precision.min(3) as u32);
-                (0..86_400_000 / unit)
-                    .prop_map(move |x| Value::Time(x * unit))
-                    .boxed()
+                (0..86_400_000 / unit).prop_map(move |x| Value::Time(x * unit)).boxed()
             }
-            DataType::Timestamp { precision } => {
-                arb_ts(precision).prop_map(Value::Timestamp).boxed()
-            }
-            DataType::TimestampLtz { precision } => {
-                arb_ts(precision).prop_map(Value::TimestampLtz).boxed()
-            }
+            DataType::Timestamp { precision } => arb_ts(precision).prop_map(Value::Timestamp).boxed(),
+            DataType::TimestampLtz { precision } => arb_ts(precision).prop_map(Value::TimestampLtz).boxed(),
         }
     }
 
     /// A schema of 1..12 columns (random types and nullability) and a row that fits it.
-    pub(crate) fn arb_schema_and_rows(
-        max_rows: usize,
-    ) -> impl Strategy<Value = (Schema, Vec<Row>)> {
+    pub(crate) fn arb_schema_and_rows(max_rows: usize) -> impl Strategy<Value = (Schema, Vec<Row>)> {
         proptest::collection::vec((arb_type(), any::<bool>()), 1..12).prop_flat_map(move |cols| {
             let schema = Schema::new(
                 cols.iter()
@@ -595,13 +423,15 @@ pub(crate) mod tests {
             .unwrap();
             let row = cols
                 .iter()
-                .map(|(t, nullable)| {
-                    if *nullable {
-                        prop_oneof![1 => Just(Value::Null), 3 => arb_value(*t)].boxed()
-                    } else {
-                        arb_value(*t)
-                    }
-                })
+                .map(
+                    |(t, nullable)| {
+                        if *nullable {
+                            prop_oneof![1 => Just(Value::Null), 3 => arb_value(*t)].boxed()
+                        } else {
+                            arb_value(*t)
+                        }
+                    },
+                )
                 .collect::<Vec<_>>();
             (Just(schema), proptest::collection::vec(row, 1..=max_rows))
         })

@@ -15,18 +15,9 @@ use crate::row::{check_value, Value};
 /// `key_indexes`, in that order. Only the key columns are checked; a null key value, a value of
 /// the wrong type, a short row or an index outside the schema is [`Error::invalid_row`], and on
 /// error nothing is left appended.
-pub fn encode_key(
-    schema: &Schema,
-    key_indexes: &[usize],
-    row: &[Value],
-    out: &mut Vec<u8>,
-) -> Result<()> {
+pub fn encode_key(schema: &Schema, key_indexes: &[usize], row: &[Value], out: &mut Vec<u8>) -> Result<()> {
     if row.len() != schema.len() {
-        return Err(Error::invalid_row(format!(
-            "the row has {} fields but the table has {} columns",
-            row.len(),
-            schema.len()
-        )));
+        return Err(Error::invalid_row(format!("the row has {} fields but the table has {} columns", row.len(), schema.len())));
     }
     if key_indexes.is_empty() {
         return Err(Error::invalid_row("a key needs at least one column"));
@@ -34,17 +25,9 @@ pub fn encode_key(
     let start = out.len();
     for &i in key_indexes {
         let result = match schema.columns().get(i) {
-            None => Err(Error::invalid_row(format!(
-                "key column index {i} is outside the schema ({} columns)",
-                schema.len()
-            ))),
-            Some(col) if row[i].is_null() => Err(Error::invalid_row(format!(
-                "key column {:?} is null",
-                col.name
-            ))),
-            Some(col) => {
-                check_value(col, &row[i]).map(|()| encode_value(col.data_type, &row[i], out))
-            }
+            None => Err(Error::invalid_row(format!("key column index {i} is outside the schema ({} columns)", schema.len()))),
+            Some(col) if row[i].is_null() => Err(Error::invalid_row(format!("key column {:?} is null", col.name))),
+            Some(col) => check_value(col, &row[i]).map(|()| encode_value(col.data_type, &row[i], out)),
         };
         if let Err(e) = result {
             out.truncate(start);
@@ -79,22 +62,10 @@ mod tests {
 
     #[test]
     fn doc_examples() {
-        assert_eq!(
-            key(&schema(), &[0], &row![1, "Alice", 30i64]).unwrap(),
-            [0x01]
-        );
-        assert_eq!(
-            key(&schema(), &[1], &row![1, "ab", 30i64]).unwrap(),
-            [0x02, 0x61, 0x62]
-        );
-        assert_eq!(
-            key(&schema(), &[0], &row![128, None::<String>, None::<i64>]).unwrap(),
-            [0x80, 0x01]
-        );
-        assert_eq!(
-            key(&schema(), &[0], &row![200, "x", 1i64]).unwrap(),
-            [0xc8, 0x01]
-        );
+        assert_eq!(key(&schema(), &[0], &row![1, "Alice", 30i64]).unwrap(), [0x01]);
+        assert_eq!(key(&schema(), &[1], &row![1, "ab", 30i64]).unwrap(), [0x02, 0x61, 0x62]);
+        assert_eq!(key(&schema(), &[0], &row![128, None::<String>, None::<i64>]).unwrap(), [0x80, 0x01]);
+        assert_eq!(key(&schema(), &[0], &row![200, "x", 1i64]).unwrap(), [0xc8, 0x01]);
     }
 
     #[test]
@@ -123,13 +94,7 @@ mod tests {
         assert!(encode_key(&schema(), &[0], &row![1], &mut out).is_err());
         assert!(encode_key(&schema(), &[], &row![1, "x", 1i64], &mut out).is_err());
         // The non-key NOT NULL rule does not apply to columns outside the key.
-        encode_key(
-            &schema(),
-            &[0],
-            &row![3, None::<String>, None::<i64>],
-            &mut out,
-        )
-        .unwrap();
+        encode_key(&schema(), &[0], &row![3, None::<String>, None::<i64>], &mut out).unwrap();
         assert_eq!(out, [7, 3]);
     }
 }

@@ -50,20 +50,13 @@ pub struct KvBatchBuilder {
 impl KvBatchBuilder {
     /// An empty batch for value rows of `schema_id`.
     pub fn new(schema_id: i16) -> Self {
-        KvBatchBuilder {
-            buf: vec![0; KV_HEADER_LEN],
-            schema_id,
-            count: 0,
-        }
+        KvBatchBuilder { buf: vec![0; KV_HEADER_LEN], schema_id, count: 0 }
     }
 
     /// Append a record: `value` is the encoded row (CompactedRow), or `None` for a delete. An
     /// upsert value is never empty (a CompactedRow has at least its null bitset).
     pub fn append(&mut self, key: &[u8], value: Option<&[u8]>) {
-        debug_assert!(
-            value.is_none_or(|v| !v.is_empty()),
-            "an upsert value cannot be empty"
-        );
+        debug_assert!(value.is_none_or(|v| !v.is_empty()), "an upsert value cannot be empty");
         let body = size_u32(key.len() as u32) + key.len() + value.map_or(0, <[u8]>::len);
         self.buf.reserve(4 + body);
         self.buf.extend_from_slice(&(body as i32).to_le_bytes());
@@ -98,8 +91,7 @@ impl KvBatchBuilder {
         buf[MAGIC_OFFSET] = KV_MAGIC;
         buf[SCHEMA_ID_OFFSET..SCHEMA_ID_OFFSET + 2].copy_from_slice(&self.schema_id.to_le_bytes());
         buf[ATTRIBUTES_OFFSET] = 0;
-        buf[RECORD_COUNT_OFFSET..RECORD_COUNT_OFFSET + 4]
-            .copy_from_slice(&(self.count as i32).to_le_bytes());
+        buf[RECORD_COUNT_OFFSET..RECORD_COUNT_OFFSET + 4].copy_from_slice(&(self.count as i32).to_le_bytes());
         stamp_kv_batch(&mut buf, -1, -1);
         buf
     }
@@ -109,11 +101,7 @@ impl KvBatchBuilder {
 ///
 /// Panics if `buf` is shorter than a KV batch header.
 pub fn stamp_kv_batch(buf: &mut [u8], writer_id: i64, batch_sequence: i32) {
-    assert!(
-        buf.len() >= KV_HEADER_LEN,
-        "not a KV batch: {} bytes",
-        buf.len()
-    );
+    assert!(buf.len() >= KV_HEADER_LEN, "not a KV batch: {} bytes", buf.len());
     buf[WRITER_ID_OFFSET..WRITER_ID_OFFSET + 8].copy_from_slice(&writer_id.to_le_bytes());
     buf[SEQUENCE_OFFSET..SEQUENCE_OFFSET + 4].copy_from_slice(&batch_sequence.to_le_bytes());
     let crc = crc32c(&buf[SCHEMA_ID_OFFSET..]);
@@ -139,30 +127,18 @@ impl<'a> KvBatch<'a> {
     /// `CORRUPT_RECORD_EXCEPTION`, 14). Records are checked as they are iterated.
     pub fn parse(bytes: &'a [u8]) -> Result<KvBatch<'a>> {
         if bytes.len() < KV_HEADER_LEN {
-            return Err(corrupt(format!(
-                "KV batch of {} bytes is shorter than its {KV_HEADER_LEN}-byte header",
-                bytes.len()
-            )));
+            return Err(corrupt(format!("KV batch of {} bytes is shorter than its {KV_HEADER_LEN}-byte header", bytes.len())));
         }
         let length = le_i32(bytes, LENGTH_OFFSET);
         if length < 0 || length as usize + 4 != bytes.len() {
-            return Err(corrupt(format!(
-                "KV batch length field {length} does not match its {} bytes",
-                bytes.len()
-            )));
+            return Err(corrupt(format!("KV batch length field {length} does not match its {} bytes", bytes.len())));
         }
         if bytes[MAGIC_OFFSET] != KV_MAGIC {
-            return Err(corrupt(format!(
-                "unsupported KV batch magic {}",
-                bytes[MAGIC_OFFSET]
-            )));
+            return Err(corrupt(format!("unsupported KV batch magic {}", bytes[MAGIC_OFFSET])));
         }
         let batch = KvBatch { bytes };
         if batch.record_count() < 0 {
-            return Err(corrupt(format!(
-                "negative KV record count {}",
-                batch.record_count()
-            )));
+            return Err(corrupt(format!("negative KV record count {}", batch.record_count())));
         }
         let stored = batch.crc();
         let computed = crc32c(&bytes[SCHEMA_ID_OFFSET..]);
@@ -207,12 +183,7 @@ impl<'a> KvBatch<'a> {
     /// The records in order. A malformed record (or bytes left over after the last one) ends
     /// the iteration with one `CORRUPT_MESSAGE` error.
     pub fn records(&self) -> impl Iterator<Item = Result<KvRecord<'a>>> {
-        KvRecords {
-            buf: self.bytes,
-            pos: KV_HEADER_LEN,
-            remaining: self.record_count().max(0) as usize,
-            done: false,
-        }
+        KvRecords { buf: self.bytes, pos: KV_HEADER_LEN, remaining: self.record_count().max(0) as usize, done: false }
     }
 }
 
@@ -237,17 +208,12 @@ impl<'a> KvRecords<'a> {
         let mut p = 0;
         let key_len = get_u32(rec, &mut p)? as usize;
         if key_len > rec.len() - p {
-            return Err(corrupt(format!(
-                "KV key length {key_len} exceeds its record"
-            )));
+            return Err(corrupt(format!("KV key length {key_len} exceeds its record")));
         }
         let key = &rec[p..p + key_len];
         let value = &rec[p + key_len..];
         self.pos += 4 + len as usize;
-        Ok(KvRecord {
-            key,
-            value: (!value.is_empty()).then_some(value),
-        })
+        Ok(KvRecord { key, value: (!value.is_empty()).then_some(value) })
     }
 }
 
@@ -260,12 +226,8 @@ impl<'a> Iterator for KvRecords<'a> {
         }
         if self.remaining == 0 {
             self.done = true;
-            return (self.pos != self.buf.len()).then(|| {
-                Err(corrupt(format!(
-                    "{} bytes after the last KV record",
-                    self.buf.len() - self.pos
-                )))
-            });
+            return (self.pos != self.buf.len())
+                .then(|| Err(corrupt(format!("{} bytes after the last KV record", self.buf.len() - self.pos))));
         }
         self.remaining -= 1;
         let r = self.read();
@@ -283,9 +245,8 @@ mod tests {
     use crate::wire::{compacted::encode_row, key::encode_key};
 
     const WORKED_EXAMPLE: [u8; 43] = [
-        0x27, 0x00, 0x00, 0x00, 0x00, 0xa6, 0x31, 0xa6, 0x0e, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff,
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00, 0x00, 0x00, 0x0b, 0x00,
-        0x00, 0x00, 0x01, 0x01, 0x00, 0x01, 0x05, 0x41, 0x6c, 0x69, 0x63, 0x65, 0x1e,
+        0x27, 0x00, 0x00, 0x00, 0x00, 0xa6, 0x31, 0xa6, 0x0e, 0x01, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0x01, 0x00, 0x00, 0x00, 0x0b, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00, 0x01, 0x05, 0x41, 0x6c, 0x69, 0x63, 0x65, 0x1e,
     ];
 
     fn schema() -> Schema {
@@ -319,23 +280,9 @@ mod tests {
         assert_eq!(bytes, WORKED_EXAMPLE);
         let batch = KvBatch::parse(&bytes).unwrap();
         assert_eq!(batch.crc(), 0x0EA6_31A6);
-        assert_eq!(
-            (
-                batch.schema_id(),
-                batch.writer_id(),
-                batch.batch_sequence(),
-                batch.record_count()
-            ),
-            (1, -1, -1, 1)
-        );
+        assert_eq!((batch.schema_id(), batch.writer_id(), batch.batch_sequence(), batch.record_count()), (1, -1, -1, 1));
         let recs: Vec<_> = batch.records().collect::<Result<_>>().unwrap();
-        assert_eq!(
-            recs,
-            [KvRecord {
-                key: &[0x01],
-                value: Some(&v[..])
-            }]
-        );
+        assert_eq!(recs, [KvRecord { key: &[0x01], value: Some(&v[..]) }]);
     }
 
     #[test]
@@ -344,19 +291,10 @@ mod tests {
         b.append(&[0x01], None);
         assert_eq!(KvBatchBuilder::record_size(1, None), 6);
         let bytes = b.finish();
-        assert_eq!(
-            &bytes[KV_HEADER_LEN..],
-            [0x02, 0x00, 0x00, 0x00, 0x01, 0x01]
-        );
+        assert_eq!(&bytes[KV_HEADER_LEN..], [0x02, 0x00, 0x00, 0x00, 0x01, 0x01]);
         let batch = KvBatch::parse(&bytes).unwrap();
         let recs: Vec<_> = batch.records().collect::<Result<_>>().unwrap();
-        assert_eq!(
-            recs,
-            [KvRecord {
-                key: &[0x01],
-                value: None
-            }]
-        );
+        assert_eq!(recs, [KvRecord { key: &[0x01], value: None }]);
     }
 
     #[test]
@@ -407,18 +345,9 @@ mod tests {
         }
         let mut bad = WORKED_EXAMPLE;
         bad[4] = 1;
-        assert_eq!(
-            KvBatch::parse(&bad).unwrap_err().code(),
-            FlussCode::CORRUPT_MESSAGE
-        );
-        assert_eq!(
-            KvBatch::parse(&WORKED_EXAMPLE[..42]).unwrap_err().code(),
-            FlussCode::CORRUPT_MESSAGE
-        );
-        assert_eq!(
-            KvBatch::parse(&WORKED_EXAMPLE[..20]).unwrap_err().code(),
-            FlussCode::CORRUPT_MESSAGE
-        );
+        assert_eq!(KvBatch::parse(&bad).unwrap_err().code(), FlussCode::CORRUPT_MESSAGE);
+        assert_eq!(KvBatch::parse(&WORKED_EXAMPLE[..42]).unwrap_err().code(), FlussCode::CORRUPT_MESSAGE);
+        assert_eq!(KvBatch::parse(&WORKED_EXAMPLE[..20]).unwrap_err().code(), FlussCode::CORRUPT_MESSAGE);
         let mut longer = WORKED_EXAMPLE.to_vec();
         longer.push(0);
         assert!(KvBatch::parse(&longer).is_err());
@@ -434,10 +363,7 @@ mod tests {
         let recs: Vec<_> = batch.records().collect();
         assert_eq!(recs.len(), 2);
         assert!(recs[0].is_ok());
-        assert_eq!(
-            recs[1].as_ref().unwrap_err().code(),
-            FlussCode::CORRUPT_MESSAGE
-        );
+        assert_eq!(recs[1].as_ref().unwrap_err().code(), FlussCode::CORRUPT_MESSAGE);
         // Record count says 0 but there is a record.
         bytes[RECORD_COUNT_OFFSET] = 0;
         stamp_kv_batch(&mut bytes, -1, -1);
@@ -448,11 +374,6 @@ mod tests {
         let mut bytes = WORKED_EXAMPLE.to_vec();
         bytes[32] = 0x20;
         stamp_kv_batch(&mut bytes, -1, -1);
-        assert!(KvBatch::parse(&bytes)
-            .unwrap()
-            .records()
-            .next()
-            .unwrap()
-            .is_err());
+        assert!(KvBatch::parse(&bytes).unwrap().records().next().unwrap().is_err());
     }
 }

@@ -31,9 +31,7 @@ use std::collections::HashMap;
 
 use arrow_array::RecordBatch;
 use arrow_buffer::Buffer;
-use arrow_ipc::writer::{
-    write_message, DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions,
-};
+use arrow_ipc::writer::{write_message, DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions};
 use arrow_ipc::MetadataVersion;
 
 use super::arrow::arrow_schema;
@@ -79,54 +77,32 @@ pub mod change_type {
 /// byte per row for a changelog batch (bit 0 clear, vector before the Arrow payload). The batch
 /// is not idempotent yet (writer id and sequence −1) and its CRC is set. Empty batches and
 /// dictionary-encoded columns are rejected.
-pub fn build_arrow_log_batch(
-    batch: &RecordBatch,
-    schema_id: i16,
-    change_types: Option<&[u8]>,
-) -> Result<Vec<u8>> {
+pub fn build_arrow_log_batch(batch: &RecordBatch, schema_id: i16, change_types: Option<&[u8]>) -> Result<Vec<u8>> {
     let rows = batch.num_rows();
     if rows == 0 {
         return Err(Error::invalid_row("a log batch needs at least one row"));
     }
     if rows > i32::MAX as usize {
-        return Err(Error::invalid_row(format!(
-            "{rows} rows do not fit in one log batch"
-        )));
+        return Err(Error::invalid_row(format!("{rows} rows do not fit in one log batch")));
     }
     if let Some(ct) = change_types {
         if ct.len() != rows {
-            return Err(Error::invalid_row(format!(
-                "{} change types for {rows} rows",
-                ct.len()
-            )));
+            return Err(Error::invalid_row(format!("{} change types for {rows} rows", ct.len())));
         }
     }
     let options = IpcWriteOptions::try_new(8, false, MetadataVersion::V5)?;
     build_with_options(batch, schema_id, change_types, &options)
 }
 
-fn build_with_options(
-    batch: &RecordBatch,
-    schema_id: i16,
-    change_types: Option<&[u8]>,
-    options: &IpcWriteOptions,
-) -> Result<Vec<u8>> {
+fn build_with_options(batch: &RecordBatch, schema_id: i16, change_types: Option<&[u8]>, options: &IpcWriteOptions) -> Result<Vec<u8>> {
     let rows = batch.num_rows();
-    let (dictionaries, message) = IpcDataGenerator::default().encode(
-        batch,
-        &mut DictionaryTracker::new(false),
-        options,
-        &mut IpcWriteContext::default(),
-    )?;
+    let (dictionaries, message) =
+        IpcDataGenerator::default().encode(batch, &mut DictionaryTracker::new(false), options, &mut IpcWriteContext::default())?;
     if !dictionaries.is_empty() {
-        return Err(Error::invalid_row(
-            "dictionary-encoded columns cannot be written to a log batch",
-        ));
+        return Err(Error::invalid_row("dictionary-encoded columns cannot be written to a log batch"));
     }
     let ct_len = change_types.map_or(0, <[u8]>::len);
-    let mut buf = Vec::with_capacity(
-        LOG_HEADER_LEN + ct_len + 16 + message.ipc_message.len() + message.arrow_data.len(),
-    );
+    let mut buf = Vec::with_capacity(LOG_HEADER_LEN + ct_len + 16 + message.ipc_message.len() + message.arrow_data.len());
     buf.resize(LOG_HEADER_LEN, 0);
     if let Some(ct) = change_types {
         buf.extend_from_slice(ct);
@@ -134,20 +110,15 @@ fn build_with_options(
     write_message(&mut buf, message, options)?;
 
     let total = buf.len();
-    let length = i32::try_from(total - LOG_OVERHEAD)
-        .map_err(|_| Error::invalid_row(format!("a log batch of {total} bytes is too large")))?;
+    let length =
+        i32::try_from(total - LOG_OVERHEAD).map_err(|_| Error::invalid_row(format!("a log batch of {total} bytes is too large")))?;
     buf[BASE_OFFSET_OFFSET..BASE_OFFSET_OFFSET + 8].copy_from_slice(&0i64.to_le_bytes());
     buf[LENGTH_OFFSET..LENGTH_OFFSET + 4].copy_from_slice(&length.to_le_bytes());
     buf[MAGIC_OFFSET] = LOG_MAGIC;
     buf[COMMIT_TIMESTAMP_OFFSET..COMMIT_TIMESTAMP_OFFSET + 8].copy_from_slice(&0i64.to_le_bytes());
     buf[SCHEMA_ID_OFFSET..SCHEMA_ID_OFFSET + 2].copy_from_slice(&schema_id.to_le_bytes());
-    buf[ATTRIBUTES_OFFSET] = if change_types.is_none() {
-        APPEND_ONLY_FLAG
-    } else {
-        0
-    };
-    buf[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4]
-        .copy_from_slice(&(rows as i32 - 1).to_le_bytes());
+    buf[ATTRIBUTES_OFFSET] = if change_types.is_none() { APPEND_ONLY_FLAG } else { 0 };
+    buf[LAST_OFFSET_DELTA_OFFSET..LAST_OFFSET_DELTA_OFFSET + 4].copy_from_slice(&(rows as i32 - 1).to_le_bytes());
     buf[RECORD_COUNT_OFFSET..RECORD_COUNT_OFFSET + 4].copy_from_slice(&(rows as i32).to_le_bytes());
     stamp_log_batch(&mut buf, -1, -1);
     Ok(buf)
@@ -157,11 +128,7 @@ fn build_with_options(
 ///
 /// Panics if `buf` is shorter than a log batch header.
 pub fn stamp_log_batch(buf: &mut [u8], writer_id: i64, batch_sequence: i32) {
-    assert!(
-        buf.len() >= LOG_HEADER_LEN,
-        "not a log batch: {} bytes",
-        buf.len()
-    );
+    assert!(buf.len() >= LOG_HEADER_LEN, "not a log batch: {} bytes", buf.len());
     buf[WRITER_ID_OFFSET..WRITER_ID_OFFSET + 8].copy_from_slice(&writer_id.to_le_bytes());
     buf[SEQUENCE_OFFSET..SEQUENCE_OFFSET + 4].copy_from_slice(&batch_sequence.to_le_bytes());
     let crc = crc32c(&buf[SCHEMA_ID_OFFSET..]);
@@ -173,14 +140,9 @@ pub fn stamp_log_batch(buf: &mut [u8], writer_id: i64, batch_sequence: i32) {
 ///
 /// Panics if `buf` is shorter than a log batch header.
 pub fn set_log_batch_offset(buf: &mut [u8], base_offset: i64, commit_timestamp: i64) {
-    assert!(
-        buf.len() >= LOG_HEADER_LEN,
-        "not a log batch: {} bytes",
-        buf.len()
-    );
+    assert!(buf.len() >= LOG_HEADER_LEN, "not a log batch: {} bytes", buf.len());
     buf[BASE_OFFSET_OFFSET..BASE_OFFSET_OFFSET + 8].copy_from_slice(&base_offset.to_le_bytes());
-    buf[COMMIT_TIMESTAMP_OFFSET..COMMIT_TIMESTAMP_OFFSET + 8]
-        .copy_from_slice(&commit_timestamp.to_le_bytes());
+    buf[COMMIT_TIMESTAMP_OFFSET..COMMIT_TIMESTAMP_OFFSET + 8].copy_from_slice(&commit_timestamp.to_le_bytes());
 }
 
 /// A parsed magic-0 log batch borrowing its bytes.
@@ -198,9 +160,7 @@ impl<'a> LogBatch<'a> {
         while rest.len() >= LOG_OVERHEAD {
             let length = le_i32(rest, LENGTH_OFFSET);
             if length < (LOG_HEADER_LEN - LOG_OVERHEAD) as i32 {
-                return Err(corrupt(format!(
-                    "log batch length field {length} is shorter than its header"
-                )));
+                return Err(corrupt(format!("log batch length field {length} is shorter than its header")));
             }
             let total = LOG_OVERHEAD + length as usize;
             if total > rest.len() {
@@ -217,23 +177,14 @@ impl<'a> LogBatch<'a> {
     /// and [`check_crc`](Self::check_crc).
     pub fn parse_one(bytes: &'a [u8]) -> Result<LogBatch<'a>> {
         if bytes.len() < LOG_HEADER_LEN {
-            return Err(corrupt(format!(
-                "log batch of {} bytes is shorter than its {LOG_HEADER_LEN}-byte header",
-                bytes.len()
-            )));
+            return Err(corrupt(format!("log batch of {} bytes is shorter than its {LOG_HEADER_LEN}-byte header", bytes.len())));
         }
         let length = le_i32(bytes, LENGTH_OFFSET);
         if length < 0 || length as usize + LOG_OVERHEAD != bytes.len() {
-            return Err(corrupt(format!(
-                "log batch length field {length} does not match its {} bytes",
-                bytes.len()
-            )));
+            return Err(corrupt(format!("log batch length field {length} does not match its {} bytes", bytes.len())));
         }
         if bytes[MAGIC_OFFSET] != LOG_MAGIC {
-            return Err(corrupt(format!(
-                "unsupported log batch magic {} (only magic 0 is supported)",
-                bytes[MAGIC_OFFSET]
-            )));
+            return Err(corrupt(format!("unsupported log batch magic {} (only magic 0 is supported)", bytes[MAGIC_OFFSET])));
         }
         let batch = LogBatch { bytes };
         let count = batch.record_count();
@@ -241,10 +192,7 @@ impl<'a> LogBatch<'a> {
             return Err(corrupt(format!("negative log record count {count}")));
         }
         if !batch.is_append_only() && LOG_HEADER_LEN + count as usize > bytes.len() {
-            return Err(corrupt(format!(
-                "{count} change types do not fit in a log batch of {} bytes",
-                bytes.len()
-            )));
+            return Err(corrupt(format!("{count} change types do not fit in a log batch of {} bytes", bytes.len())));
         }
         Ok(batch)
     }
@@ -283,11 +231,7 @@ impl<'a> LogBatch<'a> {
         } else {
             Err(Error::server(
                 FlussCode::CORRUPT_RECORD,
-                format!(
-                    "log batch CRC mismatch: stored {:#010x}, computed {:#010x}",
-                    self.crc(),
-                    crc32c(&self.bytes[SCHEMA_ID_OFFSET..])
-                ),
+                format!("log batch CRC mismatch: stored {:#010x}, computed {:#010x}", self.crc(), crc32c(&self.bytes[SCHEMA_ID_OFFSET..])),
             ))
         }
     }
@@ -327,17 +271,12 @@ impl<'a> LogBatch<'a> {
 
     /// One change-type byte per record, for batches that are not append-only.
     pub fn change_types(&self) -> Option<&'a [u8]> {
-        (!self.is_append_only())
-            .then(|| &self.bytes[LOG_HEADER_LEN..LOG_HEADER_LEN + self.record_count() as usize])
+        (!self.is_append_only()).then(|| &self.bytes[LOG_HEADER_LEN..LOG_HEADER_LEN + self.record_count() as usize])
     }
 
     /// The Arrow IPC RecordBatch message (empty for a server-written batch without records).
     pub fn arrow_payload(&self) -> &'a [u8] {
-        let ct = if self.is_append_only() {
-            0
-        } else {
-            self.record_count() as usize
-        };
+        let ct = if self.is_append_only() { 0 } else { self.record_count() as usize };
         &self.bytes[LOG_HEADER_LEN + ct..]
     }
 
@@ -356,38 +295,21 @@ impl<'a> LogBatch<'a> {
             _ => return Err(corrupt("log batch Arrow payload is truncated")),
         };
         if meta_len < 0 || meta_start + meta_len as usize > payload.len() {
-            return Err(corrupt(format!(
-                "Arrow metadata length {meta_len} exceeds the payload"
-            )));
+            return Err(corrupt(format!("Arrow metadata length {meta_len} exceeds the payload")));
         }
         let body_start = meta_start + meta_len as usize;
         let message = arrow_ipc::root_as_message(&payload[meta_start..body_start])
             .map_err(|e| corrupt(format!("Arrow IPC message does not parse: {e}")))?;
-        let header = message
-            .header_as_record_batch()
-            .ok_or_else(|| corrupt("the Arrow IPC message is not a RecordBatch"))?;
-        let body_len = usize::try_from(message.bodyLength())
-            .map_err(|_| corrupt("negative Arrow body length"))?;
+        let header = message.header_as_record_batch().ok_or_else(|| corrupt("the Arrow IPC message is not a RecordBatch"))?;
+        let body_len = usize::try_from(message.bodyLength()).map_err(|_| corrupt("negative Arrow body length"))?;
         if body_len > payload.len() - body_start {
-            return Err(corrupt(format!(
-                "Arrow body of {body_len} bytes exceeds the payload"
-            )));
+            return Err(corrupt(format!("Arrow body of {body_len} bytes exceeds the payload")));
         }
         let body = Buffer::from(&payload[body_start..body_start + body_len]);
-        let batch = arrow_ipc::reader::read_record_batch(
-            &body,
-            header,
-            arrow,
-            &HashMap::new(),
-            None,
-            &message.version(),
-        )
-        .map_err(|e| corrupt(format!("Arrow RecordBatch does not decode: {e}")))?;
+        let batch = arrow_ipc::reader::read_record_batch(&body, header, arrow, &HashMap::new(), None, &message.version())
+            .map_err(|e| corrupt(format!("Arrow RecordBatch does not decode: {e}")))?;
         if batch.num_rows() != count {
-            return Err(corrupt(format!(
-                "the Arrow batch has {} rows but the header says {count}",
-                batch.num_rows()
-            )));
+            return Err(corrupt(format!("the Arrow batch has {} rows but the header says {count}", batch.num_rows())));
         }
         Ok(batch)
     }
@@ -406,13 +328,7 @@ mod tests {
         Schema::builder()
             .column_not_null("id", DataType::Int)
             .column("name", DataType::String)
-            .column(
-                "amount",
-                DataType::Decimal {
-                    precision: 20,
-                    scale: 2,
-                },
-            )
+            .column("amount", DataType::Decimal { precision: 20, scale: 2 })
             .column("ts", DataType::TimestampLtz { precision: 6 })
             .column("raw", DataType::Bytes)
             .build()
@@ -424,11 +340,7 @@ mod tests {
             row![
                 1,
                 "a",
-                Decimal {
-                    unscaled: -12345,
-                    precision: 20,
-                    scale: 2
-                },
+                Decimal { unscaled: -12345, precision: 20, scale: 2 },
                 Value::TimestampLtz(Timestamp::from_micros(-5)),
                 vec![1u8, 2]
             ],
@@ -436,11 +348,7 @@ mod tests {
             row![
                 3,
                 "ccc",
-                Decimal {
-                    unscaled: 10i128.pow(19),
-                    precision: 20,
-                    scale: 2
-                },
+                Decimal { unscaled: 10i128.pow(19), precision: 20, scale: 2 },
                 Value::TimestampLtz(Timestamp::from_micros(1_700_000_000_000_001)),
                 Vec::<u8>::new()
             ],
@@ -466,10 +374,7 @@ mod tests {
         assert_eq!(b.attributes(), 1);
         assert!(b.is_append_only());
         assert_eq!(b.last_offset_delta(), 2);
-        assert_eq!(
-            (b.writer_id(), b.batch_sequence(), b.record_count()),
-            (-1, -1, 3)
-        );
+        assert_eq!((b.writer_id(), b.batch_sequence(), b.record_count()), (-1, -1, 3));
         assert!(b.verify_crc());
         assert_eq!(b.change_types(), None);
         assert_eq!(le_i32(&bytes, LENGTH_OFFSET) as usize, bytes.len() - 12);
@@ -484,11 +389,7 @@ mod tests {
 
     #[test]
     fn changelog_batches_carry_change_types() {
-        let ct = [
-            change_type::INSERT,
-            change_type::UPDATE_BEFORE,
-            change_type::DELETE,
-        ];
+        let ct = [change_type::INSERT, change_type::UPDATE_BEFORE, change_type::DELETE];
         let bytes = build_arrow_log_batch(&arrow_batch(), 1, Some(&ct)).unwrap();
         let b = LogBatch::parse_one(&bytes).unwrap();
         assert!(!b.is_append_only());
@@ -519,10 +420,7 @@ mod tests {
         assert_ne!(crc0, crc1);
         set_log_batch_offset(&mut bytes, 1000, 1_700_000_000_000);
         let b = LogBatch::parse_one(&bytes).unwrap();
-        assert_eq!(
-            (b.base_offset(), b.commit_timestamp(), b.last_offset()),
-            (1000, 1_700_000_000_000, 1002)
-        );
+        assert_eq!((b.base_offset(), b.commit_timestamp(), b.last_offset()), (1000, 1_700_000_000_000, 1002));
         assert_eq!(b.crc(), crc1);
         assert!(b.verify_crc());
         b.check_crc().unwrap();
@@ -545,23 +443,13 @@ mod tests {
         assert!(LogBatch::parse_one(&bad).unwrap().verify_crc());
         let mut bad = bytes.clone();
         bad[MAGIC_OFFSET] = 1;
-        assert_eq!(
-            LogBatch::parse_one(&bad).unwrap_err().code(),
-            FlussCode::CORRUPT_MESSAGE
-        );
+        assert_eq!(LogBatch::parse_one(&bad).unwrap_err().code(), FlussCode::CORRUPT_MESSAGE);
         assert!(LogBatch::parse_one(&bytes[..bytes.len() - 1]).is_err());
         assert!(LogBatch::parse_one(&bytes[..40]).is_err());
         // A broken Arrow payload fails to decode with CORRUPT_MESSAGE.
         let mut bad = bytes.clone();
         bad[52..56].copy_from_slice(&i32::MAX.to_le_bytes());
-        assert_eq!(
-            LogBatch::parse_one(&bad)
-                .unwrap()
-                .decode(&schema())
-                .unwrap_err()
-                .code(),
-            FlussCode::CORRUPT_MESSAGE
-        );
+        assert_eq!(LogBatch::parse_one(&bad).unwrap().decode(&schema()).unwrap_err().code(), FlussCode::CORRUPT_MESSAGE);
     }
 
     #[test]
@@ -583,14 +471,8 @@ mod tests {
 
     #[test]
     fn decodes_compressed_bodies() {
-        for codec in [
-            arrow_ipc::CompressionType::ZSTD,
-            arrow_ipc::CompressionType::LZ4_FRAME,
-        ] {
-            let options = IpcWriteOptions::try_new(8, false, MetadataVersion::V5)
-                .unwrap()
-                .try_with_compression(Some(codec))
-                .unwrap();
+        for codec in [arrow_ipc::CompressionType::ZSTD, arrow_ipc::CompressionType::LZ4_FRAME] {
+            let options = IpcWriteOptions::try_new(8, false, MetadataVersion::V5).unwrap().try_with_compression(Some(codec)).unwrap();
             let bytes = build_with_options(&arrow_batch(), 1, Some(&[1, 3, 4]), &options).unwrap();
             let plain = build_arrow_log_batch(&arrow_batch(), 1, Some(&[1, 3, 4])).unwrap();
             assert_ne!(bytes, plain);

@@ -32,9 +32,7 @@ pub mod kv_batch;
 pub mod log_batch;
 pub mod varint;
 
-pub use self::arrow::{
-    arrow_schema, arrow_value, conform_record_batch, record_batch_to_rows, RowsToArrow,
-};
+pub use self::arrow::{arrow_schema, arrow_value, conform_record_batch, record_batch_to_rows, RowsToArrow};
 pub use bucketing::{bucket_for_key, fluss_murmur3_32};
 pub use compacted::{decode_row, decode_value, encode_row, encode_value};
 pub use crc::crc32c;

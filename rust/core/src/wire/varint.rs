@@ -46,9 +46,7 @@ pub fn size_u32(v: u32) -> usize {
 pub fn get_u32(buf: &[u8], pos: &mut usize) -> Result<u32> {
     let mut v: u32 = 0;
     for i in 0..5 {
-        let b = *buf
-            .get(*pos + i)
-            .ok_or_else(|| corrupt("truncated varint"))?;
+        let b = *buf.get(*pos + i).ok_or_else(|| corrupt("truncated varint"))?;
         if i == 4 && b > 0x0F {
             return Err(corrupt("varint does not fit in 32 bits"));
         }
@@ -66,9 +64,7 @@ pub fn get_u32(buf: &[u8], pos: &mut usize) -> Result<u32> {
 pub fn get_u64(buf: &[u8], pos: &mut usize) -> Result<u64> {
     let mut v: u64 = 0;
     for i in 0..10 {
-        let b = *buf
-            .get(*pos + i)
-            .ok_or_else(|| corrupt("truncated varint"))?;
+        let b = *buf.get(*pos + i).ok_or_else(|| corrupt("truncated varint"))?;
         if i == 9 && b > 0x01 {
             return Err(corrupt("varint does not fit in 64 bits"));
         }
@@ -112,31 +108,13 @@ mod tests {
         assert_eq!(enc32(-1i32 as u32), [0xff, 0xff, 0xff, 0xff, 0x0f]);
         assert_eq!(enc32(i32::MIN as u32), [0x80, 0x80, 0x80, 0x80, 0x08]);
         // -1 as BIGINT: ten bytes.
-        assert_eq!(
-            enc64(-1i64 as u64),
-            [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
-        );
-        assert_eq!(
-            enc64(u64::MAX >> 1),
-            [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]
-        );
+        assert_eq!(enc64(-1i64 as u64), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+        assert_eq!(enc64(u64::MAX >> 1), [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
     }
 
     #[test]
     fn sizes_match_encodings_at_boundaries() {
-        for v in [
-            0,
-            1,
-            0x7F,
-            0x80,
-            0x3FFF,
-            0x4000,
-            0x1F_FFFF,
-            0x20_0000,
-            0xFFF_FFFF,
-            0x1000_0000,
-            u32::MAX,
-        ] {
+        for v in [0, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 0x1F_FFFF, 0x20_0000, 0xFFF_FFFF, 0x1000_0000, u32::MAX] {
             assert_eq!(size_u32(v), enc32(v).len(), "{v:#x}");
         }
     }
@@ -150,11 +128,7 @@ mod tests {
         assert!(get_u32(&[0xff, 0xff, 0xff, 0xff, 0x1f], &mut 0).is_err());
         assert!(get_u32(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x00], &mut 0).is_err());
         assert!(get_u64(&[0xff; 9], &mut 0).is_err());
-        assert!(get_u64(
-            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02],
-            &mut 0
-        )
-        .is_err());
+        assert!(get_u64(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02], &mut 0).is_err());
         assert!(get_u64(&[], &mut 0).is_err());
     }
 
