@@ -2,6 +2,7 @@
 .PHONY: demo test bench cluster-start cluster-stop
 
 CARGO ?= cargo
+export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 
 demo:

@@ -58,7 +58,9 @@ pub enum ClientCode {
     /// operation itself).
     CallbackFailed = -1017,
     /// The sequence state of an idempotent writer was reset after a non-retriable failure of an
-    /// earlier batch of the same bucket; this in-flight batch was not retried.
+    /// earlier batch of the same bucket; this in-flight batch was not retried. Its last attempt
+    /// had no final answer, so it may or may not have been written: not retriable, because a
+    /// blind resubmission could duplicate it.
     SequenceReset = -1018,
 }
 
