@@ -17,7 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import Any, Callable, Dict, Generator, List, Mapping, Optional, Protocol, Sequence, Tuple, Union, overload
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Generator,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    Union,
+    final,
+    overload,
+)
 
 class ArrowArrayExportable(Protocol):
     def __arrow_c_array__(self, requested_schema: object | None = None) -> Tuple[object, object]: ...
@@ -35,6 +49,53 @@ ErrorHandler = Callable[[BaseException, str], object]
 ExecutorArg = Union[None, int, concurrent.futures.Executor, asyncio.AbstractEventLoop]
 
 __version__: str
+__all__ = [
+    "Admin",
+    "AppendWriter",
+    "BucketResult",
+    "BufferExhaustedError",
+    "CLIENT_CODES",
+    "CallbackFailedError",
+    "CalledFromCallbackError",
+    "CapacityExhaustedError",
+    "Config",
+    "Connection",
+    "ConnectionClosedError",
+    "DeliveryTimeoutError",
+    "EmbeddedEngine",
+    "FlussWriterError",
+    "ForkedProcessError",
+    "InternalError",
+    "InvalidConfigError",
+    "InvalidRowError",
+    "InvalidRowTypeError",
+    "InvalidTableError",
+    "IoError",
+    "JobRunner",
+    "ProtocolError",
+    "RecordTooLargeError",
+    "Schema",
+    "SequenceResetError",
+    "ServerError",
+    "Table",
+    "TableAppend",
+    "TableDescriptor",
+    "TableInfo",
+    "TablePath",
+    "TableUpsert",
+    "TimeoutError",
+    "UnsupportedError",
+    "UpsertWriter",
+    "WriteCompletion",
+    "WriteResult",
+    "WriterClosedError",
+    "__version__",
+    "_after_fork_in_child",
+    "_at_exit",
+    "_flush_logs",
+    "bench_dispatch",
+    "connect",
+]
 CLIENT_CODES: List[Tuple[str, int, bool, str]]
 
 # ----- exceptions -----
@@ -68,13 +129,15 @@ class SequenceResetError(FlussWriterError): ...
 
 # ----- connection -----
 
+@final
 class Config:
-    def __init__(self, properties: Optional[Mapping[str, object]] = None) -> None: ...
+    def __new__(cls, properties: Optional[Mapping[str, object]] = None) -> Config: ...
     def to_dict(self) -> Dict[str, str]: ...
 
 def connect(bootstrap: str, config: Union[None, Mapping[str, object], Config] = None) -> Connection:
     """Open a connection: ``"embedded"``, ``"embedded:<dir>"`` or ``"host:port[,host:port]"``."""
 
+@final
 class Connection:
     @property
     def closed(self) -> bool: ...
@@ -88,17 +151,21 @@ class Connection:
 
 PathArg = Union[str, TablePath, Tuple[str, str]]
 
+@final
 class Admin:
     def create_database(self, name: str, ignore_if_exists: bool = False) -> None: ...
     def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = True) -> None: ...
     def list_databases(self) -> List[str]: ...
     def database_exists(self, name: str) -> bool: ...
-    def create_table(self, path: PathArg, descriptor: TableDescriptor, ignore_if_exists: bool = False) -> None: ...
+    def create_table(
+        self, path: PathArg, descriptor: TableDescriptor, ignore_if_exists: bool = False
+    ) -> None: ...
     def drop_table(self, path: PathArg, ignore_if_not_exists: bool = False) -> None: ...
     def list_tables(self, database: str) -> List[str]: ...
     def table_exists(self, path: PathArg) -> bool: ...
     def get_table_info(self, path: PathArg) -> TableInfo: ...
 
+@final
 class Table:
     @property
     def path(self) -> str: ...
@@ -107,19 +174,21 @@ class Table:
     def new_append(self) -> TableAppend: ...
     def new_upsert(self) -> TableUpsert: ...
 
+@final
 class TablePath:
-    def __init__(self, database: str, table: str) -> None: ...
+    def __new__(cls, database: str, table: str) -> TablePath: ...
     @property
     def database(self) -> str: ...
     @property
     def table(self) -> str: ...
 
+@final
 class Schema:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         columns: Union[ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]],
         primary_keys: Optional[Sequence[str]] = None,
-    ) -> None: ...
+    ) -> Schema: ...
     @property
     def columns(self) -> List[Tuple[str, str, bool]]: ...
     @property
@@ -128,16 +197,17 @@ class Schema:
     def primary_keys(self) -> List[str]: ...
     def to_arrow(self) -> ArrowSchemaExportable: ...
 
+@final
 class TableDescriptor:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         schema: Union[Schema, ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]],
         bucket_count: Optional[int] = None,
         primary_keys: Optional[Sequence[str]] = None,
         bucket_keys: Optional[Sequence[str]] = None,
         properties: Optional[Mapping[str, object]] = None,
         comment: Optional[str] = None,
-    ) -> None: ...
+    ) -> TableDescriptor: ...
     @property
     def schema(self) -> Schema: ...
     @property
@@ -145,6 +215,7 @@ class TableDescriptor:
     @property
     def bucket_keys(self) -> List[str]: ...
 
+@final
 class TableInfo:
     @property
     def path(self) -> str: ...
@@ -165,6 +236,7 @@ class TableInfo:
 
 # ----- writers -----
 
+@final
 class TableAppend:
     def create_writer(
         self,
@@ -176,6 +248,7 @@ class TableAppend:
         bucket), a ``concurrent.futures.Executor`` or an asyncio loop (one job per completed
         batch). ``on_callback_error(exception, operation)`` receives raising callbacks."""
 
+@final
 class TableUpsert:
     def partial_update_by_name(self, names: Sequence[str]) -> TableUpsert: ...
     def partial_update_by_index(self, indexes: Sequence[int]) -> TableUpsert: ...
@@ -186,7 +259,8 @@ class TableUpsert:
         on_callback_error: Optional[ErrorHandler] = None,
     ) -> UpsertWriter: ...
 
-class _WriterBase:
+@final
+class AppendWriter:
     @property
     def closed(self) -> bool: ...
     @property
@@ -202,8 +276,6 @@ class _WriterBase:
     def stats(self) -> Dict[str, int]: ...
     def __exit__(self, *_args: object) -> bool: ...
     def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
-
-class AppendWriter(_WriterBase):
     @overload
     def append(self, row: Row, callback: None = None) -> WriteResult: ...
     @overload
@@ -224,7 +296,23 @@ class AppendWriter(_WriterBase):
     def __enter__(self) -> AppendWriter: ...
     def __aenter__(self) -> asyncio.Future[AppendWriter]: ...
 
-class UpsertWriter(_WriterBase):
+@final
+class UpsertWriter:
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def table(self) -> str: ...
+    def flush(self, timeout: Optional[float] = None) -> None:
+        """Block (GIL released) until every operation accepted before the call completed and its
+        callback returned; raises CalledFromCallbackError inside a callback."""
+    def flush_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Stop accepting, flush and drain (GIL released); at the timeout pending operations
+        complete with WRITER_CLOSED and this raises TimeoutError."""
+    def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
+    def stats(self) -> Dict[str, int]: ...
+    def __exit__(self, *_args: object) -> bool: ...
+    def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
     @overload
     def upsert(self, row: Row, callback: None = None) -> WriteResult: ...
     @overload
@@ -238,6 +326,7 @@ class UpsertWriter(_WriterBase):
 
 # ----- completions -----
 
+@final
 class WriteCompletion:
     @property
     def ok(self) -> bool: ...
@@ -263,6 +352,7 @@ class WriteCompletion:
     def bucket_results(self) -> List[BucketResult]: ...
     def raise_for_error(self) -> None: ...
 
+@final
 class BucketResult:
     @property
     def bucket(self) -> int: ...
@@ -275,6 +365,7 @@ class BucketResult:
     @property
     def error(self) -> Optional[FlussWriterError]: ...
 
+@final
 class WriteResult:
     def wait(self, timeout: Optional[float] = None) -> WriteCompletion:
         """Block (GIL released) until completed; raises CalledFromCallbackError in a callback."""
@@ -283,23 +374,33 @@ class WriteResult:
     def add_callback(self, callback: Callback) -> None: ...
     def __await__(self) -> Generator[Any, None, WriteCompletion]: ...
 
+@final
 class JobRunner:
-    def __call__(self) -> None: ...
+    def __call__(self, *args: object, **kwargs: object) -> None: ...
 
 # ----- testing -----
 
+@final
 class EmbeddedEngine:
-    def inject_error(self, table: PathArg, bucket: int, code: int, message: str = ..., times: int = 1) -> None: ...
+    def inject_error(
+        self, table: PathArg, bucket: int, code: int, message: str = ..., times: int = 1
+    ) -> None: ...
     def inject_delay(self, table: PathArg, bucket: int, seconds: float, times: int = 1) -> None: ...
-    def inject_drop_connection(self, table: PathArg, bucket: int, after_apply: bool = False, times: int = 1) -> None: ...
+    def inject_drop_connection(
+        self, table: PathArg, bucket: int, after_apply: bool = False, times: int = 1
+    ) -> None: ...
     def clear_faults(self) -> None: ...
     def pending_faults(self, table: PathArg, bucket: int) -> int: ...
-    def scan(self, table: PathArg, bucket: int, from_offset: int = 0) -> List[Tuple[int, str, Tuple[Any, ...]]]: ...
+    def scan(
+        self, table: PathArg, bucket: int, from_offset: int = 0
+    ) -> List[Tuple[int, str, Tuple[Any, ...]]]: ...
     def lookup(self, table: PathArg, key: Row) -> Optional[Tuple[Any, ...]]: ...
     def high_watermark(self, table: PathArg, bucket: int) -> int: ...
     def stats(self) -> Dict[str, int]: ...
 
-def bench_dispatch(callback: Callable[[WriteCompletion], object], n: int, per_job: int = 1000) -> Tuple[float, int, int]: ...
+def bench_dispatch(
+    callback: Callable[[WriteCompletion], object], n: int, per_job: int = 1000
+) -> Tuple[float, int, int]: ...
 def _at_exit() -> None: ...
 def _after_fork_in_child() -> None: ...
 def _flush_logs() -> None: ...

@@ -97,7 +97,7 @@ pub fn connect(py: Python<'_>, bootstrap: &str, config: Option<&Bound<'_, PyAny>
 // ===== connection =====
 
 /// A connection. Use as a context manager, or call `close()`.
-#[pyclass(name = "Connection", module = "fluss_writer", frozen)]
+#[pyclass(name = "Connection", module = "fluss_writer", frozen, weakref)]
 pub struct PyConnection {
     pub live: Arc<LiveConn>,
     pub hooks: Arc<PyWorkerHooks>,

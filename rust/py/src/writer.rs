@@ -145,6 +145,17 @@ fn stats_dict<'py>(py: Python<'py>, s: WriterStats) -> PyResult<Bound<'py, PyDic
     Ok(d)
 }
 
+/// An Arrow PyCapsule exporter (`__arrow_c_array__` or `__arrow_c_stream__`), else a TypeError.
+fn arrow_input(obj: &Bound<'_, PyAny>) -> PyResult<AnyRecordBatch> {
+    if !(obj.hasattr("__arrow_c_array__")? || obj.hasattr("__arrow_c_stream__")?) {
+        return Err(crate::error::wrong_type(format!(
+            "expected an Arrow object (__arrow_c_array__ or __arrow_c_stream__: pyarrow, polars, nanoarrow...), not {}",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    obj.extract()
+}
+
 /// Read every batch of an Arrow input into one RecordBatch.
 fn one_batch(data: AnyRecordBatch) -> PyResult<RecordBatch> {
     let reader = data.into_reader()?;
@@ -268,7 +279,7 @@ macro_rules! pymethods_with_common {
 }
 
 /// Appends rows and Arrow batches to a log table. Thread-safe.
-#[pyclass(name = "AppendWriter", module = "fluss_writer", frozen)]
+#[pyclass(name = "AppendWriter", module = "fluss_writer", frozen, weakref)]
 pub struct PyAppendWriter {
     w: ManuallyDrop<AppendWriter>,
     schema: Arc<Schema>,
@@ -310,9 +321,9 @@ pymethods_with_common!(PyAppendWriter {
     /// polars, nanoarrow...) as ONE operation: admitted as a whole, one completion with
     /// `bucket_results` per bucket.
     #[pyo3(signature = (batch, callback=None))]
-    fn write_arrow_batch(&self, py: Python<'_>, batch: AnyRecordBatch, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    fn write_arrow_batch(&self, py: Python<'_>, batch: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
         self.check()?;
-        let rb = one_batch(batch)?;
+        let rb = one_batch(arrow_input(batch)?)?;
         self.write_batch(py, rb, callback)
     }
 
@@ -320,9 +331,9 @@ pymethods_with_common!(PyAppendWriter {
     /// operation per batch. With `callback`, it is called once per batch and None is returned;
     /// without, the list of WriteResults. A synchronous error leaves earlier batches accepted.
     #[pyo3(signature = (table, callback=None))]
-    fn write_arrow(&self, py: Python<'_>, table: AnyRecordBatch, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
+    fn write_arrow(&self, py: Python<'_>, table: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
         self.check()?;
-        let batches = all_batches(table)?;
+        let batches = all_batches(arrow_input(table)?)?;
         self.write_all(py, batches, callback)
     }
 
@@ -371,7 +382,7 @@ impl PyAppendWriter {
 }
 
 /// Upserts and deletes rows of a primary-key table. Thread-safe.
-#[pyclass(name = "UpsertWriter", module = "fluss_writer", frozen)]
+#[pyclass(name = "UpsertWriter", module = "fluss_writer", frozen, weakref)]
 pub struct PyUpsertWriter {
     w: ManuallyDrop<UpsertWriter>,
     schema: Arc<Schema>,

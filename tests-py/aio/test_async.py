@@ -1,0 +1,55 @@
+"""Awaitable results, async flush/close and context managers (C10: one call_soon_threadsafe
+per loop per batch)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from helpers import make_table
+
+import fluss_writer as fw
+from fluss_writer import testing
+
+
+async def test_await_results_with_one_hop_per_batch(conn) -> None:
+    name = make_table(conn, buckets=2, bucket_keys=["id"])
+    w = conn.get_table(name).new_append().create_writer()
+    before = testing.dispatch_stats(conn)
+    results = [w.append({"id": i, "msg": "a"}) for i in range(1000)]
+    completions = await asyncio.gather(*results)
+    assert all(isinstance(c, fw.WriteCompletion) and c.ok for c in completions)
+    after = testing.dispatch_stats(conn)
+    hops = after["resolve_hops"] - before["resolve_hops"]
+    jobs = after["jobs_run"] - before["jobs_run"]
+    assert 1 <= hops <= jobs < 1000
+    await w.close_async()
+
+
+async def test_await_completed_result_and_errors(conn, engine) -> None:
+    name = make_table(conn)
+    engine.inject_error(name, 0, 15, "nope", times=1)
+    async with conn.get_table(name).new_append().create_writer() as w:
+        c = await w.append({"id": 1})
+        assert not c.ok and c.error_code == 15
+        try:
+            c.raise_for_error()
+        except fw.ServerError as e:
+            assert e.code == 15
+        else:
+            raise AssertionError("raise_for_error must raise")
+        r = w.append({"id": 2})
+        r.wait()
+        assert (await r).ok
+        await w.flush_async()
+    assert w.closed
+
+
+async def test_callbacks_and_awaits_mix(conn, log_table) -> None:
+    w = conn.get_table(log_table).new_append().create_writer()
+    got = []
+    r = w.append({"id": 1})
+    r.add_callback(got.append)
+    c = await r
+    await w.flush_async()
+    assert c.ok and len(got) == 1 and got[0].offset == c.offset
+    await w.close_async()
