@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import pytest
-from helpers import Recorder, make_table
-
 import fluss_writer as fw
+import pytest
 from fluss_writer import testing
+from helpers import Recorder, make_table
 
 
 @pytest.fixture

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from helpers import make_table
-
 import fluss_writer as fw
 from fluss_writer import testing
+from helpers import make_table
 
 
 async def test_await_results_with_one_hop_per_batch(conn) -> None:

@@ -8,10 +8,9 @@ import threading
 import time
 import weakref
 
+import fluss_writer as fw
 import pytest
 from helpers import Recorder, eventually, make_table
-
-import fluss_writer as fw
 
 NON_RETRIABLE = 15  # INVALID_TABLE_EXCEPTION
 RETRIABLE = 12  # NOT_LEADER_OR_FOLLOWER

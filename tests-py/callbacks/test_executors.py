@@ -6,9 +6,8 @@ import asyncio
 import concurrent.futures
 import threading
 
-from helpers import Recorder, eventually, make_table
-
 from fluss_writer import testing
+from helpers import Recorder, eventually, make_table
 
 
 def test_sharded_workers_keep_per_bucket_order(conn) -> None:

@@ -7,10 +7,9 @@ import logging
 import threading
 import time
 
-from helpers import Recorder, make_table
-
 import fluss_writer as fw
 from fluss_writer import testing
+from helpers import Recorder, make_table
 
 
 def test_gil_acquisitions_at_most_batches_and_fewer_than_callbacks(conn) -> None:

@@ -8,10 +8,9 @@ import gc
 import weakref
 from decimal import Decimal
 
+import fluss_writer as fw
 import pytest
 from helpers import make_table
-
-import fluss_writer as fw
 
 COLS = [
     ("id", "INT", False),
