@@ -24,6 +24,18 @@ read -r PA_INCLUDE PA_LIBDIR < <("$VENV/bin/python" -c \
   'import pyarrow as pa; pa.create_library_symlinks(); print(pa.get_include(), pa.get_library_dirs()[0])')
 ARROW_FLAGS=(-DFLUSS_WRITER_PYARROW_INCLUDE="$PA_INCLUDE" -DFLUSS_WRITER_PYARROW_LIBDIR="$PA_LIBDIR")
 
+# ----- nlohmann/json (golden_runner's JSON parser, Debian nlohmann-json3-dev) -----
+if [ ! -f /usr/include/nlohmann/json.hpp ] && [ ! -f /usr/local/include/nlohmann/json.hpp ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "== run.sh: installing nlohmann-json3-dev (for tests-cpp/golden_runner.cpp)"
+    apt-get update -qq && apt-get install -y -qq nlohmann-json3-dev
+  else
+    echo "run.sh: nlohmann/json is missing (tests-cpp/golden_runner.cpp needs it) and this is not root;" \
+      "install it with: sudo apt-get install nlohmann-json3-dev" >&2
+    exit 1
+  fi
+fi
+
 # ----- 1. build and test -----
 echo "== run.sh: build (Debug) and ctest"
 cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" "${ARROW_FLAGS[@]}" >/dev/null
