@@ -103,7 +103,10 @@ fn report(sink: &ErrorSink, err: &CallbackError) {
             Some(h) => h.bind(py).call1((exc_obj, err.operation.as_str())),
             None => {
                 let f = DEFAULT_REPORT.get_or_init(py, || {
-                    py.import("fluss_writer._callbacks").and_then(|m| m.getattr("default_on_callback_error")).expect("fluss_writer._callbacks").unbind()
+                    py.import("fluss_writer._callbacks")
+                        .and_then(|m| m.getattr("default_on_callback_error"))
+                        .expect("fluss_writer._callbacks")
+                        .unbind()
                 });
                 f.bind(py).call1((exc_obj, err.operation.as_str()))
             }

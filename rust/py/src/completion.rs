@@ -119,7 +119,10 @@ impl PyBucketResult {
         self.inner.error.as_ref().map(|e| exception_instance(py, e)).transpose()
     }
     fn __repr__(&self) -> String {
-        format!("BucketResult(bucket={}, rows={}, base_offset={}, error={:?})", self.inner.bucket, self.inner.rows, self.inner.base_offset, self.inner.error)
+        format!(
+            "BucketResult(bucket={}, rows={}, base_offset={}, error={:?})",
+            self.inner.bucket, self.inner.rows, self.inner.base_offset, self.inner.error
+        )
     }
 }
 
@@ -163,9 +166,7 @@ pub fn flush_resolutions(py: Python<'_>) {
 static RESOLVER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn resolver(py: Python<'_>) -> &Bound<'_, PyAny> {
-    RESOLVER
-        .get_or_init(py, || wrap_pyfunction!(_resolve_futures, py).expect("resolver").into_any().unbind())
-        .bind(py)
+    RESOLVER.get_or_init(py, || wrap_pyfunction!(_resolve_futures, py).expect("resolver").into_any().unbind()).bind(py)
 }
 
 /// Runs on the event loop: set the result of every `(future, completion)` not yet done.
@@ -247,7 +248,8 @@ impl PyWriteResult {
 
     fn __await__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         check_fork(self.gen).py_err()?;
-        let get_loop = GET_RUNNING_LOOP.get_or_init(py, || py.import("asyncio").and_then(|m| m.getattr("get_running_loop")).expect("asyncio").unbind());
+        let get_loop = GET_RUNNING_LOOP
+            .get_or_init(py, || py.import("asyncio").and_then(|m| m.getattr("get_running_loop")).expect("asyncio").unbind());
         let lp = get_loop.bind(py).call0()?;
         let fut = lp.call_method0("create_future")?;
         if let Some(c) = self.inner.try_get() {

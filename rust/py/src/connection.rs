@@ -231,7 +231,13 @@ impl PyAdmin {
         self.run(py, |a| a.database_exists(&name))
     }
     #[pyo3(signature = (path, descriptor, ignore_if_exists=false))]
-    fn create_table(&self, py: Python<'_>, path: &Bound<'_, PyAny>, descriptor: &Bound<'_, PyTableDescriptor>, ignore_if_exists: bool) -> PyResult<()> {
+    fn create_table(
+        &self,
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        descriptor: &Bound<'_, PyTableDescriptor>,
+        ignore_if_exists: bool,
+    ) -> PyResult<()> {
         let p = table_path(path)?;
         let d = descriptor.get().inner.clone();
         self.run(py, |a| a.create_table(&p, &d, ignore_if_exists))
@@ -340,12 +346,14 @@ fn columns_from_py(columns: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
         let s: PySchema = columns.extract()?;
         return columns_from_arrow(s.as_ref());
     }
-    let list = columns
-        .cast::<PyList>()
-        .map_err(|_| pyo3::exceptions::PyTypeError::new_err("columns must be a pyarrow schema or a list of (name, type[, nullable]) tuples"))?;
+    let list = columns.cast::<PyList>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("columns must be a pyarrow schema or a list of (name, type[, nullable]) tuples")
+    })?;
     let mut out = Vec::new();
     for item in list.iter() {
-        let t = item.cast::<PyTuple>().map_err(|_| pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable]) tuple"))?;
+        let t = item
+            .cast::<PyTuple>()
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable]) tuple"))?;
         let (name, ty, nullable): (String, String, bool) = match t.len() {
             2 => {
                 let (n, ty): (String, String) = t.extract()?;

@@ -214,7 +214,9 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             if !obj.is_instance(types(py).time.bind(py))? {
                 return Err(mismatch(col, obj, "datetime.time"));
             }
-            let ms = get_i64(obj, "hour")? * 3_600_000 + get_i64(obj, "minute")? * 60_000 + get_i64(obj, "second")? * 1000
+            let ms = get_i64(obj, "hour")? * 3_600_000
+                + get_i64(obj, "minute")? * 60_000
+                + get_i64(obj, "second")? * 1000
                 + get_i64(obj, "microsecond")? / 1000;
             Value::Time(ms as i32)
         }
@@ -264,7 +266,8 @@ pub fn row_from_py(schema: &Schema, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Valu
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut row = vec![Value::Null; cols.len()];
         for (k, v) in d.iter() {
-            let name = k.cast::<PyString>().map_err(|_| wrong_type(format!("row keys must be column names (str), not {}", type_name(&k))))?;
+            let name =
+                k.cast::<PyString>().map_err(|_| wrong_type(format!("row keys must be column names (str), not {}", type_name(&k))))?;
             let name = name.to_cow()?;
             let name: &str = &name;
             let i = schema.index_of(name).ok_or_else(|| {
@@ -350,7 +353,11 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
         }
         Value::Timestamp(ts) | Value::TimestampLtz(ts) => {
             let ltz = matches!(v, Value::TimestampLtz(_));
-            let epoch = if ltz { t.datetime.bind(py).call1((1970, 1, 1, 0, 0, 0, 0, t.utc.bind(py)))? } else { t.datetime.bind(py).call1((1970, 1, 1))? };
+            let epoch = if ltz {
+                t.datetime.bind(py).call1((1970, 1, 1, 0, 0, 0, 0, t.utc.bind(py)))?
+            } else {
+                t.datetime.bind(py).call1((1970, 1, 1))?
+            };
             let td = t.timedelta.bind(py).call1((0, 0, ts.as_micros()))?;
             epoch.call_method1("__add__", (td,))?
         }
@@ -424,7 +431,9 @@ pub fn type_from_arrow(name: &str, t: &ArrowType) -> PyResult<DataType> {
         A::Float64 => DataType::Double,
         A::Utf8 | A::LargeUtf8 | A::Utf8View => DataType::String,
         A::Binary | A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_) => DataType::Bytes,
-        A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) if *s >= 0 => DataType::decimal(*p, *s as u8).map_err(crate::error::to_py)?,
+        A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) if *s >= 0 => {
+            DataType::decimal(*p, *s as u8).map_err(crate::error::to_py)?
+        }
         A::Date32 | A::Date64 => DataType::Date,
         A::Time32(u) | A::Time64(u) => DataType::Time { precision: unit_precision(u) },
         A::Timestamp(u, None) => DataType::Timestamp { precision: unit_precision(u) },

@@ -116,10 +116,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for (name, code) in &e.names {
         m.add(name.as_str(), e.by_code[code].clone_ref(py))?;
     }
-    let codes: Vec<(String, i32, bool, String)> = ClientCode::ALL
-        .iter()
-        .map(|c| (c.name().to_string(), *c as i32, c.is_retriable(), class_name(*c)))
-        .collect();
+    let codes: Vec<(String, i32, bool, String)> =
+        ClientCode::ALL.iter().map(|c| (c.name().to_string(), *c as i32, c.is_retriable(), class_name(*c))).collect();
     m.add("CLIENT_CODES", codes)?;
     Ok(())
 }

@@ -65,7 +65,14 @@ impl PyEmbeddedEngine {
         rows.iter()
             .map(|r| {
                 let vals = r.row.iter().map(|v| from_value(py, v)).collect::<PyResult<Vec<_>>>()?;
-                PyTuple::new(py, [r.offset.into_pyobject(py)?.into_any(), r.change_type.short_string().into_pyobject(py)?.into_any(), PyTuple::new(py, vals)?.into_any()])
+                PyTuple::new(
+                    py,
+                    [
+                        r.offset.into_pyobject(py)?.into_any(),
+                        r.change_type.short_string().into_pyobject(py)?.into_any(),
+                        PyTuple::new(py, vals)?.into_any(),
+                    ],
+                )
             })
             .collect()
     }

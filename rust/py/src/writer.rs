@@ -54,11 +54,7 @@ impl PyTableAppend {
         let (opts, _) = writer_options(py, max_pending_callbacks, executor, on_callback_error)?;
         let table = &*self.table;
         let w = blocking(py, || table.new_append()?.create_writer(opts)).py_err()?;
-        Ok(PyAppendWriter {
-            schema: Arc::new(self.table.info().schema().clone()),
-            w: ManuallyDrop::new(w),
-            live: self.live.clone(),
-        })
+        Ok(PyAppendWriter { schema: Arc::new(self.table.info().schema().clone()), w: ManuallyDrop::new(w), live: self.live.clone() })
     }
 }
 
@@ -164,7 +160,9 @@ fn one_batch(data: AnyRecordBatch) -> PyResult<RecordBatch> {
     match batches.len() {
         0 => Err(invalid_row("the Arrow input has no rows")),
         1 => Ok(batches.into_iter().next().expect("one")),
-        _ => arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| invalid_row(format!("concatenating the Arrow input: {e}"))),
+        _ => {
+            arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| invalid_row(format!("concatenating the Arrow input: {e}")))
+        }
     }
 }
 
@@ -367,7 +365,12 @@ impl PyAppendWriter {
         }
     }
 
-    fn write_all(&self, py: Python<'_>, batches: Vec<RecordBatch>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
+    fn write_all(
+        &self,
+        py: Python<'_>,
+        batches: Vec<RecordBatch>,
+        callback: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Vec<PyWriteResult>>> {
         if batches.is_empty() {
             return Err(invalid_row("the Arrow input has no rows"));
         }
