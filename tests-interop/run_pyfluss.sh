@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Interop with the official Python client: fluss-writer writes (rust/core/examples/interop_writer.rs
+# prints a JSON manifest of what it wrote), pyfluss 1.0.0 reads back and compares row for row
+# (tests-interop/pyfluss_readback.py). Needs FLUSS_BOOTSTRAP_SERVERS (a running cluster).
+#
+# pyfluss lives in its own venv, $REPO/.venv-interop (created on first use from PyPI:
+# `pyfluss==1.0.0`, which pulls pyarrow and pandas). Exit code 0 = match, non-zero = mismatch or error.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+: "${FLUSS_BOOTSTRAP_SERVERS:?FLUSS_BOOTSTRAP_SERVERS is not set: start the cluster (scripts/fluss-cluster.sh start) and export the line it prints}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+VENV="${FLUSS_INTEROP_VENV:-$REPO/.venv-interop}"
+PYFLUSS_VERSION="${PYFLUSS_VERSION:-1.0.0}"
+PYTHON="${PYTHON:-python3}"
+
+if ! "$VENV/bin/python" -c "import fluss, importlib.metadata as m; assert m.version('pyfluss') == '$PYFLUSS_VERSION'" 2>/dev/null; then
+  echo "[pyfluss-interop] creating $VENV with pyfluss==$PYFLUSS_VERSION" >&2
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "pyfluss==$PYFLUSS_VERSION"
+fi
+
+manifest="$(mktemp "${TMPDIR:-/tmp}/fluss-interop-manifest.XXXXXX.json")"
+trap 'rm -f "$manifest"' EXIT
+(cd "$REPO" && cargo build -q --release -p fluss-writer --example interop_writer)
+"$CARGO_TARGET_DIR/release/examples/interop_writer" > "$manifest"
+"$VENV/bin/python" "$HERE/pyfluss_readback.py" "$manifest"
