@@ -49,7 +49,7 @@ def end_to_end(conn: fw.Connection, mode: str, n: int) -> float:
     conn.admin().create_table(name, fw.TableDescriptor(fw.Schema([("id", "BIGINT", False), ("msg", "STRING")]),
                                                        bucket_count=4))
     w = conn.get_table(name).new_append().create_writer()
-    rows = [(i, "payload-%08d" % i) for i in range(n)]
+    rows = [(i, f"payload-{i:08d}") for i in range(n)]
     t = time.perf_counter()
     if mode == "callback":
         for r in rows:

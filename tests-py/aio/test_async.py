@@ -10,8 +10,10 @@ from fluss_writer import testing
 from helpers import make_table
 
 
-async def test_await_results_with_one_hop_per_batch(conn) -> None:
+async def test_await_results_with_one_hop_per_batch(conn, engine) -> None:
     name = make_table(conn, buckets=2, bucket_keys=["id"])
+    for b in (0, 1):
+        engine.inject_delay(name, b, 0.2, times=1)  # results are still pending when awaited
     w = conn.get_table(name).new_append().create_writer()
     before = testing.dispatch_stats(conn)
     results = [w.append({"id": i, "msg": "a"}) for i in range(1000)]

@@ -96,9 +96,12 @@ def test_rust_logs_reach_python_logging(conn, engine, log_table, caplog) -> None
     engine.inject_error(log_table, 0, 15, "injected for the log test", times=1)
     w = conn.get_table(log_table).new_append().create_writer()
     with caplog.at_level(logging.WARNING):
-        testing.flush_logs()
         w.append({"id": 1}).wait(5)
-        testing.flush_logs()
-    names = {r.name for r in caplog.records if "injected for the log test" in r.getMessage()}
-    assert any(n.startswith("fluss_writer.write") for n in names), names
+        deadline = time.monotonic() + 5
+        names: set = set()
+        while not any(n.startswith("fluss_writer.write") for n in names):
+            assert time.monotonic() < deadline, names
+            testing.flush_logs()
+            names = {r.name for r in caplog.records if "injected for the log test" in r.getMessage()}
+            time.sleep(0.01)
     w.close()
