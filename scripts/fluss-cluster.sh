@@ -6,6 +6,8 @@
 #                                     # last stdout line: FLUSS_BOOTSTRAP_SERVERS=127.0.0.1:9123
 #   scripts/fluss-cluster.sh stop     # SIGTERM the processes it started (by pid), then SIGKILL after a timeout
 #   scripts/fluss-cluster.sh status   # what runs; exit 0 only if all 3 run and the cluster answers
+#   scripts/fluss-cluster.sh restart-tablet   # stop only the tablet server (by pid) and start it again on the
+#                                     # same data dir; ZooKeeper and the coordinator keep running
 #   scripts/fluss-cluster.sh logs [zk|coordinator|tablet] [LINES]
 #   scripts/fluss-cluster.sh fetch    # only download/cache the jars
 #
@@ -359,6 +361,53 @@ do_stop() {
   log "stopped"
 }
 
+# Stop only the tablet server and start it again with the same configuration and data dir
+# (its data is always kept, as FLUSS_KEEP_DATA=1 would keep it; ZooKeeper and the coordinator are
+# not touched). FLUSS_RESTART_SIGNAL=KILL kills it (crash) instead of the graceful SIGTERM;
+# FLUSS_RESTART_DOWN_SECONDS keeps it down that long before the start.
+do_restart_tablet() {
+  check_java; check_python
+  local role
+  for role in zk coordinator; do
+    role_running "$role" || die "restart-tablet: $role is not running (start the cluster first: $0 start)"
+  done
+  [[ -f "$FLUSS_RUN_DIR/conf/tablet/server.yaml" ]] || die "restart-tablet: no tablet configuration in $FLUSS_RUN_DIR/conf"
+  local t0=$EPOCHREALTIME pid
+  pid="$(pid_of tablet)"
+  if [[ "${FLUSS_RESTART_SIGNAL:-TERM}" == KILL ]] && is_ours tablet "$pid"; then
+    log "killing tablet (pid $pid): SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    local i
+    for ((i = 0; i < 100; i++)); do is_ours tablet "$pid" || break; sleep 0.05; done
+    rm -f "$PID_DIR/tablet.pid"
+  else
+    stop_role tablet
+  fi
+  log "tablet stopped after $(elapsed "$t0") s"
+  if [[ -n "${FLUSS_RESTART_DOWN_SECONDS:-}" ]]; then sleep "$FLUSS_RESTART_DOWN_SECONDS"; fi
+  local i
+  for ((i = 0; i < 100; i++)); do port_in_use "$FLUSS_TABLET_PORT" || break; sleep 0.1; done
+  port_in_use "$FLUSS_TABLET_PORT" && die "restart-tablet: port $FLUSS_TABLET_PORT is still taken after the tablet stopped"
+  rm -rf "$FLUSS_RUN_DIR/tmp" && mkdir -p "$FLUSS_RUN_DIR/tmp"
+  local opens="--add-opens=java.base/java.nio=org.apache.arrow.memory.core,ALL-UNNAMED"
+  launch tablet org.apache.fluss.server.tablet.TabletServer "$FLUSS_TABLET_HEAP" "$opens" \
+    -- --configDir "$FLUSS_RUN_DIR/conf/tablet"
+  local deadline=$((SECONDS + FLUSS_START_TIMEOUT))
+  while ! probe_all 3 >/dev/null 2>&1; do
+    if ! role_running tablet; then
+      tail -n 60 "$LOG_DIR/tablet.log" >&2
+      die "restart-tablet: the tablet server exited while starting (log $LOG_DIR/tablet.log)"
+    fi
+    if (( SECONDS >= deadline )); then
+      tail -n 60 "$LOG_DIR/tablet.log" >&2
+      die "restart-tablet: the tablet server did not answer within ${FLUSS_START_TIMEOUT}s"
+    fi
+    sleep 0.2
+  done
+  log "tablet restarted and answering in $(elapsed "$t0") s (pid $(pid_of tablet))"
+  echo "FLUSS_BOOTSTRAP_SERVERS=$COORD_ADDR"
+}
+
 do_status() {
   local role pid all=1
   for role in "${ROLES[@]}"; do
@@ -400,7 +449,7 @@ do_logs() {
 }
 
 usage() {
-  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"; shift || true
@@ -408,6 +457,7 @@ case "$cmd" in
   start)   do_start ;;
   stop)    do_stop ;;
   restart) do_stop; do_start ;;
+  restart-tablet) do_restart_tablet ;;
   status)  do_status ;;
   logs)    do_logs "$@" ;;
   fetch)   check_java; fetch_jars; ls -l "$FLUSS_LIB_DIR"/*.jar ;;
