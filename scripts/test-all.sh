@@ -41,6 +41,11 @@ fi
 step "Rust workspace tests"
 cargo test --workspace
 
+if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+  step "interoperability with the official Java (0.9.1) and Python (pyfluss 1.0.0) clients"
+  tests-interop/run.sh
+fi
+
 step "loom models of the dispatcher"
 # Release mode and at most 2 preemptions keep the exhaustive search within about a minute on
 # 2 cores while still covering every interleaving with up to two forced context switches.
@@ -55,6 +60,12 @@ fi
 if [ -x tests-cpp/run.sh ]; then
   step "C++ suite"
   tests-cpp/run.sh
+fi
+
+if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+  # Last, alone: it restarts the shared cluster's tablet server, which every other client sees.
+  step "tablet server restart while writing (real cluster)"
+  cargo test --release -p fluss-writer --test cluster_restart -- --ignored --nocapture
 fi
 
 step "all suites passed"

@@ -8,7 +8,8 @@
 //! (fluss-protocol.md section 5.1), so a writer that followed them would put those rows where
 //! Java lookups never look. The test checks that it really covers many such keys.
 //!
-//! Needs the cluster (FLUSS_BOOTSTRAP_SERVERS) and `java` on PATH (Maven and javac on first use,
+//! Run it with `cargo test --release -p fluss-writer --test cluster_interop_java -- --ignored`
+//! (tests-interop/run.sh does). Needs the cluster (FLUSS_BOOTSTRAP_SERVERS) and `java` on PATH (Maven and javac on first use,
 //! to fetch the client and compile the oracle into .fluss/). Without them it prints a banner and
 //! passes, except under CI=true.
 
@@ -231,6 +232,7 @@ fn lcg(seed: &mut u64) -> u64 {
 }
 
 #[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
 fn java_client_finds_every_upserted_row() {
     let Some(bs) = bootstrap("cluster_interop_java") else { return };
     if !java_available() {
