@@ -1424,10 +1424,16 @@ def test_self_base_scenario_passes() -> None:
         (lambda d: d.update(retries=3), r"scenario: unknown field\(s\) \['retries'\]"),
         (lambda d: d["steps"].append({"op": "frobnicate"}), r"unknown op 'frobnicate'"),
         (lambda d: d["steps"][0].update(expect={"callback_error": "NO_SUCH_CODE"}), r"unknown error code name 'NO_SUCH_CODE'"),
-        (lambda d: d["steps"][0].update(row=[1, {"repeat": "ab", "times": 2}]), r"repeat value: unknown field\(s\) \['times'\]"),
+        (
+            lambda d: d["steps"][0].update(row=[1, {"repeat": "ab", "count": 1, "times": 2}]),
+            r"repeat value: unknown field\(s\) \['times'\]",
+        ),
         (lambda d: d["table"]["columns"][1].update(type="TIMESTAMP"), r"unsupported column type 'TIMESTAMP'"),
         (lambda d: d["steps"][0].update(offset=5), r"a1: offset 0 expected 5"),
-        (lambda d: d["steps"][0].update(expect={"sync_error": "WRITER_CLOSED"}), r"expected sync_error WRITER_CLOSED, but the submission was accepted"),
+        (
+            lambda d: d["steps"][0].update(expect={"sync_error": "WRITER_CLOSED"}),
+            r"expected sync_error WRITER_CLOSED, but the submission was accepted",
+        ),
         (lambda d: d["expect"]["read_back"]["buckets"].update({"0": [[1, "y"]]}), r"read-back bucket 0"),
         (lambda d: d.update(known_bug="self-test"), r"known_bug \(self-test\): the scenario passed"),
     ],
@@ -1440,18 +1446,19 @@ def test_self_runner_fails(mutate: Callable[[dict[str, Any]], None], message: st
 
 
 def test_self_wrong_bucket_fails() -> None:
-    doc = _mutated(lambda d: d["table"].update(bucket_count=2))
-    doc["expect"]["read_back"]["buckets"]["1"] = []
-    # id 1 hashes to one bucket of two; state the other one for it.
-    run_doc(copy.deepcopy(doc)) if False else None
-    for wrong in (0, 1):
-        doc["steps"][0]["bucket"] = wrong
+    """Of the two buckets, the row has exactly one: stating the other one fails."""
+    outcomes = []
+    for stated in (0, 1):
+        doc = _mutated(lambda d: d["table"].update(bucket_count=2))
+        del doc["expect"]
+        doc["steps"][0]["bucket"] = stated
         try:
-            run_doc(copy.deepcopy(doc))
+            run_doc(doc)
+            outcomes.append("passed")
         except GoldenError as e:
-            assert "completion bucket" in str(e)
-            return
-    pytest.fail("stating either bucket passed: the runner does not check the bucket")
+            assert "a1: completion bucket" in str(e) and f"the file says {stated}" in str(e)
+            outcomes.append("failed")
+    assert sorted(outcomes) == ["failed", "passed"]
 
 
 def test_self_sync_error_destroys_callback() -> None:
