@@ -46,7 +46,7 @@ use crate::config::Config;
 use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::TablePath;
 use crate::wire::kv_batch::stamp_kv_batch;
-use crate::wire::log_batch::{build_arrow_log_batch, stamp_log_batch};
+use crate::wire::log_batch::{build_arrow_log_batch_compressed, stamp_log_batch, ArrowCompression};
 use crate::wire::proto;
 
 /// State shared between a writer and its sender task.
@@ -60,6 +60,8 @@ pub(crate) struct SenderShared {
     pub path: TablePath,
     pub schema_id: i16,
     pub kind: BatchKind,
+    /// Body compression of log batches (`table.log.arrow.compression.type`).
+    pub compression: ArrowCompression,
     /// Partial update columns (PutKv `target_columns`); empty = all.
     pub target_columns: Vec<i32>,
     /// Leaders known when the writer was created (index = bucket).
@@ -85,6 +87,7 @@ impl SenderShared {
         path: TablePath,
         schema_id: i16,
         kind: BatchKind,
+        compression: ArrowCompression,
         target_columns: Vec<i32>,
         initial_leaders: Vec<Option<i32>>,
         clock: Arc<dyn Clock>,
@@ -99,6 +102,7 @@ impl SenderShared {
             path,
             schema_id,
             kind,
+            compression,
             target_columns,
             initial_leaders,
             clock,
@@ -378,8 +382,8 @@ impl SenderState {
     fn encode(&self, batch: &mut WriteBatch) -> Result<Bytes> {
         let payload = std::mem::replace(&mut batch.payload, Payload::Encoded(Bytes::new()));
         let bytes = match payload {
-            Payload::Rows(mut rows) => build_arrow_log_batch(&rows.finish(), self.shared.schema_id, None)?,
-            Payload::Arrow(rb) => build_arrow_log_batch(&rb, self.shared.schema_id, None)?,
+            Payload::Rows(mut rows) => build_arrow_log_batch_compressed(&rows.finish(), self.shared.schema_id, None, self.shared.compression)?,
+            Payload::Arrow(rb) => build_arrow_log_batch_compressed(&rb, self.shared.schema_id, None, self.shared.compression)?,
             Payload::Kv(kv) => kv.finish(),
             Payload::Encoded(b) => return Ok(b),
         };

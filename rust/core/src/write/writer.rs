@@ -40,6 +40,7 @@ use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::encode_row;
 use crate::wire::key::encode_key;
 use crate::wire::kv_batch::KvBatchBuilder;
+use crate::wire::log_batch::ArrowCompression;
 
 /// Where a writer's callbacks run.
 #[derive(Clone, Default)]
@@ -240,6 +241,7 @@ impl WriterCore {
             info.path.clone(),
             info.schema_id as i16,
             kind,
+            ArrowCompression::from_property(info.descriptor.properties.get(ArrowCompression::PROPERTY).map(String::as_str))?,
             target_cols_wire,
             table.leaders(),
             conn.clock.clone(),
