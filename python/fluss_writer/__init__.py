@@ -23,6 +23,7 @@ import os
 from . import _native
 from ._native import (
     CLIENT_CODES,
+    SERVER_CODES,
     Admin,
     AppendWriter,
     BucketResult,
@@ -65,6 +66,7 @@ from ._native import (
 
 __all__ = [
     "CLIENT_CODES",
+    "SERVER_CODES",
     "Admin",
     "AppendWriter",
     "BucketResult",

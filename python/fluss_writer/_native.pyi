@@ -55,6 +55,7 @@ __all__ = [
     "BucketResult",
     "BufferExhaustedError",
     "CLIENT_CODES",
+    "SERVER_CODES",
     "CallbackFailedError",
     "CalledFromCallbackError",
     "CapacityExhaustedError",
@@ -97,6 +98,8 @@ __all__ = [
     "connect",
 ]
 CLIENT_CODES: List[Tuple[str, int, bool, str]]
+#: Fluss server codes that have a name: (name, code, retriable).
+SERVER_CODES: List[Tuple[str, int, bool]]
 
 # ----- exceptions -----
 

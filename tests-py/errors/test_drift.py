@@ -42,3 +42,12 @@ def test_hierarchy() -> None:
 def test_codes_are_outside_the_fluss_range() -> None:
     for _, code, _, _ in fw.CLIENT_CODES:
         assert -1999 <= code <= -1001
+
+
+def test_server_code_table_comes_from_the_core() -> None:
+    table = {name: (code, retriable) for name, code, retriable in fw.SERVER_CODES}
+    assert table["NOT_LEADER_OR_FOLLOWER"] == (12, True)
+    assert table["TABLE_NOT_EXIST"] == (7, False)
+    assert table["UNKNOWN_SERVER_ERROR"] == (-1, False)
+    assert "SERVER_ERROR" not in table
+    assert not set(table) & {c[0] for c in fw.CLIENT_CODES}

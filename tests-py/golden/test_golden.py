@@ -9,9 +9,7 @@ completion's bucket. Anything it does not understand (unknown field, op, type, v
 name) fails the test; nothing is ever skipped, and a file marked ``known_bug`` fails either way.
 
 Error code names: client codes through the binding's ``fluss_writer.CLIENT_CODES``; server codes
-through the core's ``FlussCode::name`` as the binding reports it (``error.code_name``), learned
-once per session by injecting every server code into a scratch table of an embedded engine (the
-binding exports no server-code table; see ``_server_codes``).
+through ``fluss_writer.SERVER_CODES`` (the core's ``FlussCode::name`` table).
 
 At the end of the file: self-tests that feed deliberately broken scenarios to the runner and
 assert that it fails with the expected message.
@@ -49,52 +47,12 @@ class GoldenError(Exception):
 # ============================================================================ error code names
 
 _CLIENT_CODES: dict[str, int] = {name: code for name, code, _retriable, _cls in fw.CLIENT_CODES}
-_server_lock = threading.Lock()
-_server_cache: dict[str, int] = {}
+# Server code names -> codes, as the core names them (``FlussCode::name``).
+_server_cache: dict[str, int] = {name: code for name, code, _retriable in fw.SERVER_CODES}
 
 
 def _server_codes() -> dict[str, int]:
-    """Server code names -> codes, as the core names them (``FlussCode::name``).
-
-    The binding exports only the client code table, so ask the core: inject each code in
-    -1..=64 (every named Fluss code lies in it; the rest are the generic ``SERVER_ERROR``, which
-    is not a name) once into a one-bucket scratch table with retries off, and read the
-    completion's ``error.code_name``. Codes the core does not deliver unchanged (e.g.
-    DUPLICATE_SEQUENCE, which counts as success) stay unresolvable, hence unknown."""
-    with _server_lock:
-        if _server_cache:
-            return _server_cache
-        conn = fw.connect(
-            "embedded",
-            {
-                "client.writer.batch-timeout": "1ms",
-                "client.writer.retry-backoff": "1ms",
-                "client.writer.retries": "0",
-                "client.writer.enable-idempotence": "false",
-            },
-        )
-        try:
-            conn.admin().create_table(
-                "fluss.codes", fw.TableDescriptor(fw.Schema([("id", "INT", False)]), bucket_count=1, bucket_keys=["id"])
-            )
-            eng = testing.engine(conn)
-            w = conn.get_table("fluss.codes").new_append().create_writer()
-            found: dict[str, int] = {}
-            for code in range(-1, 65):
-                if code == 0:
-                    continue
-                eng.inject_error("fluss.codes", 0, code, "golden: resolving code names", 1)
-                c = w.append([code]).wait(10)
-                err = c.error
-                if c.error_code == code and err is not None and err.code_name not in ("", "SERVER_ERROR"):
-                    found.setdefault(err.code_name, code)
-            w.close(10)
-        finally:
-            conn.close(10)
-        if "NOT_LEADER_OR_FOLLOWER" not in found:
-            raise GoldenError(f"cannot learn the server code names from the core: {found}")
-        _server_cache.update(found)
-        return _server_cache
+    return _server_cache
 
 
 def code_of(name: str) -> int:

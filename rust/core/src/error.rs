@@ -176,6 +176,11 @@ impl FlussCode {
         matches!(code, 1 | 12 | 21 | 44)
     }
 
+    /// Every server code that has a name, with its name, in numeric order (for bindings).
+    pub fn named() -> impl Iterator<Item = (i32, &'static str)> {
+        (-1..=200).map(|c| (c, FlussCode::name(c))).filter(|(_, n)| *n != "SERVER_ERROR")
+    }
+
     /// Upper-snake name of a server code, for messages.
     pub fn name(code: i32) -> &'static str {
         match code {

@@ -119,5 +119,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let codes: Vec<(String, i32, bool, String)> =
         ClientCode::ALL.iter().map(|c| (c.name().to_string(), *c as i32, c.is_retriable(), class_name(*c))).collect();
     m.add("CLIENT_CODES", codes)?;
+    let server: Vec<(String, i32, bool)> =
+        fluss_writer::FlussCode::named().map(|(c, n)| (n.to_string(), c, fluss_writer::FlussCode::is_retriable(c))).collect();
+    m.add("SERVER_CODES", server)?;
     Ok(())
 }
