@@ -102,7 +102,13 @@ fn main() {
     let base = median(rates[0].clone());
     for (i, m) in modes.iter().enumerate() {
         let med = median(rates[i].clone());
-        println!("{:<18} median {:>10.0} records/s  ({:.3}x detached)  rounds: {:?}", format!("{m:?}"), med, med / base, rates[i].iter().map(|r| r.round() as u64).collect::<Vec<_>>());
+        println!(
+            "{:<18} median {:>10.0} records/s  ({:.3}x detached)  rounds: {:?}",
+            format!("{m:?}"),
+            med,
+            med / base,
+            rates[i].iter().map(|r| r.round() as u64).collect::<Vec<_>>()
+        );
     }
     println!("bytes held per pending callback beyond the user's callable: {PENDING_ENTRY_BYTES}");
 }

@@ -29,7 +29,9 @@ fn fatal_and_retriable_buckets_in_one_request_both_complete() {
         let conn = Connection::connect(cfg).unwrap();
         let path = TablePath::new("fluss", format!("mixed_{idempotent}")).unwrap();
         let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("s", DataType::String).build().unwrap();
-        conn.admin().create_table(&path, &TableDescriptor::new(schema.clone()).with_bucket_count(2).with_bucket_key(["id"]), false).unwrap();
+        conn.admin()
+            .create_table(&path, &TableDescriptor::new(schema.clone()).with_bucket_count(2).with_bucket_key(["id"]), false)
+            .unwrap();
         let engine = conn.embedded().unwrap();
         engine.faults().inject(&path, 0, Fault::Error { code: 13, message: "too large".into(), times: 1 });
         engine.faults().inject(&path, 1, Fault::Error { code: 12, message: "not leader".into(), times: 1 });

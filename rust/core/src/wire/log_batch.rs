@@ -560,7 +560,8 @@ mod tests {
 
     #[test]
     fn compressed_batches_round_trip_and_shrink() {
-        let schema = crate::Schema::builder().column_not_null("id", crate::DataType::BigInt).column("s", crate::DataType::String).build().unwrap();
+        let schema =
+            crate::Schema::builder().column_not_null("id", crate::DataType::BigInt).column("s", crate::DataType::String).build().unwrap();
         let mut rows = crate::wire::arrow::RowsToArrow::new(&schema);
         for i in 0..2000i64 {
             rows.append(&crate::row![i, "the same text again and again"]).unwrap();

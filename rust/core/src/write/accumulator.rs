@@ -175,5 +175,4 @@ impl Accumulator {
     pub fn is_empty(&self) -> bool {
         (0..self.buckets.len()).all(|i| self.lock(i).is_empty())
     }
-
 }

@@ -262,9 +262,18 @@ pub(crate) fn shard_key(table_id: i64, partition: Option<i64>, bucket: i32) -> u
 /// capturing one word, stored inline) through `scope`, exactly as the sender does, and return
 /// once they all ran. Not part of the API.
 #[doc(hidden)]
-pub fn bench_dispatch_batches(scope: &fluss_writer_dispatch::Scope, jobs: usize, per_job: usize, sink: &'static std::sync::atomic::AtomicU64) {
+pub fn bench_dispatch_batches(
+    scope: &fluss_writer_dispatch::Scope,
+    jobs: usize,
+    per_job: usize,
+    sink: &'static std::sync::atomic::AtomicU64,
+) {
     use fluss_writer_dispatch::{Deadline, Job};
-    let target = Arc::new(JobTarget { table: Arc::new(TablePath { database: "b".into(), table: "t".into() }), table_id: 1, per_record_offsets: true });
+    let target = Arc::new(JobTarget {
+        table: Arc::new(TablePath { database: "b".into(), table: "t".into() }),
+        table_id: 1,
+        per_record_offsets: true,
+    });
     for j in 0..jobs {
         let mut tickets = TicketSet::default();
         let mut entries = Vec::with_capacity(per_job);

@@ -259,7 +259,8 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
         }
         let now = shared.clock.now_nanos();
         if !shared.abort.load(Ordering::Acquire) {
-            if s.writer_id.is_none() && now >= s.init_retry_at && (!shared.acc.is_empty() || s.buckets.iter().any(BucketFlights::in_retry)) {
+            if s.writer_id.is_none() && now >= s.init_retry_at && (!shared.acc.is_empty() || s.buckets.iter().any(BucketFlights::in_retry))
+            {
                 s.init_writer().await;
             }
             if s.metadata_stale && now >= s.metadata_retry_at {
@@ -382,7 +383,9 @@ impl SenderState {
     fn encode(&self, batch: &mut WriteBatch) -> Result<Bytes> {
         let payload = std::mem::replace(&mut batch.payload, Payload::Encoded(Bytes::new()));
         let bytes = match payload {
-            Payload::Rows(mut rows) => build_arrow_log_batch_compressed(&rows.finish(), self.shared.schema_id, None, self.shared.compression)?,
+            Payload::Rows(mut rows) => {
+                build_arrow_log_batch_compressed(&rows.finish(), self.shared.schema_id, None, self.shared.compression)?
+            }
             Payload::Arrow(rb) => build_arrow_log_batch_compressed(&rb, self.shared.schema_id, None, self.shared.compression)?,
             Payload::Kv(kv) => kv.finish(),
             Payload::Encoded(b) => return Ok(b),
@@ -667,7 +670,8 @@ impl SenderState {
                 let seq = f.batch.stamp.map(|(_, s)| s);
                 // Whether the normal rules would retry it; after a sequence reset it is not
                 // retried any more (and then fails with SEQUENCE_RESET below).
-                let would_retry = if idempotent && e.code() == FlussCode::OUT_OF_ORDER_SEQUENCE { seq != expected } else { e.is_retriable() };
+                let would_retry =
+                    if idempotent && e.code() == FlussCode::OUT_OF_ORDER_SEQUENCE { seq != expected } else { e.is_retriable() };
                 let retriable = would_retry && !f.no_retry;
                 let expired = now >= deadline_of(f, &shared);
                 if retriable && f.batch.attempts <= retries && !expired {
