@@ -25,6 +25,7 @@ pub mod connection;
 pub mod embedded;
 pub mod error;
 pub mod metadata;
+mod readback;
 pub mod row;
 pub mod table;
 pub mod wire;

@@ -39,6 +39,21 @@ impl Table {
         self.inner.leaders.clone()
     }
 
+    /// Read `bucket`'s log from `from_offset` to its high watermark through the Fluss protocol
+    /// (log tables: the appended rows; primary-key tables: the changelog). Works on the embedded
+    /// engine and on a cluster; meant for verification and examples, not for streaming.
+    pub fn scan(&self, bucket: i32, from_offset: i64) -> Result<Vec<crate::embedded::ScannedRow>> {
+        self.inner.conn.check_usable()?;
+        crate::readback::scan(&self.inner.conn, &self.inner.info, bucket, from_offset)
+    }
+
+    /// Look up a primary key (`key`: the key values in primary-key order) through the Fluss
+    /// protocol; `None` if absent.
+    pub fn lookup(&self, key: &[crate::Value]) -> Result<Option<crate::Row>> {
+        self.inner.conn.check_usable()?;
+        crate::readback::lookup_key(&self.inner.conn, &self.inner.info, key)
+    }
+
     /// Start an append writer (log tables).
     pub fn new_append(&self) -> Result<TableAppend> {
         if self.inner.info.has_primary_key() {

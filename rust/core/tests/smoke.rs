@@ -82,3 +82,29 @@ fn pk_table_upsert_delete() {
     partial.upsert(&row![7, Value::Null, 70i64]).unwrap().wait(None).unwrap().result().unwrap();
     assert_eq!(engine.lookup(&path, &[Value::Int(7)]).unwrap(), Some(row![7, "n7", 70i64]));
 }
+
+#[test]
+fn read_back_through_the_protocol_matches_the_engine() {
+    let conn = Connection::open("embedded").unwrap();
+    let path = TablePath::new("fluss", "smoke_readback").unwrap();
+    let schema = Schema::builder().column_not_null("id", DataType::Int).column("v", DataType::String).primary_key(["id"]).build().unwrap();
+    conn.admin().create_table(&path, &TableDescriptor::new(schema).with_bucket_count(3), false).unwrap();
+    let table = conn.get_table(&path).unwrap();
+    let w = table.new_upsert().unwrap().create_writer(WriterOptions::default()).unwrap();
+    for i in 0..50 {
+        w.upsert_detached(&row![i, format!("v{i}")]).unwrap();
+    }
+    w.upsert_detached(&row![3, "again"]).unwrap();
+    w.delete_detached(&[Value::Int(4)]).unwrap();
+    w.flush(None).unwrap();
+    let engine = conn.embedded().unwrap();
+    for b in 0..3 {
+        assert_eq!(table.scan(b, 0).unwrap(), engine.scan(&path, b, 0).unwrap(), "bucket {b}");
+        assert_eq!(table.scan(b, 2).unwrap(), engine.scan(&path, b, 2).unwrap(), "bucket {b} from 2");
+    }
+    for k in [0, 3, 4, 49, 77] {
+        assert_eq!(table.lookup(&[Value::Int(k)]).unwrap(), engine.lookup(&path, &[Value::Int(k)]).unwrap(), "key {k}");
+    }
+    assert_eq!(table.lookup(&[Value::Int(3)]).unwrap(), Some(row![3, "again"]));
+    assert!(table.scan(9, 0).is_err());
+}

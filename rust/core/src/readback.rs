@@ -1,0 +1,145 @@
+//! Read-back through the Fluss protocol, for verification and examples: scan a bucket's log and
+//! look up primary keys. Built only on [`Backend`](crate::backend::Backend), so it works the same
+//! on the embedded engine and on a real cluster (ListOffsets, FetchLog, Lookup to the bucket's
+//! leader). Transient errors right after a table was created or a leader changed
+//! (`NOT_LEADER_OR_FOLLOWER`, `LEADER_NOT_AVAILABLE`, ...) are retried for up to
+//! `client.request-timeout`.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::backend::Backend;
+use crate::cluster::readback::{fetch_log, list_offsets, lookup, LATEST_OFFSET};
+use crate::connection::ConnInner;
+use crate::embedded::{ChangeType, ScannedRow};
+use crate::error::{Error, FlussCode, Result};
+use crate::metadata::TableInfo;
+use crate::row::{Row, Value};
+use crate::wire::arrow::record_batch_to_rows;
+use crate::wire::bucketing::bucket_for_key;
+use crate::wire::compacted::decode_row;
+use crate::wire::key::encode_key;
+use crate::wire::log_batch::LogBatch;
+
+/// Run `attempt` until it succeeds, fails for good, or the retry budget is spent.
+fn retrying<T, F, Fut>(conn: &Arc<ConnInner>, what: &str, attempt: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T>> + Send + 'static,
+{
+    let deadline = Instant::now() + conn.config.request_timeout;
+    loop {
+        match conn.block_on(attempt()) {
+            Ok(v) => return Ok(v),
+            Err(e) if e.is_retriable() && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(e.context(what)),
+        }
+    }
+}
+
+fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32) -> Result<i32> {
+    if bucket < 0 || bucket >= info.bucket_count() {
+        return Err(Error::invalid_row(format!("bucket {bucket} is out of range (the table has {} buckets)", info.bucket_count())));
+    }
+    let deadline = Instant::now() + conn.config.request_timeout;
+    loop {
+        let (_, leaders) = crate::admin::load_table(conn, &info.path)?;
+        if let Some(l) = leaders[bucket as usize] {
+            return Ok(l);
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path)));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Every record of `bucket` from `from_offset` to the high watermark, decoded with the table
+/// schema (log tables: appended rows; primary-key tables: the changelog).
+pub(crate) fn scan(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32, from_offset: i64) -> Result<Vec<ScannedRow>> {
+    let leader = leader_of(conn, info, bucket)?;
+    let backend: Arc<dyn Backend> = conn.backend.clone();
+    let table_id = info.table_id;
+    let hw = retrying(conn, "ListOffsets", || {
+        let b = backend.clone();
+        async move { Ok(list_offsets(&*b, leader, table_id, &[bucket], LATEST_OFFSET).await?.first().map_or(0, |x| x.1)) }
+    })?;
+    let schema = info.schema();
+    let mut out = Vec::new();
+    let mut next = from_offset.max(0);
+    while next < hw {
+        let (_, bytes): (i64, Bytes) = retrying(conn, "FetchLog", || {
+            let b = backend.clone();
+            async move { fetch_log(&*b, leader, table_id, bucket, next, 8 << 20).await }
+        })?;
+        let batches = LogBatch::parse_all(&bytes)?;
+        if batches.is_empty() {
+            return Err(Error::protocol(format!("FetchLog of bucket {bucket} from offset {next} returned no complete batch")));
+        }
+        for batch in batches {
+            if batch.last_offset() < next {
+                continue;
+            }
+            batch.check_crc()?;
+            if batch.record_count() > 0 {
+                let rows = record_batch_to_rows(schema, &batch.decode(schema)?)?;
+                let cts = batch.change_types();
+                for (i, row) in rows.into_iter().enumerate() {
+                    let offset = batch.base_offset() + i as i64;
+                    if offset < next || offset >= hw {
+                        continue;
+                    }
+                    let ct = cts.map_or(0, |c| c[i]);
+                    let change_type = ChangeType::from_byte(ct).ok_or_else(|| Error::protocol(format!("unknown change type {ct}")))?;
+                    out.push(ScannedRow { offset, change_type, row });
+                }
+            }
+            next = next.max(batch.last_offset() + 1);
+        }
+    }
+    Ok(out)
+}
+
+/// The stored row of a primary key (`key`: the key values in primary-key order), or `None`.
+pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value]) -> Result<Option<Row>> {
+    let schema = info.schema();
+    let pk = schema.primary_key_indexes();
+    if pk.is_empty() {
+        return Err(Error::client(crate::ClientCode::Unsupported, format!("{} is a log table: it has no primary key to look up", info.path)));
+    }
+    if key.len() != pk.len() {
+        return Err(Error::invalid_row(format!("the key has {} values but the primary key has {} columns", key.len(), pk.len())));
+    }
+    let mut row = vec![Value::Null; schema.len()];
+    for (v, &i) in key.iter().zip(&pk) {
+        row[i] = v.clone();
+    }
+    let mut key_bytes = Vec::new();
+    encode_key(schema, &pk, &row, &mut key_bytes)?;
+    let bk = info.bucket_key_indexes();
+    let bucket = if bk == pk {
+        bucket_for_key(&key_bytes, info.bucket_count())
+    } else {
+        let mut b = Vec::new();
+        encode_key(schema, &bk, &row, &mut b)?;
+        bucket_for_key(&b, info.bucket_count())
+    };
+    let leader = leader_of(conn, info, bucket)?;
+    let backend: Arc<dyn Backend> = conn.backend.clone();
+    let table_id = info.table_id;
+    let key_bytes = Bytes::from(key_bytes);
+    let values = retrying(conn, "Lookup", || {
+        let b = backend.clone();
+        let k = key_bytes.clone();
+        async move { lookup(&*b, leader, table_id, bucket, vec![k]).await }
+    })?;
+    match values.into_iter().next().flatten() {
+        None => Ok(None),
+        Some(v) if v.len() >= 2 => Ok(Some(decode_row(schema, &v[2..])?)),
+        Some(_) => Err(Error::protocol("a Lookup value shorter than its schema id")),
+    }
+}
