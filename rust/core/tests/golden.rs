@@ -48,13 +48,31 @@ fn main() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no golden/*.json files in {}", dir.display());
-    let trials = files
-        .into_iter()
+    let mut trials: Vec<Trial> = files
+        .iter()
+        .cloned()
         .map(|p| {
             let name = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            Trial::test(name, move || run_file(&p).map_err(Failed::from))
+            Trial::test(name, move || run_file(&p, &Target::Embedded).map_err(Failed::from))
         })
         .collect();
+    // Against a real Fluss cluster: every scenario that needs no fault injection.
+    match std::env::var("FLUSS_BOOTSTRAP_SERVERS").ok().filter(|s| !s.is_empty()) {
+        Some(bootstrap) => {
+            for p in files {
+                if !needs_no_faults(&p) {
+                    continue;
+                }
+                let name = format!("cluster/{}", p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+                let target = Target::Cluster(bootstrap.clone());
+                trials.push(Trial::test(name, move || run_file(&p, &target).map_err(Failed::from)));
+            }
+        }
+        None if std::env::var("CI").is_ok_and(|v| v == "true") => trials.push(Trial::test("cluster/required", || {
+            Err(Failed::from("CI=true but FLUSS_BOOTSTRAP_SERVERS is not set: the golden scenarios must also run against a real cluster"))
+        })),
+        None => eprintln!("golden: FLUSS_BOOTSTRAP_SERVERS is not set: the scenarios did NOT run against a real Fluss cluster"),
+    }
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -909,7 +927,10 @@ struct State {
     failures: Mutex<Vec<String>>,
     submit_threads: Mutex<HashSet<ThreadId>>,
     table: TablePath,
-    engine: Arc<EmbeddedEngine>,
+    /// The embedded engine (fault injection); `None` against a real cluster.
+    engine: Option<Arc<EmbeddedEngine>>,
+    /// Read-back through the Fluss protocol (same code path on the engine and on a cluster).
+    handle: fluss_writer::Table,
 }
 
 impl State {
@@ -956,7 +977,10 @@ impl State {
     }
 
     fn inject(&self, faults: &[FaultSpec]) {
-        let f = self.engine.faults();
+        if faults.is_empty() {
+            return;
+        }
+        let f = self.engine.as_ref().expect("cluster mode runs only scenarios without faults").faults();
         for spec in faults {
             match spec.clone() {
                 FaultSpec::Error { bucket, code, times, message } => f.inject(&self.table, bucket, Fault::Error { code, message, times }),
@@ -1346,11 +1370,40 @@ fn run_step(state: &Arc<State>, step: &Step, what: &str) -> R<()> {
     }
 }
 
-fn run_file(path: &Path) -> Result<(), String> {
+/// Where a scenario runs.
+enum Target {
+    Embedded,
+    /// A real cluster at this bootstrap address: only scenarios without faults.
+    Cluster(String),
+}
+
+/// Whether a file injects no faults (then it also runs against a real cluster). A file that does
+/// not parse counts as needing none, so that its parse error is reported in cluster mode too.
+fn needs_no_faults(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else { return true };
+    let Ok(json) = serde_json::from_str::<Json>(&text) else { return true };
+    match parse_scenario(&json) {
+        Ok(sc) => sc.faults.is_empty() && !steps_inject(&sc.steps),
+        Err(_) => true,
+    }
+}
+
+fn steps_inject(steps: &[Step]) -> bool {
+    steps.iter().any(|s| match s {
+        Step::Inject(_) => true,
+        Step::Parallel(threads) => threads.iter().any(|(_, steps)| steps_inject(steps)),
+        _ => false,
+    })
+}
+
+fn run_file(path: &Path, target: &Target) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let json: Json = serde_json::from_str(&text).map_err(|e| format!("{}: invalid JSON: {e}", path.display()))?;
     let sc = parse_scenario(&json)?;
-    let outcome = run_scenario(&sc);
+    if matches!(target, Target::Cluster(_)) && (!sc.faults.is_empty() || steps_inject(&sc.steps)) {
+        return Err("this scenario injects faults, which only the embedded engine can do".into());
+    }
+    let outcome = run_scenario(&sc, target, path);
     match (&sc.known_bug, outcome) {
         (Some(bug), Ok(())) => Err(format!("known_bug ({bug}): the scenario passed; remove \"known_bug\" from the file")),
         (Some(bug), Err(e)) => Err(format!("known_bug ({bug}):\n{e}")),
@@ -1358,21 +1411,35 @@ fn run_file(path: &Path) -> Result<(), String> {
     }
 }
 
-fn run_scenario(sc: &Scenario) -> R<()> {
+fn run_scenario(sc: &Scenario, target: &Target, file: &Path) -> R<()> {
     let mut config = Config::default();
-    config.set("bootstrap.servers", "embedded").map_err(|e| e.to_string())?;
+    let bootstrap = match target {
+        Target::Embedded => "embedded",
+        Target::Cluster(b) => b.as_str(),
+    };
+    config.set("bootstrap.servers", bootstrap).map_err(|e| e.to_string())?;
     for (k, v) in &sc.config {
         config.set(k, v).map_err(|e| format!("config: {e}"))?;
     }
     config.validate().map_err(|e| format!("config: {e}"))?;
     let conn = Connection::connect(config).map_err(|e| e.to_string())?;
-    let path = TablePath::new("fluss", "golden").unwrap();
+    let path = match target {
+        Target::Embedded => TablePath::new("fluss", "golden").unwrap(),
+        Target::Cluster(_) => {
+            // A fresh table per run on a shared cluster.
+            let db = format!("golden_{}", std::process::id());
+            conn.admin().create_database(&db, true).map_err(|e| format!("create database: {e}"))?;
+            let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            TablePath::new(db, format!("t{}_{}", stem.split('_').next().unwrap_or("x"), nanos % 1_000_000_000)).unwrap()
+        }
+    };
     let mut desc = TableDescriptor::new(sc.table.schema.clone()).with_bucket_count(sc.table.bucket_count);
     if sc.table.kind == TableKind::Log {
         desc = desc.with_bucket_key(sc.table.bucket_key.clone());
     }
     conn.admin().create_table(&path, &desc, false).map_err(|e| format!("create table: {e}"))?;
-    let engine = conn.embedded().expect("embedded").clone();
+    let engine = conn.embedded().cloned();
     let table = conn.get_table(&path).map_err(|e| e.to_string())?;
     let bucket_key_idx = sc.table.schema.indexes_of(&sc.table.bucket_key).map_err(|e| e.to_string())?;
     let state = Arc::new(State {
@@ -1389,6 +1456,7 @@ fn run_scenario(sc: &Scenario) -> R<()> {
         submit_threads: Mutex::new(HashSet::from([std::thread::current().id()])),
         table: path.clone(),
         engine: engine.clone(),
+        handle: table.clone(),
     });
     state.inject(&sc.faults);
     let mut cb_errors: HashMap<String, Arc<AtomicU64>> = HashMap::new();
@@ -1660,7 +1728,7 @@ fn check(sc: &Scenario, state: &State, cb_errors: &HashMap<String, Arc<AtomicU64
         ReadBack::None => {}
         ReadBack::Log(buckets) => {
             for (b, want) in buckets {
-                match state.engine.scan(&state.table, *b, 0) {
+                match state.handle.scan(*b, 0) {
                     Err(e) => errs.push(format!("read-back bucket {b}: {e}")),
                     Ok(rows) => {
                         let got: Vec<Vec<Value>> = rows.into_iter().map(|r| r.row).collect();
@@ -1673,7 +1741,7 @@ fn check(sc: &Scenario, state: &State, cb_errors: &HashMap<String, Arc<AtomicU64
         }
         ReadBack::Lookups(l) => {
             for (key, want) in l {
-                match state.engine.lookup(&state.table, key) {
+                match state.handle.lookup(key) {
                     Err(e) => errs.push(format!("lookup {key:?}: {e}")),
                     Ok(got) => {
                         if &got != want {
