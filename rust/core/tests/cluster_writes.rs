@@ -509,7 +509,7 @@ fn idempotent_run(conn: &Connection, info: &TableInfo, records: i32) -> (Duratio
     let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("msg", DataType::String).build().unwrap();
     assert_eq!(info.schema(), &schema);
     // Under a tiny request timeout, loading the table may itself time out: retry it.
-    let table = retry(conn, "get_table", Duration::from_secs(20), |c| c.get_table(&info.path));
+    let table = retry(conn, "get_table", Duration::from_secs(60), |c| c.get_table(&info.path));
     let writer = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
     type Acks = Arc<Mutex<Vec<(i64, i32, i64, u32)>>>;
     let offsets_seen: Acks = Arc::default();
@@ -594,21 +594,39 @@ fn resent_batches_are_deduplicated_by_the_server() {
         let admin_conn = connect(&bs, &[]);
         let info = id_log_table(&admin_conn, "idem_resend", 2);
         let late_before = rec.count(|l| l.contains("response to unknown or timed-out request"));
-        let conn = connect(
-            &bs,
-            &[
-                ("client.request-timeout", "3ms"),
-                ("client.writer.retry-backoff", "1ms"),
-                ("client.writer.batch-size", "16kb"),
-                ("client.writer.max-inflight-requests-per-bucket", "5"),
-            ],
-        );
+        // The tightest request timeout under which this machine can still load the table: 3 ms
+        // on an idle machine; a loaded CI machine may need more. Produce requests then still
+        // overrun it now and then, which is what forces the resends.
+        let mut chosen = None;
+        for timeout in ["3ms", "6ms", "12ms", "25ms"] {
+            let c = connect(
+                &bs,
+                &[
+                    ("client.request-timeout", timeout),
+                    ("client.writer.retry-backoff", "1ms"),
+                    ("client.writer.batch-size", "16kb"),
+                    ("client.writer.max-inflight-requests-per-bucket", "5"),
+                ],
+            );
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if c.get_table(&info.path).is_ok() {
+                    chosen = Some((c.clone(), timeout));
+                    break;
+                }
+            }
+            if chosen.is_some() {
+                break;
+            }
+            c.close(None).unwrap();
+        }
+        let (conn, timeout) = chosen.expect("the table could not be loaded even with a 25 ms request timeout");
         let (t, batches) = idempotent_run(&conn, &info, 8_000);
         let table = info.path.to_string();
         let retries = rec.count(|l| l.contains(&table) && l.contains("failed, retrying"));
         let late = rec.count(|l| l.contains("response to unknown or timed-out request")) - late_before;
         eprintln!(
-            "resend: 8000 records in {batches} batches under a 3 ms request timeout, {:.0} ms; {retries} batch resends, \
+            "resend: 8000 records in {batches} batches under a {timeout} request timeout, {:.0} ms; {retries} batch resends, \
              {late} answers arrived after their request had timed out",
             t.as_secs_f64() * 1e3
         );
