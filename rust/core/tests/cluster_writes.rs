@@ -589,7 +589,7 @@ fn idempotent_writes_have_no_duplicates() {
 #[test]
 fn resent_batches_are_deduplicated_by_the_server() {
     let Some(bs) = bootstrap("cluster_writes") else { return };
-    bounded("resent_batches", LIMIT, move || {
+    bounded("resent_batches", LIMIT * 2, move || {
         let rec = recorder();
         let admin_conn = connect(&bs, &[]);
         let info = id_log_table(&admin_conn, "idem_resend", 2);
@@ -608,7 +608,7 @@ fn resent_batches_are_deduplicated_by_the_server() {
                     ("client.writer.max-inflight-requests-per-bucket", "5"),
                 ],
             );
-            let deadline = Instant::now() + Duration::from_secs(10);
+            let deadline = Instant::now() + Duration::from_secs(5);
             while Instant::now() < deadline {
                 if c.get_table(&info.path).is_ok() {
                     chosen = Some((c.clone(), timeout));
