@@ -15,6 +15,7 @@
 // Not checked here (Rust runner only): recomputing each stated bucket with the core's bucketing;
 // every accepted op's stated bucket is still asserted against its completion's bucket.
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -45,6 +46,37 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 namespace {
+
+// ----- cluster mode (golden_runner --bootstrap <addr> <file>) -----
+// Empty: the embedded engine. Otherwise the scenario runs against that real Fluss cluster, in a
+// table of its own (database golden_cpp), and reads back with Table::Scan / Table::Lookup.
+std::string g_bootstrap;
+
+// Fault-free scenarios that cannot be deterministic against a real server, with the reason.
+// The runner reports them as skipped (exit 77, ctest SKIP_RETURN_CODE) instead of running them.
+// Keep this minimal: every other fault-free scenario must pass against the cluster.
+const std::map<std::string, std::string>& ClusterExclusions() {
+  static const std::map<std::string, std::string> m = {};
+  return m;
+}
+
+// Whether a scenario asks for fault injection anywhere (a top-level "faults" or an "inject"
+// step, also nested in callbacks): a real cluster cannot inject faults.
+bool UsesFaults(const nlohmann::json& v, bool top) {
+  if (v.is_object()) {
+    if (top && v.contains("faults")) return true;
+    auto op = v.find("op");
+    if (op != v.end() && op->is_string() && *op == "inject") return true;
+    for (const auto& kv : v.items()) {
+      if (UsesFaults(kv.value(), false)) return true;
+    }
+  } else if (v.is_array()) {
+    for (const auto& x : v) {
+      if (UsesFaults(x, false)) return true;
+    }
+  }
+  return false;
+}
 
 // A failure of the scenario: parsing, a step or an expectation.
 struct Fail : std::runtime_error {
@@ -1141,6 +1173,7 @@ struct State {
   TableSpec table;
   fw::TablePath path{"fluss", "golden"};
   const fw::Connection* conn = nullptr;  // outlives every step (owned by RunScenario)
+  fw::Table handle;                      // read-back through the protocol (cluster mode)
 
   std::mutex writers_m;
   std::map<std::string, std::shared_ptr<WriterHandle>> writers;
@@ -1806,8 +1839,9 @@ std::vector<std::string> Check(const Scenario& sc, State& state,
   // Read-back.
   if (sc.read_back == Scenario::RB::Log) {
     for (const auto& [b, want] : sc.read_back_buckets) {
-      std::vector<fw::testing::ScannedRow> rows;
-      fw::Result r = fw::testing::Scan(*state.conn, state.path, b, 0, rows);
+      std::vector<fw::ScannedRow> rows;
+      fw::Result r = g_bootstrap.empty() ? fw::testing::Scan(*state.conn, state.path, b, 0, rows)
+                                         : state.handle.Scan(b, 0, rows);
       if (!r.Ok()) {
         errs.push_back(Cat("read-back bucket ", b, ": ", r.ToString()));
         continue;
@@ -1823,7 +1857,8 @@ std::vector<std::string> Check(const Scenario& sc, State& state,
       fw::GenericRow key = ToRow(l.key, KeyTypes(sc.table));
       fw::GenericRow out;
       bool found = false;
-      fw::Result r = fw::testing::Lookup(*state.conn, state.path, key, out, found);
+      fw::Result r = g_bootstrap.empty() ? fw::testing::Lookup(*state.conn, state.path, key, out, found)
+                                         : state.handle.Lookup(key, out, found);
       if (!r.Ok()) {
         errs.push_back(Cat("lookup ", ShowRow(l.key), ": ", r.ToString()));
         continue;
@@ -1841,7 +1876,7 @@ std::vector<std::string> Check(const Scenario& sc, State& state,
 
 std::vector<std::string> RunScenario(const Scenario& sc) {
   fw::Configuration config;
-  config.bootstrap_servers = "embedded";
+  config.bootstrap_servers = g_bootstrap.empty() ? std::string("embedded") : g_bootstrap;
   for (const auto& [k, v] : sc.config) config.Set(k, v);
   fw::Connection conn;
   fw::Result r = fw::Connection::Create(config, conn);
@@ -1867,11 +1902,30 @@ std::vector<std::string> RunScenario(const Scenario& sc) {
   auto state = std::make_shared<State>();
   state->table = sc.table;
   state->conn = &conn;
+  if (!g_bootstrap.empty()) {
+    // A table of its own per run: the cluster is shared and outlives this process.
+    auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+    state->path = fw::TablePath("golden_cpp", Cat("g_", ::getpid(), "_", nanos % 1000000000000LL));
+    r = admin.CreateDatabase(state->path.database_name, true);
+    if (!r.Ok()) return {Cat("create database: ", r.ToString())};
+  }
   r = admin.CreateTable(state->path, desc, false);
-  if (!r.Ok()) return {Cat("create table: ", r.ToString())};
+  if (!r.Ok()) return {Cat("create table ", state->path.ToString(), ": ", r.ToString())};
   fw::Table table;
   r = conn.GetTable(state->path, table);
   if (!r.Ok()) return {Cat("get table: ", r.ToString())};
+  state->handle = table;
+  if (!g_bootstrap.empty()) {
+    // Wait until every bucket of the fresh table has a leader that answers (Scan retries
+    // LEADER_NOT_AVAILABLE and friends): the scenario's steps then start on a ready table.
+    for (int32_t b = 0; b < table.BucketCount(); ++b) {
+      std::vector<fw::ScannedRow> rows;
+      r = table.Scan(b, 0, rows);
+      if (!r.Ok()) return {Cat("table ", state->path.ToString(), " bucket ", b, " not ready: ", r.ToString())};
+    }
+  }
   for (const WriterSpec& ws : sc.writers) {
     if (ws.executor == ExecKind::Fifo) state->fifo_writers.insert(ws.name);
   }
@@ -1974,6 +2028,18 @@ int RunFile(const std::string& path) {
     }
     Scenario sc = ParseScenario(json);
     known_bug = sc.known_bug;
+    if (!g_bootstrap.empty()) {
+      if (UsesFaults(json, true)) {
+        throw Fail("this scenario injects faults (\"faults\" or an \"inject\" step), which a real cluster cannot do: "
+                   "it runs only on the embedded engine");
+      }
+      std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+      auto ex = ClusterExclusions().find(name);
+      if (ex != ClusterExclusions().end()) {
+        std::cout << path << ": EXCLUDED against a real cluster: " << ex->second << "\n";
+        return 77;
+      }
+    }
     errors = RunScenario(sc);
   } catch (const Fail& e) {
     errors.push_back(e.what());
@@ -2001,8 +2067,16 @@ int RunFile(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--bootstrap") {
+    g_bootstrap = argv[2];
+    if (g_bootstrap.empty()) {
+      std::cerr << "golden_runner: --bootstrap needs a cluster address\n";
+      return 2;
+    }
+    return RunFile(argv[3]);
+  }
   if (argc != 2) {
-    std::cerr << "usage: golden_runner <golden/NNN_name.json>\n";
+    std::cerr << "usage: golden_runner [--bootstrap <host:port>] <golden/NNN_name.json>\n";
     return 2;
   }
   return RunFile(argv[1]);

@@ -36,9 +36,25 @@ if [ ! -f /usr/include/nlohmann/json.hpp ] && [ ! -f /usr/local/include/nlohmann
   fi
 fi
 
+# ----- the real cluster (tests-cpp/test_cluster.cpp, golden-cluster/*) -----
+# Passed to CMake on every run (so a changed or removed address re-configures): the cluster
+# tests are registered only when it is set. Under CI=true CMake refuses to configure without it.
+CLUSTER="${FLUSS_BOOTSTRAP_SERVERS:-}"
+CLUSTER_FLAGS=(-DFLUSS_BOOTSTRAP_SERVERS="$CLUSTER")
+cluster_banner() {
+  if [ -z "$CLUSTER" ]; then
+    echo "!!!!! run.sh: FLUSS_BOOTSTRAP_SERVERS is not set: the C++ cluster tests (test_cluster.cpp, golden-cluster/*) did NOT run; export \"\$(scripts/fluss-cluster.sh start | tail -n 1)\" !!!!!" >&2
+  fi
+}
+if [ -z "$CLUSTER" ] && { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; }; then
+  echo "run.sh: CI=true but FLUSS_BOOTSTRAP_SERVERS is not set: the C++ cluster tests require a real Fluss cluster" >&2
+  exit 1
+fi
+
 # ----- 1. build and test -----
-echo "== run.sh: build (Debug) and ctest"
-cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" "${ARROW_FLAGS[@]}" >/dev/null
+echo "== run.sh: build (Debug) and ctest${CLUSTER:+ (cluster tests against $CLUSTER)}"
+cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" "${ARROW_FLAGS[@]}" \
+  "${CLUSTER_FLAGS[@]}" >/dev/null
 cmake --build build-cpp -j "$JOBS"
 (cd build-cpp && ctest --output-on-failure -j "$JOBS" --timeout 180)
 
@@ -54,10 +70,11 @@ cmake --build "$PREFIX/example-build" -j "$JOBS"
 # ----- 3. AddressSanitizer + UndefinedBehaviorSanitizer -----
 echo "== run.sh: ASan+UBSan build and ctest"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_BENCH=OFF \
-  "${ARROW_FLAGS[@]}" >/dev/null
+  "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" >/dev/null
 cmake --build build-asan -j "$JOBS"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$REPO/tests-cpp/asan.supp"
 export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
-echo "== run.sh: all C++ checks passed"
+echo "== run.sh: all C++ checks passed${CLUSTER:+ (including the cluster tests against $CLUSTER)}"
+cluster_banner

@@ -572,6 +572,13 @@ class TableUpsert {
   friend class Table;
 };
 
+// One record read back from a bucket's log.
+struct ScannedRow {
+  int64_t offset = -1;
+  std::string change_type;  // "+A" (log tables), "+I", "-U", "+U", "-D" (primary-key tables)
+  GenericRow row;
+};
+
 class Table {
  public:
   Table() noexcept = default;
@@ -582,6 +589,17 @@ class Table {
   size_t ColumnCount() const;
   std::string Path() const;
   bool Available() const noexcept { return table_ != nullptr; }
+
+  // Read-back through the Fluss protocol, for verification and examples (not for streaming);
+  // the same on the embedded engine and on a cluster. Transient errors (a fresh bucket without
+  // a leader yet, ...) are retried for up to client.request-timeout.
+  //
+  // Every record of `bucket` from `from_offset` up to the high watermark, in offset order
+  // (log tables: the appended rows; primary-key tables: the changelog). `out` is replaced.
+  Result Scan(int32_t bucket, int64_t from_offset, std::vector<ScannedRow>& out) const;
+  // The stored row of a primary key. `key` holds the primary-key values in key order; `found`
+  // says whether the key exists (then `out` is the whole row, else `out` is empty).
+  Result Lookup(const GenericRow& key, GenericRow& out, bool& found) const;
 
  private:
   std::shared_ptr<ffi::RTable> table_;
@@ -673,11 +691,8 @@ struct Fault {
   }
 };
 
-struct ScannedRow {
-  int64_t offset = -1;
-  std::string change_type;  // "+A", "+I", "-U", "+U", "-D"
-  GenericRow row;
-};
+// The same shape as Table::Scan's rows.
+using ScannedRow = fluss_writer::ScannedRow;
 
 Result InjectFault(const Connection& conn, const TablePath& path, int32_t bucket, const Fault& fault);
 Result ClearFaults(const Connection& conn);

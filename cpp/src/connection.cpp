@@ -163,6 +163,27 @@ int32_t Table::BucketCount() const { return table_ ? ffi::table_bucket_count(*ta
 size_t Table::ColumnCount() const { return table_ ? ffi::table_column_count(*table_) : 0; }
 std::string Table::Path() const { return table_ ? std::string(ffi::table_path(*table_)) : std::string(); }
 
+Result Table::Scan(int32_t bucket, int64_t from_offset, std::vector<ScannedRow>& out) const {
+  if (!table_) return internal::ClientError(ClientCode::InvalidTable, "the table handle is empty");
+  ffi::FfiStatus st;
+  rust::Box<ffi::RScan> s = ffi::table_scan(*table_, bucket, from_offset, st);
+  if (st.code != 0) return internal::ToResult(st);
+  internal::ScanToRows(*s, out);
+  return Result{};
+}
+
+Result Table::Lookup(const GenericRow& key, GenericRow& out, bool& found) const {
+  found = false;
+  if (!table_) return internal::ClientError(ClientCode::InvalidTable, "the table handle is empty");
+  ffi::RRow* k = detail::Access::Get(key);
+  if (k == nullptr) return internal::ClientError(ClientCode::InvalidRow, "the key GenericRow was moved from");
+  ffi::FfiStatus st;
+  rust::Box<ffi::RRow> row = ffi::table_lookup(*table_, *k, found, st);
+  if (st.code != 0) return internal::ToResult(st);
+  internal::DropBox(std::exchange(detail::Access::Ref(out), row.into_raw()));
+  return Result{};
+}
+
 namespace {
 
 ffi::FfiWriterOptions Options(const WriteCallbackOptions& o) {

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fluss_writer.hpp"
 #include "fluss_writer_glue.h"
@@ -37,6 +39,20 @@ template <class T>
 void DropBox(T* p) noexcept {
   if (p != nullptr) {
     (void)rust::Box<T>::from_raw(p);
+  }
+}
+
+// Moves a scan's rows into `out` (replacing its contents).
+inline void ScanToRows(const ffi::RScan& s, std::vector<ScannedRow>& out) {
+  out.clear();
+  size_t n = ffi::scan_len(s);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    ScannedRow r;
+    r.offset = ffi::scan_offset(s, i);
+    r.change_type = std::string(ffi::scan_change_type(s, i));
+    DropBox(std::exchange(detail::Access::Ref(r.row), ffi::scan_row(s, i).into_raw()));
+    out.push_back(std::move(r));
   }
 }
 

@@ -40,16 +40,7 @@ Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64
   ffi::FfiStatus st;
   rust::Box<ffi::RScan> s = ffi::testing_scan(*c, Str(path.database_name), Str(path.table_name), bucket, from_offset, st);
   if (st.code != 0) return ToResult(st);
-  out.clear();
-  size_t n = ffi::scan_len(*s);
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    ScannedRow r;
-    r.offset = ffi::scan_offset(*s, i);
-    r.change_type = std::string(ffi::scan_change_type(*s, i));
-    internal::DropBox(std::exchange(detail::Access::Ref(r.row), ffi::scan_row(*s, i).into_raw()));
-    out.push_back(std::move(r));
-  }
+  internal::ScanToRows(*s, out);
   return Result{};
 }
 

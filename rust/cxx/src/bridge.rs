@@ -135,6 +135,10 @@ pub mod ffi {
         fn table_bucket_count(t: &RTable) -> i32;
         fn table_column_count(t: &RTable) -> usize;
         fn table_path(t: &RTable) -> String;
+        /// Read-back through the Fluss protocol (embedded engine or cluster).
+        fn table_scan(t: &RTable, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan>;
+        /// `key`: the primary-key values in key order.
+        fn table_lookup(t: &RTable, key: &RRow, found: &mut bool, st: &mut FfiStatus) -> Box<RRow>;
         fn table_create_append_writer(
             t: &RTable,
             o: &FfiWriterOptions,

@@ -14,6 +14,7 @@ use fluss_writer::{
 use crate::bridge::ffi::{CallbackBase, CallbackExecutor, ErrorHandlerHolder, FfiDescriptor, FfiStatus, FfiWriterOptions, FfiWriterStats};
 use crate::callbacks::{error_handler, into_callback, CxxExecutor, RCompletion};
 use crate::status::{fill, guard, ok, status, status_of};
+use crate::testing::RScan;
 use crate::values::{descriptor, RRow};
 
 /// `None` for a negative timeout (no bound).
@@ -119,6 +120,25 @@ pub(crate) fn table_column_count(t: &RTable) -> usize {
 
 pub(crate) fn table_path(t: &RTable) -> String {
     t.0.as_ref().map_or(String::new(), |t| t.path().to_string())
+}
+
+/// `Table::scan`: `bucket`'s log from `from_offset` to the high watermark, through the protocol.
+pub(crate) fn table_scan(t: &RTable, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan> {
+    fill(st, || Box::new(RScan(Vec::new())), || Ok(Box::new(RScan(t.get()?.scan(bucket, from_offset)?))))
+}
+
+/// `Table::lookup`: the stored row of a primary key (`key`: the key values in primary-key order).
+pub(crate) fn table_lookup(t: &RTable, key: &RRow, found: &mut bool, st: &mut FfiStatus) -> Box<RRow> {
+    *found = false;
+    fill(
+        st,
+        || Box::new(RRow::default()),
+        || {
+            let row = t.get()?.lookup(key.values()?)?;
+            *found = row.is_some();
+            Ok(Box::new(RRow { values: row.unwrap_or_default(), bad: None }))
+        },
+    )
 }
 
 fn writer_options(

@@ -40,8 +40,8 @@ pub(crate) fn testing_clear_faults(c: &RConnection) -> FfiStatus {
     }))
 }
 
-/// The rows of a scan.
-pub struct RScan(Vec<ScannedRow>);
+/// The rows of a scan (`testing_scan` on the embedded engine, `table_scan` through the protocol).
+pub struct RScan(pub(crate) Vec<ScannedRow>);
 
 pub(crate) fn testing_scan(c: &RConnection, db: &str, table: &str, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan> {
     fill(st, || Box::new(RScan(Vec::new())), || Ok(Box::new(RScan(engine(c)?.scan(&TablePath::new(db, table)?, bucket, from_offset)?))))
