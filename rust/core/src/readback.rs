@@ -109,7 +109,10 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
     let schema = info.schema();
     let pk = schema.primary_key_indexes();
     if pk.is_empty() {
-        return Err(Error::client(crate::ClientCode::Unsupported, format!("{} is a log table: it has no primary key to look up", info.path)));
+        return Err(Error::client(
+            crate::ClientCode::Unsupported,
+            format!("{} is a log table: it has no primary key to look up", info.path),
+        ));
     }
     if key.len() != pk.len() {
         return Err(Error::invalid_row(format!("the key has {} values but the primary key has {} columns", key.len(), pk.len())));
