@@ -63,6 +63,7 @@ from ._native import (
     __version__,
     connect,
 )
+from ._readback import ScannedRow
 
 __all__ = [
     "CLIENT_CODES",
@@ -88,6 +89,7 @@ __all__ = [
     "IoError",
     "ProtocolError",
     "RecordTooLargeError",
+    "ScannedRow",
     "Schema",
     "SequenceResetError",
     "ServerError",

@@ -33,6 +33,8 @@ from typing import (
     overload,
 )
 
+from ._readback import ScannedRow
+
 class ArrowArrayExportable(Protocol):
     def __arrow_c_array__(self, requested_schema: object | None = None) -> Tuple[object, object]: ...
 
@@ -176,6 +178,18 @@ class Table:
     def info(self) -> TableInfo: ...
     def new_append(self) -> TableAppend: ...
     def new_upsert(self) -> TableUpsert: ...
+    def scan(self, bucket: int, from_offset: int = 0) -> List[ScannedRow]:
+        """Read ``bucket``'s log from ``from_offset`` to its high watermark through the Fluss
+        protocol (log tables: the appended rows, ``"+A"``; primary-key tables: the changelog,
+        ``"+I"``/``"-U"``/``"+U"``/``"-D"``). Each item is a ``ScannedRow(offset, change_type,
+        row)`` named tuple, ``row`` a tuple in schema order; the same shape as
+        ``fluss_writer.testing.engine(conn).scan``. Works on the embedded engine and on a
+        cluster (transient errors retried for up to ``client.request-timeout``; GIL released).
+        For verification and examples, not for streaming."""
+    def lookup(self, key: Row) -> Optional[Tuple[Any, ...]]:
+        """The current row (a tuple in schema order) of a primary key, or None if absent.
+        ``key``: the key values in primary-key order (list/tuple) or a dict by column name.
+        Raises UnsupportedError on a log table. Through the Fluss protocol (GIL released)."""
 
 @final
 class TablePath:

@@ -11,6 +11,10 @@ name) fails the test; nothing is ever skipped, and a file marked ``known_bug`` f
 Error code names: client codes through the binding's ``fluss_writer.CLIENT_CODES``; server codes
 through ``fluss_writer.SERVER_CODES`` (the core's ``FlussCode::name`` table).
 
+With FLUSS_BOOTSTRAP_SERVERS set, every file that injects no faults also runs against that real
+Fluss cluster as ``cluster/<stem>`` (fresh table, read-back through ``Table.scan`` /
+``Table.lookup``); exclusions would be listed, with reasons, in ``CLUSTER_EXCLUDED`` (none now).
+
 At the end of the file: self-tests that feed deliberately broken scenarios to the runner and
 assert that it fails with the expected message.
 """
@@ -20,10 +24,12 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import os
 import pathlib
 import re
 import threading
 import time
+import uuid
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -31,6 +37,7 @@ from typing import Any, Callable, Optional
 import fluss_writer as fw
 import pyarrow as pa
 import pytest
+from cluster.support import create_table
 from fluss_writer import testing
 
 GOLDEN_DIR = pathlib.Path(__file__).resolve().parents[2].joinpath("golden")
@@ -751,10 +758,13 @@ class OpRecord:
 
 
 class State:
-    def __init__(self, sc: Scenario, engine: Any) -> None:
+    def __init__(self, sc: Scenario, engine: Any, table: Optional[fw.Table] = None) -> None:
         self.sc = sc
         self.table = sc.table
+        # The embedded engine (fault injection, read-back), or None against a real cluster,
+        # where ``handle`` (``Table.scan`` / ``Table.lookup``) reads back.
         self.engine = engine
+        self.handle = table
         self.lock = threading.Lock()
         self.writers: dict[str, Any] = {}
         self.writer_upsert = {w.name: w.upsert for w in sc.writers}
@@ -792,6 +802,8 @@ class State:
             return "returned" if r.returned else "running" if r.started else "not_started"
 
     def inject(self, faults: list[FaultSpec]) -> None:
+        if faults and self.engine is None:
+            raise GoldenError("this scenario injects faults, which only the embedded engine can do")
         for f in faults:
             if f.kind == "error":
                 self.engine.inject_error(TABLE, f.bucket, f.code, f.message, f.times)
@@ -1214,7 +1226,8 @@ def check(state: State) -> list[str]:
     if sc.read_back_buckets is not None:
         for b, want_rows in sorted(sc.read_back_buckets.items()):
             try:
-                got_rows = [list(row) for _off, _kind, row in state.engine.scan(TABLE, b, 0)]
+                recs = state.engine.scan(TABLE, b, 0) if state.engine is not None else state.handle.scan(b, 0)
+                got_rows = [list(row) for _off, _kind, row in recs]
             except fw.FlussWriterError as e:
                 errs.append(f"read-back bucket {b}: {e}")
                 continue
@@ -1223,7 +1236,7 @@ def check(state: State) -> list[str]:
     if sc.read_back_lookups is not None:
         for key, want_row in sc.read_back_lookups:
             try:
-                got = state.engine.lookup(TABLE, key)
+                got = state.engine.lookup(TABLE, key) if state.engine is not None else state.handle.lookup(key)
             except fw.FlussWriterError as e:
                 errs.append(f"lookup {key}: {e}")
                 continue
@@ -1233,11 +1246,15 @@ def check(state: State) -> list[str]:
     return errs
 
 
-def run_scenario(sc: Scenario) -> None:
+def run_scenario(sc: Scenario, bootstrap: str = "embedded", stem: str = "") -> None:
+    """Run on the embedded engine, or (``bootstrap`` = ``host:port``) against a real cluster
+    with a fresh table and read-back through ``Table.scan`` / ``Table.lookup``."""
+    cluster = bootstrap != "embedded"
     try:
-        conn = fw.connect("embedded", sc.config)
+        conn = fw.connect(bootstrap, sc.config)
     except fw.FlussWriterError as e:
-        raise GoldenError(f"config: {e}") from None
+        raise GoldenError(f"{'connect' if cluster else 'config'}: {e}") from None
+    path = TABLE
     state: Optional[State] = None
     errors: list[str] = []
     try:
@@ -1246,11 +1263,15 @@ def run_scenario(sc: Scenario) -> None:
         desc = fw.TableDescriptor(schema, bucket_count=sc.table.bucket_count,
                                   bucket_keys=sc.table.bucket_key if sc.table.kind == "log" else None)
         try:
-            conn.admin().create_table(TABLE, desc, False)
-        except fw.FlussWriterError as e:
+            if cluster:
+                conn.admin().create_database(CLUSTER_DB, True)
+                path = create_table(conn, lambda: f"{CLUSTER_DB}.t{stem.split('_')[0]}_{uuid.uuid4().hex[:10]}", desc)
+            else:
+                conn.admin().create_table(path, desc, False)
+        except (fw.FlussWriterError, RuntimeError) as e:
             raise GoldenError(f"create table: {e}") from None
-        table = conn.get_table(TABLE)
-        state = State(sc, testing.engine(conn))
+        table = conn.get_table(path)
+        state = State(sc, None if cluster else testing.engine(conn), table)
         state.inject(sc.faults)
         for ws in sc.writers:
             try:
@@ -1310,11 +1331,11 @@ def run_scenario(sc: Scenario) -> None:
         raise GoldenError("\n".join(errors))
 
 
-def run_doc(doc: Any) -> None:
+def run_doc(doc: Any, bootstrap: str = "embedded", stem: str = "") -> None:
     """Parse and run one scenario document; raises GoldenError on any failure."""
     sc = parse_scenario(doc)
     try:
-        run_scenario(sc)
+        run_scenario(sc, bootstrap, stem)
     except GoldenError as e:
         if sc.known_bug is not None:
             raise GoldenError(f"known_bug ({sc.known_bug}):\n{e}") from None
@@ -1323,12 +1344,46 @@ def run_doc(doc: Any) -> None:
         raise GoldenError(f'known_bug ({sc.known_bug}): the scenario passed; remove "known_bug" from the file')
 
 
-def run_file(path: pathlib.Path) -> None:
+def run_file(path: pathlib.Path, bootstrap: str = "embedded") -> None:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicate_keys)
     except ValueError as e:
         raise GoldenError(f"{path.name}: invalid JSON: {e}") from None
-    run_doc(doc)
+    run_doc(doc, bootstrap, path.stem)
+
+
+# ============================================================================ against a real cluster
+#
+# With FLUSS_BOOTSTRAP_SERVERS set, every scenario that injects no faults (no top-level
+# ``faults``, no ``inject`` step) also runs against the real server as ``cluster/<stem>``: a
+# fresh table per run, read-back through ``Table.scan`` / ``Table.lookup``. Under CI=true
+# without it, ``cluster/required`` fails; otherwise nothing is collected (tests-py/conftest.py
+# prints a loud line).
+
+CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
+CI = os.environ.get("CI", "").lower() in ("true", "1")
+CLUSTER_DB = f"golden_py_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+
+#: Fault-free scenarios that cannot be deterministic on a real server, with the reason. Reviewed:
+#: keep this minimal, and every entry must name a file that exists and needs no faults.
+CLUSTER_EXCLUDED: dict[str, str] = {}
+
+
+def _steps_inject(steps: list[Step]) -> bool:
+    return any(s.op == "inject" or any(_steps_inject(t) for _n, t in s.threads) for s in steps)
+
+
+def needs_no_faults(path: pathlib.Path) -> bool:
+    """Whether a file injects no faults. A file that does not parse counts as needing none, so
+    that its error is reported in cluster mode too."""
+    try:
+        sc = parse_scenario(json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicate_keys))
+    except (ValueError, GoldenError):
+        return True
+    return not sc.faults and not _steps_inject(sc.steps)
+
+
+CLUSTER_FILES = [p for p in FILES if needs_no_faults(p)]
 
 
 # ============================================================================ tests
@@ -1344,6 +1399,36 @@ def test_golden(path: pathlib.Path) -> None:
         run_file(path)
     except GoldenError as e:
         pytest.fail(f"{path.name}:\n{e}", pytrace=False)
+
+
+def test_cluster_exclusions_are_reviewed() -> None:
+    stems = {p.stem for p in CLUSTER_FILES}
+    for stem, reason in CLUSTER_EXCLUDED.items():
+        assert stem in stems, f"CLUSTER_EXCLUDED names {stem!r}, which is not a fault-free golden file"
+        assert reason.strip(), f"CLUSTER_EXCLUDED[{stem!r}] needs a reason"
+    assert len(CLUSTER_FILES) >= 15, f"only {len(CLUSTER_FILES)} golden files need no faults"
+
+
+if CLUSTER_BOOTSTRAP:
+    _CLUSTER_RUN = [p for p in CLUSTER_FILES if p.stem not in CLUSTER_EXCLUDED]
+
+    @pytest.mark.timeout(30)
+    @pytest.mark.parametrize("path", _CLUSTER_RUN, ids=[f"cluster/{p.stem}" for p in _CLUSTER_RUN])
+    def test_golden_cluster(path: pathlib.Path, cluster_databases: list[str]) -> None:
+        # Tables stay until the session's end (see cluster_databases in tests-py/conftest.py).
+        if CLUSTER_DB not in cluster_databases:
+            cluster_databases.append(CLUSTER_DB)
+        try:
+            run_file(path, CLUSTER_BOOTSTRAP)
+        except GoldenError as e:
+            pytest.fail(f"cluster/{path.name} (against {CLUSTER_BOOTSTRAP}):\n{e}", pytrace=False)
+
+elif CI:
+
+    @pytest.mark.parametrize("case", ["cluster/required"])
+    def test_golden_cluster(case: str) -> None:
+        pytest.fail("CI=true but FLUSS_BOOTSTRAP_SERVERS is not set: the fault-free golden scenarios must also run "
+                    "against a real Fluss cluster", pytrace=False)
 
 
 # ----- self-tests: the runner fails on what it must not accept

@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use fluss_writer::{Admin, Column, ConnectOptions, Connection, Schema, Table, TableDescriptor, TableInfo, TablePath};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use pyo3_arrow::PySchema;
 
 use crate::completion::timeout;
-use crate::convert::{columns_from_arrow, parse_type};
+use crate::convert::{columns_from_arrow, from_value, key_from_py, parse_type};
 use crate::error::IntoPyResult;
 use crate::gil::{blocking, check_fork, drop_core, register_connection, LiveConn, PyWorkerHooks, FORK_GENERATION};
 use crate::writer::{PyTableAppend, PyTableUpsert};
@@ -262,6 +263,9 @@ impl PyAdmin {
 
 // ===== table =====
 
+/// `fluss_writer._readback.ScannedRow`, the named tuple `Table.scan` returns.
+static SCANNED_ROW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
 /// A table of a connection.
 #[pyclass(name = "Table", module = "fluss_writer", frozen)]
 pub struct PyTable {
@@ -289,6 +293,38 @@ impl PyTable {
         check_fork(self.live.gen).py_err()?;
         self.table.new_upsert().py_err()?;
         Ok(PyTableUpsert::new((*self.table).clone(), self.live.clone()))
+    }
+    /// Read `bucket`'s log from `from_offset` to its high watermark through the Fluss protocol
+    /// (log tables: the appended rows; primary-key tables: the changelog), as a list of
+    /// `ScannedRow(offset, change_type, row)`. Works on the embedded engine and on a cluster
+    /// (GIL released); for verification and examples, not for streaming.
+    #[pyo3(signature = (bucket, from_offset=0))]
+    fn scan<'py>(&self, py: Python<'py>, bucket: i32, from_offset: i64) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        check_fork(self.live.gen).py_err()?;
+        let t = &*self.table;
+        let rows = blocking(py, || t.scan(bucket, from_offset)).py_err()?;
+        let cls =
+            SCANNED_ROW.get_or_try_init(py, || py.import("fluss_writer._readback")?.getattr("ScannedRow").map(Bound::unbind))?.bind(py);
+        rows.iter()
+            .map(|r| {
+                let vals = r.row.iter().map(|v| from_value(py, v)).collect::<PyResult<Vec<_>>>()?;
+                cls.call1((r.offset, r.change_type.short_string(), PyTuple::new(py, vals)?))
+            })
+            .collect()
+    }
+    /// The current row of a primary key (a dict, or a list/tuple of the key values in
+    /// primary-key order) as a tuple, or None; looked up through the Fluss protocol (GIL
+    /// released).
+    fn lookup<'py>(&self, py: Python<'py>, key: &Bound<'_, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        check_fork(self.live.gen).py_err()?;
+        let schema = self.table.info().schema();
+        // A log table: the core answers UnsupportedError before looking at the key.
+        let k = if schema.primary_key_indexes().is_empty() { Vec::new() } else { key_from_py(schema, key)? };
+        let t = &*self.table;
+        match blocking(py, || t.lookup(&k)).py_err()? {
+            None => Ok(None),
+            Some(row) => Ok(Some(PyTuple::new(py, row.iter().map(|v| from_value(py, v)).collect::<PyResult<Vec<_>>>()?)?)),
+        }
     }
     #[getter]
     fn path(&self) -> String {

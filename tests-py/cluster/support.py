@@ -1,0 +1,47 @@
+"""Helpers of the Python tests against a real Fluss cluster (importable as ``cluster.support``)."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Callable, List
+
+import fluss_writer as fw
+
+#: How long one table gets to have a leader for every bucket before the tests give up on it.
+CREATE_WAIT_S = 8.0
+
+
+def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: fw.TableDescriptor,
+                 attempts: int = 3) -> str:
+    """Create a table under a fresh name from ``new_path()`` and return its path.
+
+    Works around a Fluss 0.9.1 coordinator problem seen on the shared test cluster: now and then
+    the coordinator never processes a newly registered table (no "New table" event, its buckets
+    stay without a leader until the client gives up, 60 s later). ``Admin.create_table`` waits
+    for the leaders; if that takes longer than ``CREATE_WAIT_S``, the table is abandoned (the
+    blocked call ends when the connection closes) and another one is created. Every attempt is
+    reported in the error if all fail.
+    """
+    failures: List[str] = []
+    for _ in range(attempts):
+        path = new_path()
+        done = threading.Event()
+        err: List[BaseException] = []
+
+        def run(p: str = path, d: threading.Event = done, e: List[BaseException] = err) -> None:
+            try:
+                conn.admin().create_table(p, descriptor, False)
+            except BaseException as x:  # noqa: BLE001 - handed to the caller
+                e.append(x)
+            finally:
+                d.set()
+
+        threading.Thread(target=run, name=f"create {path}", daemon=True).start()
+        if done.wait(CREATE_WAIT_S):
+            if err:
+                raise err[0]
+            return path
+        failures.append(f"{path}: buckets without a leader after {CREATE_WAIT_S:.0f} s")
+        warnings.warn(f"Fluss server: {failures[-1]}; retrying with a new table", stacklevel=2)
+    raise RuntimeError("create table failed: " + "; ".join(failures))
