@@ -64,6 +64,8 @@ fi
 
 if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   # Last, alone: it restarts the shared cluster's tablet server, which every other client sees.
+  step "resends under a tiny request timeout, deduplicated by the server (real cluster, alone)"
+  cargo test -p fluss-writer --test cluster_writes -- --ignored --nocapture resent_batches
   step "tablet server restart while writing (real cluster)"
   cargo test --release -p fluss-writer --test cluster_restart -- --ignored --nocapture
 fi

@@ -45,15 +45,20 @@ pub fn bootstrap(test: &str) -> Option<String> {
 
 /// A connection to the cluster with test-friendly timeouts plus `extra` settings.
 pub fn connect(bootstrap: &str, extra: &[(&str, &str)]) -> Connection {
+    try_connect(bootstrap, extra).unwrap()
+}
+
+/// [`connect`], returning the error (a tiny request timeout can make connecting itself fail).
+pub fn try_connect(bootstrap: &str, extra: &[(&str, &str)]) -> fluss_writer::Result<Connection> {
     let mut c = Config::default();
-    c.set("bootstrap.servers", bootstrap).unwrap();
+    c.set("bootstrap.servers", bootstrap)?;
     for (k, v) in [("client.writer.batch-timeout", "5ms"), ("client.request-timeout", "20s"), ("client.writer.delivery-timeout", "45s")]
         .iter()
         .chain(extra)
     {
-        c.set(k, v).unwrap();
+        c.set(k, v)?;
     }
-    Connection::connect(c).unwrap()
+    Connection::connect(c)
 }
 
 /// A table name unique to this process and moment.
