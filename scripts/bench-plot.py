@@ -4,7 +4,8 @@
     scripts/bench-plot.py bench/results/<date>-<commit>.jsonl bench/plots
 
 Reads the objects written by bench/rust-peers (peers_summary, dispatch, ack_latency, backlog_rss,
-bytes_per_callback) and by scripts/bench-all.sh (cargo_bench); ignores anything else.
+bytes_per_callback), by scripts/bench-all.sh (cargo_bench), bench/python (py_cluster) and bench/cpp
+(cpp_cluster); ignores anything else.
 """
 import json
 import os
@@ -171,6 +172,41 @@ def dispatch(rows, outdir):
     return p
 
 
+def bindings(rows, outdir, bench, fname, title, ratio_key, ref):
+    """Python (py_cluster) or C++ (cpp_cluster) cluster cases: bars per client, panels per row size."""
+    s = [r for r in rows if r.get("bench") == bench]
+    if not s:
+        return None
+    clients = list(dict.fromkeys(r["client"] for r in s))
+    sizes = sorted({r["row_bytes"] for r in s})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5.5 * len(sizes), 4.2), squeeze=False)
+    for ax, rb in zip(axes[0], sizes):
+        sub = [r for r in s if r["row_bytes"] == rb]
+        buckets = sorted({r["buckets"] for r in sub})
+        width = 0.8 / len(clients)
+        for ci, c in enumerate(clients):
+            for bi, b in enumerate(buckets):
+                m = [r for r in sub if r["client"] == c and r["buckets"] == b]
+                if not m:
+                    continue
+                x = bi + (ci - (len(clients) - 1) / 2) * width
+                bar = ax.bar([x], [m[0]["median_records_per_s"] / 1e6], width, color=f"C{ci}", label=c if bi == 0 else None)[0]
+                if c in ref and m[0].get(ratio_key):
+                    ax.annotate(f"{m[0][ratio_key]:.2f}x", (x, bar.get_height()), ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(buckets)))
+        ax.set_xticklabels([f"{b} bucket{'s' if b > 1 else ''}" for b in buckets])
+        ax.set_title(f"{rb} B rows", fontsize=10)
+        ax.set_ylabel("median M records/s")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    p = os.path.join(outdir, fname)
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    return p
+
+
 def main():
     rows = load(sys.argv[1])
     outdir = sys.argv[2] if len(sys.argv) > 2 else "bench/plots"
@@ -181,6 +217,8 @@ def main():
         latency(rows, outdir),
         backlog(rows, outdir),
         dispatch(rows, outdir),
+        bindings(rows, outdir, "py_cluster", "python_cluster.png", "Python: fluss_writer vs pyfluss 1.0.0 on one cluster (label: fluss_writer / pyfluss)", "ratio_vs_pyfluss", ("fw/callback", "fw/arrow")),
+        bindings(rows, outdir, "cpp_cluster", "cpp_cluster.png", "C++: callbacks vs Append + Wait thread on the cluster (label: callback / wait)", "ratio_callback_vs_wait", ("fluss-writer-cpp/callback",)),
     ]
     for p in made:
         if p:

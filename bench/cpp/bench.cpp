@@ -7,7 +7,16 @@
 //            with Append(row, WriteResult&) handed to a waiting thread that calls Wait() on
 //            each result in order (the pattern callbacks replace).
 //
+//  cluster   on a real Fluss cluster: the same two modes (callbacks vs Append + Wait in a waiting
+//            thread) at 1, 4 and 16 buckets, 100-byte and 1-KiB rows (BIGINT id + STRING payload of
+//            pseudo-random letters, distinct per record), log tables with bucket key id and
+//            table.log.arrow.compression.type NONE, default client configuration; modes interleaved
+//            (A B, then B A, ...) after a warm-up round, medians; one JSON line per case on stdout.
+//            Both modes end with Flush (the wait mode: after the last Append, while the thread waits).
+//
 // Usage: fluss_writer_bench [dispatch_callbacks=2000000] [e2e_records=300000] [runs=5]
+//        fluss_writer_bench cluster <bootstrap> [records_100B=200000] [rounds=5]
+//            (1-KiB rows use a quarter of records_100B)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -17,6 +26,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -143,7 +153,164 @@ static double E2EWait(size_t n, int run) {
   return static_cast<double>(n) / secs;
 }
 
+// ---------------------------------------------------------------- cluster
+struct Payloads {
+  std::string pool;  // pseudo-random letters and digits; record i uses a window at a distinct offset
+  size_t len;
+  explicit Payloads(size_t len_) : len(len_) {
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    pool.resize(len + 65536 + 7);
+    static const char kAlpha[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (auto& c : pool) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      c = kAlpha[x % 62];
+    }
+  }
+  std::string_view At(size_t i) const { return std::string_view(pool.data() + (i * 7919) % 65536, len); }
+};
+
+static double ClusterCallbacks(fw::Table& table, const Payloads& pl, size_t n, size_t base) {
+  fw::AppendWriter w;
+  Check(table.NewAppend().CreateWriter(w), "writer");
+  std::atomic<uint64_t> done{0};
+  fw::GenericRow row(2);
+  auto t0 = Clock::now();
+  for (size_t i = 0; i < n; ++i) {
+    row.SetInt64(0, static_cast<int64_t>(base + i));
+    row.SetString(1, pl.At(base + i));
+    Check(w.Append(row, [&done](const fw::WriteCompletion& c) {
+      if (c.Ok()) done.fetch_add(1, std::memory_order_relaxed);
+    }), "append");
+  }
+  Check(w.Flush(), "flush");
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (done.load() != n) {
+    std::fprintf(stderr, "callbacks: %llu of %zu ok\n", static_cast<unsigned long long>(done.load()), n);
+    std::exit(1);
+  }
+  w.Close();
+  return static_cast<double>(n) / secs;
+}
+
+static double ClusterWait(fw::Table& table, const Payloads& pl, size_t n, size_t base) {
+  fw::AppendWriter w;
+  Check(table.NewAppend().CreateWriter(w), "writer");
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<fw::WriteResult> queue;
+  bool finished = false;
+  uint64_t ok = 0;
+  fw::GenericRow row(2);
+  auto t0 = Clock::now();
+  std::thread waiter([&] {
+    for (;;) {
+      fw::WriteResult r;
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        cv.wait(lk, [&] { return finished || !queue.empty(); });
+        if (queue.empty()) return;
+        r = std::move(queue.front());
+        queue.pop_front();
+      }
+      if (r.Wait().Ok()) ok++;
+    }
+  });
+  for (size_t i = 0; i < n; ++i) {
+    row.SetInt64(0, static_cast<int64_t>(base + i));
+    row.SetString(1, pl.At(base + i));
+    fw::WriteResult r;
+    Check(w.Append(row, r), "append");
+    {
+      std::lock_guard<std::mutex> g(mu);
+      queue.push_back(std::move(r));
+    }
+    cv.notify_one();
+  }
+  Check(w.Flush(), "flush");  // send the last batch now, not after the batch timeout
+  {
+    std::lock_guard<std::mutex> g(mu);
+    finished = true;
+  }
+  cv.notify_one();
+  waiter.join();
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (ok != n) {
+    std::fprintf(stderr, "waits: %llu of %zu ok\n", static_cast<unsigned long long>(ok), n);
+    std::exit(1);
+  }
+  w.Close();
+  return static_cast<double>(n) / secs;
+}
+
+static int ClusterMain(const std::string& bootstrap, size_t n100, int rounds) {
+  fw::Configuration cfg;
+  cfg.bootstrap_servers = bootstrap;
+  fw::Connection conn;
+  Check(fw::Connection::Create(cfg, conn), "connect");
+  fw::Admin admin;
+  Check(conn.GetAdmin(admin), "admin");
+  const std::string db = "bench_cpp_peers";
+  Check(admin.CreateDatabase(db, true), "create database");
+  for (int row_bytes : {100, 1024}) {
+    size_t n = row_bytes == 100 ? n100 : std::max<size_t>(1, n100 / 4);
+    Payloads pl(static_cast<size_t>(row_bytes - 8));
+    for (int buckets : {1, 4, 16}) {
+      fw::TableDescriptor d;
+      d.schema = fw::Schema::NewBuilder().AddColumn("id", fw::DataType::BigInt(), false).AddColumn("payload", fw::DataType::String()).Build();
+      d.bucket_count = buckets;
+      d.bucket_keys = {"id"};
+      d.properties["table.log.arrow.compression.type"] = "NONE";
+      fw::TablePath p(db, "t" + std::to_string(row_bytes) + "_" + std::to_string(buckets) + "_" + std::to_string(static_cast<long long>(std::chrono::system_clock::now().time_since_epoch().count() % 1000000007)));
+      Check(admin.CreateTable(p, d), "create table");
+      fw::Table table;
+      Check(conn.GetTable(p, table), "table");
+      size_t base = 0;
+      ClusterCallbacks(table, pl, n, base); base += n;  // warm-up
+      ClusterWait(table, pl, n, base); base += n;
+      std::vector<double> cb, wt;
+      for (int r = 0; r < rounds; ++r) {
+        if (r % 2 == 0) {
+          cb.push_back(ClusterCallbacks(table, pl, n, base)); base += n;
+          wt.push_back(ClusterWait(table, pl, n, base)); base += n;
+        } else {
+          wt.push_back(ClusterWait(table, pl, n, base)); base += n;
+          cb.push_back(ClusterCallbacks(table, pl, n, base)); base += n;
+        }
+      }
+      double mcb = Median(cb), mwt = Median(wt);
+      std::fprintf(stderr, "cluster %4d B %2d buckets: callback %.3f M rec/s (%.0f MB/s), wait %.3f M rec/s (%.0f MB/s), ratio %.2fx\n",
+                   row_bytes, buckets, mcb / 1e6, mcb * row_bytes / 1e6, mwt / 1e6, mwt * row_bytes / 1e6, mcb / mwt);
+      auto list = [](const std::vector<double>& v) {
+        std::string s = "[";
+        for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(static_cast<long long>(v[i]));
+        return s + "]";
+      };
+      for (int m = 0; m < 2; ++m) {
+        double med = m == 0 ? mcb : mwt;
+        std::printf("{\"bench\": \"cpp_cluster\", \"backend\": \"cluster\", \"client\": \"%s\", \"row_bytes\": %d, \"buckets\": %d, "
+                    "\"records\": %zu, \"rounds\": %d, \"median_records_per_s\": %.1f, \"median_mb_per_s\": %.2f, "
+                    "\"ratio_callback_vs_wait\": %.4f, \"rounds_records_per_s\": %s}\n",
+                    m == 0 ? "fluss-writer-cpp/callback" : "fluss-writer-cpp/wait-thread", row_bytes, buckets, n, rounds, med,
+                    med * row_bytes / 1e6, mcb / mwt, list(m == 0 ? cb : wt).c_str());
+        std::fflush(stdout);
+      }
+      admin.DropTable(p, true);
+    }
+  }
+  conn.Close();
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "cluster") {
+    if (argc < 3) {
+      std::fprintf(stderr, "usage: %s cluster <bootstrap> [records_100B] [rounds]\n", argv[0]);
+      return 2;
+    }
+    size_t n = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 200000;
+    int rounds = argc > 4 ? std::atoi(argv[4]) : 5;
+    return ClusterMain(argv[2], n, rounds);
+  }
   size_t dispatch_n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2000000;
   size_t e2e_n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 300000;
   int runs = argc > 3 ? std::atoi(argv[3]) : 5;

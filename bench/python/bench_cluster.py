@@ -1,0 +1,267 @@
+"""fluss_writer vs pyfluss 1.0.0 on the same real Fluss cluster, side by side in one process.
+
+Modes (each case: 1, 4 and 16 buckets x 100-byte and 1-KiB rows; BIGINT id + STRING payload of
+pseudo-random letters, distinct per record; log tables with bucket key ``id`` and
+``table.log.arrow.compression.type`` NONE, created once per case and shared by the modes):
+
+- ``fw/callback``: ``append(row, callback=cb)`` per record, then ``flush()`` (returns after every
+  callback returned; the callback checks ``c.ok``).
+- ``fw/wait``: ``append(row)`` keeping every ``WriteResult``, then ``flush()`` and ``wait()`` on each.
+- ``pyfluss/handles``: ``AppendWriter.append(row)`` keeping every ``WriteResultHandle``, then
+  ``await flush()`` (success of the flush acknowledges every record; handles not awaited one by
+  one). The headline comparison: the cheapest way to learn that every record was written.
+- ``pyfluss/handles-wait``: the same, then ``await handle.wait()`` on each handle (per-record
+  acknowledgement, what callbacks give). About 50 to 120 us per ``wait()`` (an asyncio future per
+  handle), so this mode writes at most ``--await-records`` records per round.
+- ``fw/arrow``: ``write_arrow_batch(batch, callback=cb)`` per RecordBatch, then ``flush()``.
+- ``pyfluss/arrow``: ``write_arrow_batch(batch)`` per RecordBatch (handles kept), ``await flush()``,
+  ``await handle.wait()`` on each.
+
+Both clients with their default configuration. One warm-up round, then ``--rounds`` rounds with
+the modes interleaved (forward, then reversed, ...); medians. Rows and Arrow batches are built
+before the timed region. Each round also records the CPU time of the whole client process per
+record (``time.process_time``: every thread, the clients' own I/O threads included), a figure
+the machine's load disturbs less than the wall-clock rate. Also: the Python dispatch micro-benchmark (``testing.bench_dispatch``)
+with an idle main thread and with a busy one (a pure-Python loop runs on the main thread while
+another thread dispatches). Prints a table on stderr and one JSON object per line on stdout.
+
+Usage: python bench_cluster.py --bootstrap 127.0.0.1:9123 [--records 100000] [--rounds 5]
+       (1-KiB rows use a quarter of --records)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+
+import fluss
+import fluss_writer as fw
+import pyarrow as pa
+from fluss_writer import testing
+
+DB = "bench_py_peers"
+MODES = ["fw/callback", "fw/wait", "pyfluss/handles", "pyfluss/handles-wait", "fw/arrow", "pyfluss/arrow"]
+
+
+def log(*a: object) -> None:
+    print(*a, file=sys.stderr, flush=True)
+
+
+def emit(obj: dict) -> None:
+    print(json.dumps(obj), flush=True)
+
+
+class Pool:
+    def __init__(self, length: int) -> None:
+        rnd = random.Random(7)
+        alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        self.pool = "".join(rnd.choice(alpha) for _ in range(65536 + length))
+        self.len = length
+
+    def rows(self, base: int, n: int) -> list:
+        p, ln = self.pool, self.len
+        return [(base + i, p[((base + i) * 7919) % 65536:][:ln]) for i in range(n)]
+
+
+def arrow_batches(rows: list, per_batch: int, schema: pa.Schema) -> list:
+    out = []
+    for s in range(0, len(rows), per_batch):
+        chunk = rows[s:s + per_batch]
+        out.append(pa.RecordBatch.from_arrays([pa.array([r[0] for r in chunk], pa.int64()),
+                                               pa.array([r[1] for r in chunk], pa.string())], schema=schema))
+    return out
+
+
+class Bench:
+    def __init__(self, bootstrap: str) -> None:
+        self.conn = fw.connect(bootstrap)
+        self.loop = asyncio.new_event_loop()
+        async def connect():
+            return await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap}))
+
+        self.pconn = self.loop.run_until_complete(connect())
+        self.conn.admin().create_database(DB, ignore_if_exists=True)
+
+    def run(self, coro):
+        return self.loop.run_until_complete(coro)
+
+    def fw_callback(self, path: str, rows: list, batches: list) -> float:
+        w = self.conn.get_table(path).new_append().create_writer()
+        bad = []
+
+        def cb(c) -> None:
+            if not c.ok:
+                bad.append(c)
+
+        t = time.perf_counter()
+        for r in rows:
+            w.append(r, callback=cb)
+        w.flush()
+        secs = time.perf_counter() - t
+        w.close()
+        assert not bad, bad[0].message
+        return secs
+
+    def fw_wait(self, path: str, rows: list, batches: list) -> float:
+        w = self.conn.get_table(path).new_append().create_writer()
+        t = time.perf_counter()
+        results = [w.append(r) for r in rows]
+        w.flush()  # as pyfluss's flush: send the last batch now instead of after the batch timeout
+        for res in results:
+            if not res.wait().ok:
+                raise RuntimeError("write failed")
+        secs = time.perf_counter() - t
+        w.close()
+        return secs
+
+    def fw_arrow(self, path: str, rows: list, batches: list) -> float:
+        w = self.conn.get_table(path).new_append().create_writer()
+        bad = []
+
+        def cb(c) -> None:
+            if not c.ok:
+                bad.append(c)
+
+        t = time.perf_counter()
+        for b in batches:
+            w.write_arrow_batch(b, callback=cb)
+        w.flush()
+        secs = time.perf_counter() - t
+        w.close()
+        assert not bad, bad[0].message
+        return secs
+
+    async def _pyfluss(self, path: str, items: list, arrow: bool, wait: bool = True) -> float:
+        table = await self.pconn.get_table(fluss.TablePath(DB, path.split(".", 1)[1]))
+        w = table.new_append().create_writer()
+        t = time.perf_counter()
+        if arrow:
+            handles = [w.write_arrow_batch(b) for b in items]
+        else:
+            handles = [w.append(r) for r in items]
+        await w.flush()
+        if wait:
+            for h in handles:
+                await h.wait()
+        return time.perf_counter() - t
+
+    def pyfluss_handles(self, path: str, rows: list, batches: list) -> float:
+        return self.run(self._pyfluss(path, rows, False, wait=False))
+
+    def pyfluss_handles_wait(self, path: str, rows: list, batches: list) -> float:
+        return self.run(self._pyfluss(path, rows, False, wait=True))
+
+    def pyfluss_arrow(self, path: str, rows: list, batches: list) -> float:
+        return self.run(self._pyfluss(path, batches, True))
+
+
+def dispatch_figures(n: int, runs: int) -> dict:
+    def noop(c: object) -> None:
+        pass
+
+    idle = [testing.bench_dispatch(noop, n, 1000) for _ in range(runs)]
+    busy = []
+    loops = []
+    for _ in range(runs):
+        out = []
+        th = threading.Thread(target=lambda: out.append(testing.bench_dispatch(noop, n, 1000)))
+        x = 0
+        th.start()
+        t = time.perf_counter()
+        while th.is_alive():  # the busy main thread: pure Python, holds the GIL whenever it runs
+            x += 1
+        busy.append(out[0])
+        loops.append(x / (time.perf_counter() - t))
+    res = {}
+    for name, d in (("idle", idle), ("busy", busy)):
+        secs = statistics.median(r[0] for r in d)
+        res[name] = {"callbacks_per_s": n / secs, "ns_per_callback": secs / n * 1e9,
+                     "gil_acquisitions": statistics.median(r[1] for r in d), "runs_s": [r[0] for r in d]}
+    res["busy"]["main_loop_iterations_per_s"] = statistics.median(loops)
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bootstrap", default=os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "127.0.0.1:9123"))
+    ap.add_argument("--records", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--await-records", type=int, default=20_000)
+    ap.add_argument("--arrow-batch-rows", type=int, default=4096)
+    ap.add_argument("--dispatch", type=int, default=1_000_000)
+    ap.add_argument("--buckets", default="1,4,16")
+    ap.add_argument("--row-bytes", default="100,1024")
+    ap.add_argument("--skip-dispatch", action="store_true")
+    a = ap.parse_args()
+
+    load = os.getloadavg()
+    emit({"bench": "py_meta", "python": sys.version.split()[0], "pyarrow": pa.__version__,
+          "fluss_writer": getattr(fw, "__version__", "?"), "pyfluss": "1.0.0", "loadavg_start": load})
+    if not a.skip_dispatch:
+        d = dispatch_figures(a.dispatch, a.rounds)
+        for name in ("idle", "busy"):
+            emit({"bench": "py_dispatch", "main_thread": name, "callbacks": a.dispatch, **d[name]})
+            log(f"python dispatch, {name} main thread: {d[name]['callbacks_per_s'] / 1e6:.2f} M callbacks/s, "
+                f"{d[name]['ns_per_callback']:.0f} ns/callback, {d[name]['gil_acquisitions']:.0f} GIL acquisitions")
+
+    b = Bench(a.bootstrap)
+    schema = pa.schema([("id", pa.int64(), False), ("payload", pa.string())])
+    stamp = int(time.time()) % 1_000_000
+    for rb in [int(x) for x in a.row_bytes.split(",")]:
+        n = a.records if rb <= 100 else max(1, a.records // 4)
+        pool = Pool(rb - 8)
+        for nb in [int(x) for x in a.buckets.split(",")]:
+            path = f"{DB}.t{rb}_{nb}_{stamp}"
+            b.conn.admin().create_table(path, fw.TableDescriptor(
+                fw.Schema([("id", "BIGINT", False), ("payload", "STRING")]), bucket_count=nb, bucket_keys=["id"],
+                properties={"table.log.arrow.compression.type": "NONE"}))
+            times = {m: [] for m in MODES}
+            cpus = {m: [] for m in MODES}
+            base = 0
+            l0 = os.getloadavg()[0]
+            for rnd in range(a.rounds + 1):
+                order = MODES if rnd % 2 == 0 else MODES[::-1]
+                for m in order:
+                    k = min(n, a.await_records) if m == "pyfluss/handles-wait" else n
+                    rows = pool.rows(base, k)
+                    base += k
+                    batches = arrow_batches(rows, a.arrow_batch_rows, schema) if "arrow" in m else []
+                    c0 = time.process_time()  # CPU of every thread of this process (client threads included)
+                    secs = getattr(b, m.replace("/", "_").replace("-", "_"))(path, rows, batches)
+                    cpu = time.process_time() - c0
+                    if rnd > 0:  # round 0: warm-up
+                        times[m].append(k / secs)
+                        cpus[m].append(cpu / k * 1e6)
+            med = {m: statistics.median(v) for m, v in times.items()}
+            l1 = os.getloadavg()[0]
+            log(f"{rb:5d} B {nb:2d} buckets: " + ", ".join(f"{m} {med[m] / 1e6:.3f} M/s" for m in MODES)
+                + "; client CPU us/record: " + ", ".join(f"{m} {statistics.median(cpus[m]):.2f}" for m in MODES)
+                + f"; callback/pyfluss {med['fw/callback'] / med['pyfluss/handles']:.2f}x, "
+                  f"wait/pyfluss-wait {med['fw/wait'] / med['pyfluss/handles-wait']:.2f}x, "
+                  f"arrow {med['fw/arrow'] / med['pyfluss/arrow']:.2f}x (load {l0:.1f}->{l1:.1f})")
+            for m in MODES:
+                peer = "pyfluss/arrow" if "arrow" in m else "pyfluss/handles"
+                k = min(n, a.await_records) if m == "pyfluss/handles-wait" else n
+                emit({"bench": "py_cluster", "backend": "cluster", "client": m, "row_bytes": rb, "buckets": nb,
+                      "records": k, "rounds": a.rounds, "arrow_batch_rows": a.arrow_batch_rows if "arrow" in m else None,
+                      "median_records_per_s": med[m], "median_mb_per_s": med[m] * rb / 1e6,
+                      "ratio_vs_pyfluss": med[m] / med[peer], "rounds_records_per_s": times[m],
+                      "median_client_cpu_us_per_record": statistics.median(cpus[m]),
+                      "loadavg_1m": [l0, l1]})
+            b.conn.admin().drop_table(path, ignore_if_not_exists=True)
+    b.conn.close()
+    async def close():
+        await b.pconn.close()
+
+    b.run(close())
+
+
+if __name__ == "__main__":
+    main()
