@@ -171,7 +171,7 @@ def dispatch_figures(n: int, runs: int) -> dict:
     loops = []
     for _ in range(runs):
         out = []
-        th = threading.Thread(target=lambda: out.append(testing.bench_dispatch(noop, n, 1000)))
+        th = threading.Thread(target=lambda out=out: out.append(testing.bench_dispatch(noop, n, 1000)))
         x = 0
         th.start()
         t = time.perf_counter()
