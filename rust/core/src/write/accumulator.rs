@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow_array::RecordBatch;
-use fluss_writer_dispatch::Ticket;
+use fluss_writer_dispatch::{Clock, Ticket};
 use tokio::sync::Notify;
 
 use super::batch::{ArrowJoin, Entry, Payload, WriteBatch};
@@ -95,7 +95,7 @@ impl Accumulator {
 
     /// Make sure the bucket's open batch can take `size` more bytes of the same payload kind;
     /// closes a full (or differently-kinded) batch first. Returns whether it closed one.
-    fn ensure_room(&self, q: &mut BucketQueue, bucket: i32, size: usize, now: u64) -> bool {
+    fn ensure_room(&self, q: &mut BucketQueue, bucket: i32, size: usize, clock: &dyn Clock) -> bool {
         let mut closed = false;
         if let Some(open) = &q.open {
             let fits = open.records == 0 || open.size + size <= self.batch_size;
@@ -106,7 +106,9 @@ impl Accumulator {
             }
         }
         if q.open.is_none() {
-            q.open = Some(WriteBatch::new(bucket, self.new_payload(), now));
+            // The clock is read only when a batch opens (linger and delivery timeout start here),
+            // not once per record.
+            q.open = Some(WriteBatch::new(bucket, self.new_payload(), clock.now_nanos()));
             self.wake.notify_one();
         }
         if closed {
@@ -116,9 +118,9 @@ impl Accumulator {
     }
 
     /// Append one log row (already checked against the schema) and register its entry.
-    pub fn append_row(&self, bucket: i32, row: &[Value], size: usize, entry: Option<Entry>, ticket: Ticket, now: u64) -> Appended {
+    pub fn append_row(&self, bucket: i32, row: &[Value], size: usize, entry: Option<Entry>, ticket: Ticket, clock: &dyn Clock) -> Appended {
         let mut q = self.lock(bucket as usize);
-        let closed_full = self.ensure_room(&mut q, bucket, size, now);
+        let closed_full = self.ensure_room(&mut q, bucket, size, clock);
         let b = q.open.as_mut().expect("open batch");
         if let Payload::Rows(rows) = &mut b.payload {
             rows.append(row).expect("row was checked before admission");
@@ -133,9 +135,18 @@ impl Accumulator {
 
     /// Append one KV record (key and optional value already encoded) and register its entry.
     #[allow(clippy::too_many_arguments)]
-    pub fn append_kv(&self, bucket: i32, key: &[u8], value: Option<&[u8]>, size: usize, entry: Option<Entry>, ticket: Ticket, now: u64) {
+    pub fn append_kv(
+        &self,
+        bucket: i32,
+        key: &[u8],
+        value: Option<&[u8]>,
+        size: usize,
+        entry: Option<Entry>,
+        ticket: Ticket,
+        clock: &dyn Clock,
+    ) {
         let mut q = self.lock(bucket as usize);
-        self.ensure_room(&mut q, bucket, size, now);
+        self.ensure_room(&mut q, bucket, size, clock);
         let b = q.open.as_mut().expect("open batch");
         if let Payload::Kv(kv) = &mut b.payload {
             kv.append(key, value);

@@ -370,7 +370,7 @@ impl WriterCore {
         let bucket = SCRATCH.with(|s| self.log_bucket(row, &mut s.borrow_mut().0))?;
         let (entry, result) = notify.into_entry(&self.scope);
         let ticket = self.admit(size as u64)?;
-        let appended = self.acc.append_row(bucket, row, size, entry, ticket, self.clock.now_nanos());
+        let appended = self.acc.append_row(bucket, row, size, entry, ticket, &*self.clock);
         if appended.closed_full && self.bucket_key.is_empty() && self.assigner == NoKeyAssigner::Sticky {
             self.next_sticky(bucket);
         }
@@ -421,7 +421,7 @@ impl WriterCore {
             self.too_large(size)?;
             let (entry, result) = notify.into_entry(&self.scope);
             let ticket = self.admit(size as u64)?;
-            self.acc.append_kv(bucket, key, value_ref, size, entry, ticket, self.clock.now_nanos());
+            self.acc.append_kv(bucket, key, value_ref, size, entry, ticket, &*self.clock);
             Ok(result)
         })
     }
