@@ -26,6 +26,11 @@ TEST_F(Contract, C1_ExactlyOnce) {
   for (int i = 0; i < kN; ++i) ASSERT_EQ(calls[i].load(), 1) << i;
   EXPECT_EQ(w.Stats().callbacks_run, static_cast<uint64_t>(kN));
   EXPECT_EQ(w.Stats().pending_callbacks, 0u);
+  // Every completed batch was timed from its acknowledgement to its callbacks.
+  const fw::WriterStats st = w.Stats();
+  EXPECT_GE(st.ack_to_callback_count, 1u);
+  EXPECT_LE(st.ack_to_callback_p50_nanos, st.ack_to_callback_p99_nanos);
+  EXPECT_LE(st.ack_to_callback_p99_nanos, st.ack_to_callback_max_nanos);
 }
 
 // C1 + C4: a non-retriable server error reaches the callback once, with its Fluss code.

@@ -301,7 +301,56 @@ static int ClusterMain(const std::string& bootstrap, size_t n100, int rounds) {
   return 0;
 }
 
+// Acknowledgement-to-callback latency when not backlogged: a writer paced at `rate` records/s
+// for `secs` seconds (1 ms batch timeout), read from the writer's executor stats.
+static int LatencyMain(const std::string& bootstrap, double rate, double secs) {
+  fw::Configuration cfg;
+  cfg.bootstrap_servers = bootstrap;
+  cfg.Set("client.writer.batch-timeout", "1ms");
+  fw::Connection conn;
+  Check(fw::Connection::Create(cfg, conn), "connect");
+  fw::Admin admin;
+  Check(conn.GetAdmin(admin), "admin");
+  Check(admin.CreateDatabase("bench_cpp_latency", true), "create database");
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder().AddColumn("id", fw::DataType::BigInt(), false).AddColumn("msg", fw::DataType::String()).Build();
+  d.bucket_count = 4;
+  d.bucket_keys = {"id"};
+  fw::TablePath p("bench_cpp_latency", "lat" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000000));
+  Check(admin.CreateTable(p, d), "create");
+  fw::Table table;
+  Check(conn.GetTable(p, table), "table");
+  fw::AppendWriter w;
+  Check(table.NewAppend().CreateWriter(w), "writer");
+  fw::GenericRow row(2);
+  row.SetString(1, "latency-probe-payload");
+  const size_t n = static_cast<size_t>(rate * secs);
+  const auto step = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate));
+  auto next = Clock::now();
+  for (size_t i = 0; i < n; ++i) {
+    row.SetInt64(0, static_cast<int64_t>(i));
+    Check(w.Append(row, [](const fw::WriteCompletion&) {}), "append");
+    next += step;
+    std::this_thread::sleep_until(next);
+  }
+  Check(w.Flush(), "flush");
+  const fw::WriterStats st = w.Stats();
+  std::printf("{\"bench\": \"cpp_latency\", \"backend\": \"%s\", \"rate\": %.0f, \"batches\": %llu, \"p50_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f}\n",
+              bootstrap == "embedded" ? "embedded" : "cluster", rate, static_cast<unsigned long long>(st.ack_to_callback_count),
+              st.ack_to_callback_p50_nanos / 1e3, st.ack_to_callback_p99_nanos / 1e3, st.ack_to_callback_max_nanos / 1e3);
+  Check(w.Close(), "close");
+  Check(admin.DropTable(p, true), "drop");
+  conn.Close();
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "latency") {
+    std::string bootstrap = argc > 2 ? argv[2] : "embedded";
+    double rate = argc > 3 ? std::atof(argv[3]) : 20000;
+    double secs = argc > 4 ? std::atof(argv[4]) : 3;
+    return LatencyMain(bootstrap, rate, secs);
+  }
   if (argc > 1 && std::string(argv[1]) == "cluster") {
     if (argc < 3) {
       std::fprintf(stderr, "usage: %s cluster <bootstrap> [records_100B] [rounds]\n", argv[0]);

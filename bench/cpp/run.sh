@@ -25,4 +25,9 @@ fi
 if [[ -z "${BENCH_CPP_SKIP_EMBEDDED:-}" ]]; then
   "$BIN" 2000000 200000 "$ROUNDS" >&2
 fi
+# Acknowledgement-to-callback latency, not backlogged (20k records/s, 1 ms batch timeout).
+"$BIN" latency embedded 20000 3
+if [[ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]]; then
+  "$BIN" latency "$FLUSS_BOOTSTRAP_SERVERS" 20000 3
+fi
 echo "[bench-cpp] load: $(uptime)" >&2

@@ -35,4 +35,9 @@ fi
 if [[ -z "${BENCH_PY_SKIP_EMBEDDED:-}" ]]; then
   "$VENV/bin/python" bench_callbacks.py --runs "${BENCH_ROUNDS:-5}" >&2
 fi
+# Acknowledgement-to-callback latency (idle and busy main thread), embedded and cluster.
+"$VENV/bin/python" bench_latency.py --bootstrap embedded
+if [[ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]]; then
+  "$VENV/bin/python" bench_latency.py --bootstrap "$FLUSS_BOOTSTRAP_SERVERS"
+fi
 echo "[bench-py] load: $(uptime)" >&2

@@ -74,6 +74,10 @@ WriterStats WriterBase::Stats() const {
     s.callback_errors = f.callback_errors;
     s.queued_jobs = f.queued_jobs;
     s.buffer_bytes_in_use = f.buffer_bytes_in_use;
+    s.ack_to_callback_count = f.ack_to_callback_count;
+    s.ack_to_callback_p50_nanos = f.ack_to_callback_p50_nanos;
+    s.ack_to_callback_p99_nanos = f.ack_to_callback_p99_nanos;
+    s.ack_to_callback_max_nanos = f.ack_to_callback_max_nanos;
   }
   return s;
 }

@@ -23,7 +23,9 @@ def engine(conn: _native.Connection) -> EmbeddedEngine:
 def dispatch_stats(conn: _native.Connection) -> Dict[str, int]:
     """Counters of the connection's callback worker: ``gil_acquisitions`` (one per group of
     jobs), ``groups``, ``jobs_run`` (one job per completed batch), ``callbacks_run``,
-    ``queued_jobs``, and the process-wide ``resolve_hops`` (``call_soon_threadsafe`` calls that
+    ``queued_jobs``, the acknowledgement-to-callback latency of its batches
+    (``ack_to_callback_count``, ``..._p50_nanos``, ``..._p99_nanos``, ``..._max_nanos``), and the
+    process-wide ``resolve_hops`` (``call_soon_threadsafe`` calls that
     resolved awaitables) and ``executor_hops`` (jobs handed to user executors)."""
     return dict(conn._dispatch_stats())
 

@@ -27,6 +27,9 @@ def test_gil_acquisitions_at_most_batches_and_fewer_than_callbacks(conn) -> None
     callbacks = s["callbacks_run"] - before["callbacks_run"]
     assert callbacks == n == len(rec.items)
     assert 1 <= acquisitions <= jobs < callbacks
+    # Every job was timed from its batch's acknowledgement to its start on the worker.
+    assert s["ack_to_callback_count"] >= jobs >= 1
+    assert 0 < s["ack_to_callback_p50_nanos"] <= s["ack_to_callback_p99_nanos"] <= s["ack_to_callback_max_nanos"]
     w.close()
 
 

@@ -87,6 +87,10 @@ pub mod ffi {
         callback_errors: u64,
         queued_jobs: u64,
         buffer_bytes_in_use: u64,
+        ack_to_callback_count: u64,
+        ack_to_callback_p50_nanos: u64,
+        ack_to_callback_p99_nanos: u64,
+        ack_to_callback_max_nanos: u64,
     }
 
     /// A fault for the embedded engine: kind 0 error, 1 delay, 2 dropped connection.

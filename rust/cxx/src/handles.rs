@@ -338,6 +338,10 @@ pub(crate) fn writer_stats(w: &RWriter) -> FfiWriterStats {
         callback_errors: s.callback_errors,
         queued_jobs: s.queued_jobs,
         buffer_bytes_in_use: s.buffer_bytes_in_use,
+        ack_to_callback_count: s.ack_to_callback.count,
+        ack_to_callback_p50_nanos: s.ack_to_callback.p50_nanos,
+        ack_to_callback_p99_nanos: s.ack_to_callback.p99_nanos,
+        ack_to_callback_max_nanos: s.ack_to_callback.max_nanos,
     }
 }
 

@@ -172,6 +172,10 @@ impl PyConnection {
         d.set_item("jobs_run", s.jobs_run)?;
         d.set_item("callbacks_run", s.callbacks_run)?;
         d.set_item("queued_jobs", s.queued_jobs)?;
+        d.set_item("ack_to_callback_count", s.ack_to_callback.count)?;
+        d.set_item("ack_to_callback_p50_nanos", s.ack_to_callback.p50_nanos)?;
+        d.set_item("ack_to_callback_p99_nanos", s.ack_to_callback.p99_nanos)?;
+        d.set_item("ack_to_callback_max_nanos", s.ack_to_callback.max_nanos)?;
         d.set_item("resolve_hops", crate::completion::RESOLVE_HOPS.load(o))?;
         d.set_item("executor_hops", crate::callbacks::EXECUTOR_HOPS.load(o))?;
         Ok(d)

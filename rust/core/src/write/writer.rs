@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use arrow_array::{Array, RecordBatch, UInt32Array};
 use fluss_writer_dispatch::{
-    in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, Permits, Scope, ScopeOptions, Ticket,
-    UserExecutor, WaitBudget,
+    in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, LatencySnapshot, Permits, Scope,
+    ScopeOptions, Ticket, UserExecutor, WaitBudget,
 };
 
 use super::accumulator::{Accumulator, BatchKind};
@@ -129,6 +129,9 @@ pub struct WriterStats {
     pub queued_jobs: u64,
     /// Buffer bytes held by this connection's unsent or unacknowledged batches.
     pub buffer_bytes_in_use: u64,
+    /// Time from a batch's acknowledgement to the start of its job on the writer's executor
+    /// (for the connection's worker: over every writer that uses it).
+    pub ack_to_callback: LatencySnapshot,
 }
 
 /// How an operation wants to hear about its completion.
@@ -572,12 +575,14 @@ impl WriterCore {
 
     pub(crate) fn stats(&self) -> WriterStats {
         let s = self.scope.stats();
+        let e = self.scope.executor().stats();
         WriterStats {
             pending_callbacks: s.pending,
             callbacks_run: s.callbacks_run,
             callback_errors: s.callback_errors,
-            queued_jobs: self.scope.executor().stats().queued_jobs,
+            queued_jobs: e.queued_jobs,
             buffer_bytes_in_use: self.buffer.in_use(),
+            ack_to_callback: e.ack_to_callback,
         }
     }
 
