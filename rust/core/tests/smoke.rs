@@ -108,3 +108,46 @@ fn read_back_through_the_protocol_matches_the_engine() {
     assert_eq!(table.lookup(&[Value::Int(3)]).unwrap(), Some(row![3, "again"]));
     assert!(table.scan(9, 0).is_err());
 }
+
+#[test]
+fn out_of_range_timestamp_is_a_clear_synchronous_error() {
+    let conn = Connection::open("embedded").unwrap();
+    let path = TablePath::new("fluss", "smoke_ts_range").unwrap();
+    let schema = Schema::builder().column_not_null("id", DataType::Int).column("ts", DataType::Timestamp { precision: 9 }).build().unwrap();
+    conn.admin().create_table(&path, &TableDescriptor::new(schema).with_bucket_count(1), false).unwrap();
+    let w = conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    // Fits a TIMESTAMP value (millis) but not Arrow's nanosecond unit (i64 nanoseconds).
+    let far = Value::Timestamp(fluss_writer::Timestamp { millis: i64::MAX / 100, nanos_of_milli: 0 });
+    let called = Arc::new(AtomicUsize::new(0));
+    let c = called.clone();
+    let e = w
+        .append_with_callback(&row![1, far], move |_| {
+            c.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap_err();
+    assert_eq!(e.code(), fluss_writer::ClientCode::InvalidRow as i32, "{e}");
+    w.append(&row![2, Value::Null]).unwrap().wait(None).unwrap().result().unwrap();
+    w.flush(None).unwrap();
+    assert_eq!(called.load(Ordering::SeqCst), 0);
+    assert_eq!(w.stats().pending_callbacks, 0);
+}
+
+#[test]
+fn out_of_range_timestamp_in_an_upsert_is_a_clear_synchronous_error() {
+    let conn = Connection::open("embedded").unwrap();
+    let path = TablePath::new("fluss", "smoke_ts_range_pk").unwrap();
+    let schema = Schema::builder()
+        .column_not_null("id", DataType::Int)
+        .column("ts", DataType::Timestamp { precision: 9 })
+        .primary_key(["id"])
+        .build()
+        .unwrap();
+    conn.admin().create_table(&path, &TableDescriptor::new(schema).with_bucket_count(1), false).unwrap();
+    let w = conn.get_table(&path).unwrap().new_upsert().unwrap().create_writer(WriterOptions::default()).unwrap();
+    let far = Value::Timestamp(fluss_writer::Timestamp { millis: i64::MAX / 100, nanos_of_milli: 0 });
+    let e = w.upsert(&row![1, far]).unwrap_err();
+    assert_eq!(e.code(), fluss_writer::ClientCode::InvalidRow as i32, "{e}");
+    // The rest of the batch is unaffected.
+    w.upsert(&row![2, Value::Null]).unwrap().wait(None).unwrap().result().unwrap();
+    assert_eq!(conn.embedded().unwrap().lookup(&path, &[Value::Int(2)]).unwrap(), Some(row![2, Value::Null]));
+}

@@ -253,6 +253,28 @@ fn ts_fits(precision: u8, ts: &Timestamp) -> bool {
     }
 }
 
+/// Check a row for an Arrow log batch of `schema`: [`check_row`] plus the range of each
+/// timestamp in its column's Arrow unit (a TIMESTAMP(9) value must fit i64 nanoseconds).
+pub fn check_arrow_row(schema: &Schema, row: &[Value]) -> Result<()> {
+    check_row(schema, row)?;
+    check_arrow_ranges(schema, row)
+}
+
+/// The part of [`check_arrow_row`] beyond [`check_row`]: every timestamp fits its column's Arrow
+/// unit. Primary-key rows need it too, because the server turns them into an Arrow changelog.
+pub fn check_arrow_ranges(schema: &Schema, row: &[Value]) -> Result<()> {
+    for (c, v) in schema.columns().iter().zip(row) {
+        if let (DataType::Timestamp { precision } | DataType::TimestampLtz { precision }, Value::Timestamp(ts) | Value::TimestampLtz(ts)) =
+            (c.data_type, v)
+        {
+            if !ts_fits(precision, ts) {
+                return Err(Error::invalid_row(format!("column {:?}: {ts:?} is outside the range of {}", c.name, c.data_type)));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Accumulates rows of one table into Arrow column builders.
 pub struct RowsToArrow {
     schema: Schema,
@@ -279,23 +301,19 @@ impl RowsToArrow {
     /// Check `row` against the schema (as [`encode_row`](super::compacted::encode_row) does)
     /// and append it. On error nothing is appended.
     pub fn append(&mut self, row: &[Value]) -> Result<()> {
-        check_row(&self.schema, row)?;
-        for (c, v) in self.schema.columns().iter().zip(row) {
-            if let (
-                DataType::Timestamp { precision } | DataType::TimestampLtz { precision },
-                Value::Timestamp(ts) | Value::TimestampLtz(ts),
-            ) = (c.data_type, v)
-            {
-                if !ts_fits(precision, ts) {
-                    return Err(Error::invalid_row(format!("column {:?}: {ts:?} is outside the range of {}", c.name, c.data_type)));
-                }
-            }
-        }
+        check_arrow_row(&self.schema, row)?;
+        self.push_checked(row);
+        Ok(())
+    }
+
+    /// Append a row that [`check_arrow_row`] accepted for this schema (the writer checks before
+    /// admission, outside the bucket lock, and does not check twice).
+    pub fn push_checked(&mut self, row: &[Value]) {
+        debug_assert!(check_arrow_row(&self.schema, row).is_ok());
         for (b, v) in self.columns.iter_mut().zip(row) {
             self.var_bytes += b.append(v);
         }
         self.len += 1;
-        Ok(())
     }
 
     /// Rows appended since the last [`finish`](Self::finish).

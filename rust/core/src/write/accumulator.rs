@@ -117,13 +117,13 @@ impl Accumulator {
         closed
     }
 
-    /// Append one log row (already checked against the schema) and register its entry.
+    /// Append one log row (already accepted by `check_arrow_row`) and register its entry.
     pub fn append_row(&self, bucket: i32, row: &[Value], size: usize, entry: Option<Entry>, ticket: Ticket, clock: &dyn Clock) -> Appended {
         let mut q = self.lock(bucket as usize);
         let closed_full = self.ensure_room(&mut q, bucket, size, clock);
         let b = q.open.as_mut().expect("open batch");
         if let Payload::Rows(rows) = &mut b.payload {
-            rows.append(row).expect("row was checked before admission");
+            rows.push_checked(row);
         }
         let index = b.records;
         b.records += 1;

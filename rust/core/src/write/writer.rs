@@ -33,9 +33,9 @@ use crate::config::NoKeyAssigner;
 use crate::connection::ConnInner;
 use crate::error::{ClientCode, Error, Result};
 use crate::metadata::{Schema, TableInfo};
-use crate::row::{check_row, check_value, Value};
+use crate::row::{check_value, Value};
 use crate::table::Table;
-use crate::wire::arrow::{arrow_value, conform_record_batch};
+use crate::wire::arrow::{arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
 use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::encode_row;
 use crate::wire::key::encode_key;
@@ -367,7 +367,7 @@ impl WriterCore {
 
     pub(crate) fn append_row(&self, row: &[Value], notify: Notify) -> Result<Option<WriteResult>> {
         self.check_open()?;
-        check_row(&self.schema, row)?;
+        check_arrow_row(&self.schema, row)?;
         let size = estimate_row_size(row);
         self.too_large(size)?;
         let bucket = SCRATCH.with(|s| self.log_bucket(row, &mut s.borrow_mut().0))?;
@@ -401,7 +401,10 @@ impl WriterCore {
             encode_key(&self.schema, &self.pk, row, key)?;
             if !delete {
                 match &self.target_columns {
-                    None => encode_row(&self.schema, row, value)?,
+                    None => {
+                        encode_row(&self.schema, row, value)?;
+                        check_arrow_ranges(&self.schema, row)?;
+                    }
                     Some(targets) => {
                         let partial: Vec<Value> =
                             row.iter().enumerate().map(|(i, v)| if targets.contains(&i) { v.clone() } else { Value::Null }).collect();
@@ -409,6 +412,7 @@ impl WriterCore {
                             check_value(&self.schema.columns()[i], &partial[i])?;
                         }
                         encode_row(&self.schema, &partial, value)?;
+                        check_arrow_ranges(&self.schema, &partial)?;
                     }
                 }
             }
