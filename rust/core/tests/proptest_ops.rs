@@ -211,3 +211,39 @@ proptest! {
         run_case(ops, log_faults, pk_faults);
     }
 }
+
+/// Found by this property test in CI: later batches of a bucket answered before an earlier one
+/// that needed a retry no longer counted as in flight, so the sender ran more than 5 batches ahead;
+/// the server's dedup window then no longer held the earlier batch and its resend was refused
+/// (OUT_OF_ORDER_SEQUENCE) until the delivery timeout, and flush hung.
+#[test]
+fn a_batch_awaiting_retry_stays_inside_the_dedup_window() {
+    use FaultSpec::*;
+    use Op::*;
+    for _ in 0..10 {
+        run_case(
+            vec![
+                Arrow(9),
+                Arrow(7),
+                Arrow(10),
+                Arrow(14),
+                Append,
+                Append,
+                Append,
+                Append,
+                Arrow(9),
+                Append,
+                Append,
+                Upsert(0),
+                Arrow(23),
+                Arrow(18),
+                Arrow(5),
+                Append,
+                Delete(5),
+                Append,
+            ],
+            vec![vec![Drop(true, 2)], vec![Drop(false, 1), Retriable(12, 1)], vec![], vec![Drop(true, 1), Drop(true, 1)]],
+            vec![vec![], vec![]],
+        );
+    }
+}

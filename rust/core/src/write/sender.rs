@@ -9,8 +9,11 @@
 //! **from the front** of a bucket's queue, so a later batch acknowledged before an earlier,
 //! retried one waits for it, and callbacks of a bucket run in submission order.
 //!
-//! * Normal mode: up to `max-inflight-requests-per-bucket` flights are `Sent` at once (1 without
-//!   idempotence, so a retry can never overtake a later batch).
+//! * Normal mode: up to `max-inflight-requests-per-bucket` flights per bucket (1 without
+//!   idempotence, so a retry can never overtake a later batch). A flight counts until it
+//!   completes in order, also once answered: so a batch awaiting a retry never has more than 4
+//!   later batches accepted by the server, and its resend stays inside the server's dedup window
+//!   of the last 5 batches.
 //! * Retry mode (some flight of the bucket awaits a retry): nothing new is sent for the bucket;
 //!   once no request of the bucket is out, the first flight awaiting a retry is resent with the
 //!   same bytes (same writer id and sequence), one at a time.
@@ -462,7 +465,11 @@ impl SenderState {
                 continue;
             }
             // 3. Normal mode: drain new batches up to the in-flight limit.
-            while can_send && self.buckets[b].sent() < self.max_inflight {
+            // In flight = left the accumulator and not yet completed in order (sent, awaiting a
+            // retry, or answered but waiting behind an earlier batch). Counting only batches with
+            // a request out would let a bucket run ahead of the server's 5-batch dedup window
+            // while an earlier batch still needs its retry.
+            while can_send && self.buckets[b].flights.len() < self.max_inflight {
                 let mut q = self.shared.acc.lock(b);
                 let batch = if let Some(x) = q.closed.pop_front() {
                     x
