@@ -178,9 +178,7 @@ fn java_lookup(bootstrap: &str, path: &TablePath, rows: &[Row]) -> Vec<String> {
 /// Write, then compare the Java client's lookups with what was written. Returns (keys, keys
 /// whose fluss-rs bucket differs from the Java bucket).
 fn check_table(bootstrap: &str, conn: &Connection, key_type: DataType, buckets: i32, keys: Vec<Value>) -> (usize, usize) {
-    let db = database(conn);
-    let path = TablePath::new(db, unique("java_interop")).unwrap();
-    conn.admin().create_table(&path, &TableDescriptor::new(schema(key_type)).with_bucket_count(buckets), false).unwrap();
+    let path = create_fresh_table(conn, "java_interop", &TableDescriptor::new(schema(key_type)).with_bucket_count(buckets));
     let info = table_info(conn, &path);
     let rows: Vec<Row> = keys.into_iter().enumerate().map(|(i, k)| value_row(k, i as i64)).collect();
     let mut differing = 0;

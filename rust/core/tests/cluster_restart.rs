@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cluster_support::*;
-use fluss_writer::{ClientCode, DataType, FlussCode, Schema, TableDescriptor, TablePath, Value, WriterOptions};
+use fluss_writer::{ClientCode, DataType, FlussCode, Schema, TableDescriptor, Value, WriterOptions};
 
 /// Per record id: how many times its callback ran, and the last outcome (error code, bucket,
 /// offset).
@@ -54,10 +54,8 @@ fn tablet_restart_while_writing_loses_and_duplicates_nothing() {
                 ("client.writer.batch-size", "64kb"),
             ],
         );
-        let db = database(&conn);
-        let path = TablePath::new(db, unique("restart")).unwrap();
         let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("payload", DataType::String).build().unwrap();
-        conn.admin().create_table(&path, &TableDescriptor::new(schema).with_bucket_count(4).with_bucket_key(["id"]), false).unwrap();
+        let path = create_fresh_table(&conn, "restart", &TableDescriptor::new(schema).with_bucket_count(4).with_bucket_key(["id"]));
         let info = table_info(&conn, &path);
         let writer = Arc::new(conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap());
 

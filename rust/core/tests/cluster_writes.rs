@@ -106,9 +106,7 @@ fn arrow_batch(schema: &Schema, rows: &[Row]) -> arrow_array::RecordBatch {
 }
 
 fn create(conn: &Connection, prefix: &str, descriptor: TableDescriptor) -> (TablePath, TableInfo) {
-    let db = database(conn);
-    let path = TablePath::new(db, unique(prefix)).unwrap();
-    conn.admin().create_table(&path, &descriptor, false).unwrap();
+    let path = create_fresh_table(conn, prefix, &descriptor);
     let info = table_info(conn, &path);
     (path, info)
 }

@@ -1411,6 +1411,26 @@ fn run_file(path: &Path, target: &Target) -> Result<(), String> {
     }
 }
 
+/// Create the scenario's table. On a cluster, a table whose buckets get no leader
+/// (`LEADER_NOT_AVAILABLE`: a Fluss 0.9.1 coordinator now and then never processes a new table)
+/// is abandoned and another one is created under a fresh name, up to three times.
+fn create_table(conn: &Connection, path: TablePath, desc: &TableDescriptor, cluster: bool) -> R<TablePath> {
+    let mut path = path;
+    let mut failures = Vec::new();
+    for attempt in 0..3 {
+        match conn.admin().create_table(&path, desc, false) {
+            Ok(()) => return Ok(path),
+            Err(e) if cluster && e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => {
+                eprintln!("golden: {path}: {e}; creating another table");
+                failures.push(format!("{path}: {e}"));
+                path = TablePath::new(path.database.clone(), format!("{}_r{}", path.table, attempt + 1)).unwrap();
+            }
+            Err(e) => return Err(format!("create table {path}: {e}")),
+        }
+    }
+    Err(format!("create table: {}", failures.join("; ")))
+}
+
 fn run_scenario(sc: &Scenario, target: &Target, file: &Path) -> R<()> {
     let mut config = Config::default();
     let bootstrap = match target {
@@ -1438,7 +1458,7 @@ fn run_scenario(sc: &Scenario, target: &Target, file: &Path) -> R<()> {
     if sc.table.kind == TableKind::Log {
         desc = desc.with_bucket_key(sc.table.bucket_key.clone());
     }
-    conn.admin().create_table(&path, &desc, false).map_err(|e| format!("create table: {e}"))?;
+    let path = create_table(&conn, path, &desc, matches!(target, Target::Cluster(_)))?;
     let engine = conn.embedded().cloned();
     let table = conn.get_table(&path).map_err(|e| e.to_string())?;
     let bucket_key_idx = sc.table.schema.indexes_of(&sc.table.bucket_key).map_err(|e| e.to_string())?;

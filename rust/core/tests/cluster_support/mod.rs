@@ -61,6 +61,26 @@ pub fn try_connect(bootstrap: &str, extra: &[(&str, &str)]) -> fluss_writer::Res
     Connection::connect(c)
 }
 
+/// Create a table named `unique(prefix)` in the test database and return its path. A table
+/// whose buckets get no leader (`LEADER_NOT_AVAILABLE`: a Fluss 0.9.1 coordinator now and then
+/// never processes a new table) is abandoned and another one created, up to three times.
+pub fn create_fresh_table(conn: &Connection, prefix: &str, descriptor: &fluss_writer::TableDescriptor) -> TablePath {
+    let db = database(conn);
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        let path = TablePath::new(db, unique(prefix)).unwrap();
+        match conn.admin().create_table(&path, descriptor, false) {
+            Ok(()) => return path,
+            Err(e) if e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => {
+                eprintln!("{path}: {e}; creating another table");
+                failures.push(format!("{path}: {e}"));
+            }
+            Err(e) => panic!("create table {path}: {e}"),
+        }
+    }
+    panic!("create table failed three times: {}", failures.join("; "))
+}
+
 /// A table name unique to this process and moment.
 pub fn unique(prefix: &str) -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
