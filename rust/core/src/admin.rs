@@ -55,7 +55,8 @@ impl Admin {
         Ok(self.run(Dest::Any, proto::DatabaseExistsRequest { database_name: name.into() })?.exists)
     }
 
-    /// Create a table and wait, up to `client.request-timeout`, until every bucket has a leader
+    /// Create a table and wait, up to 30 s or `client.request-timeout` if longer (leader election
+    /// is not one request), until every bucket has a leader
     /// (so writers can start at once). `LEADER_NOT_AVAILABLE` (retriable) if that does not happen:
     /// the table exists but cannot be written yet. (A Fluss 0.9.1 coordinator has been seen, under
     /// heavy concurrent DDL, never to elect leaders for a new table; creating another table works.)
@@ -65,7 +66,7 @@ impl Admin {
         descriptor.normalized(1)?; // client-side checks; the server fills its own defaults
         let table_json = descriptor_to_json(descriptor).into();
         self.run(Dest::Coordinator, proto::CreateTableRequest { table_path: pb_path(path), table_json, ignore_if_exists })?;
-        let deadline = Instant::now() + self.conn.config.request_timeout;
+        let deadline = Instant::now() + self.conn.config.request_timeout.max(Duration::from_secs(30));
         loop {
             let (_, leaders) = load_table(&self.conn, path)?;
             if leaders.iter().all(Option::is_some) {
