@@ -41,6 +41,6 @@ pub use metadata::{Column, DataType, Schema, TableDescriptor, TableInfo, TablePa
 pub use row::{Decimal, Row, Timestamp, Value};
 pub use table::{Table, TableAppend, TableUpsert};
 pub use write::{
-    AppendWriter, BucketResult, CallbackExecutor, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions, WriterStats,
-    PENDING_ENTRY_BYTES,
+    AppendWriter, BucketResult, CallbackExecutor, SharedCallback, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions,
+    WriterStats, PENDING_ENTRY_BYTES,
 };

@@ -14,7 +14,7 @@ use arrow_array::RecordBatch;
 use fluss_writer_dispatch::{Clock, Ticket};
 use tokio::sync::Notify;
 
-use super::batch::{ArrowJoin, Entry, Payload, WriteBatch};
+use super::batch::{ArrowJoin, NewEntry, Payload, WriteBatch};
 use crate::metadata::Schema;
 use crate::row::Value;
 use crate::wire::arrow::RowsToArrow;
@@ -25,11 +25,21 @@ use crate::wire::kv_batch::KvBatchBuilder;
 pub(crate) struct BucketQueue {
     pub open: Option<WriteBatch>,
     pub closed: VecDeque<WriteBatch>,
+    /// Entries the last closed batch held: the next batch reserves that many at once instead of
+    /// growing (and copying) its entry list record by record.
+    entries_hint: usize,
 }
 
 impl BucketQueue {
+    /// Take the open batch (to send it before it is full).
+    pub fn take_open(&mut self) -> Option<WriteBatch> {
+        let b = self.open.take()?;
+        self.entries_hint = b.entries.len();
+        Some(b)
+    }
+
     fn close_open(&mut self) -> bool {
-        match self.open.take() {
+        match self.take_open() {
             Some(b) => {
                 self.closed.push_back(b);
                 true
@@ -108,7 +118,9 @@ impl Accumulator {
         if q.open.is_none() {
             // The clock is read only when a batch opens (linger and delivery timeout start here),
             // not once per record.
-            q.open = Some(WriteBatch::new(bucket, self.new_payload(), clock.now_nanos()));
+            let mut b = WriteBatch::new(bucket, self.new_payload(), clock.now_nanos());
+            b.entries.reserve_exact(q.entries_hint);
+            q.open = Some(b);
             self.wake.notify_one();
         }
         if closed {
@@ -118,7 +130,15 @@ impl Accumulator {
     }
 
     /// Append one log row (already accepted by `check_arrow_row`) and register its entry.
-    pub fn append_row(&self, bucket: i32, row: &[Value], size: usize, entry: Option<Entry>, ticket: Ticket, clock: &dyn Clock) -> Appended {
+    pub fn append_row(
+        &self,
+        bucket: i32,
+        row: &[Value],
+        size: usize,
+        entry: Option<NewEntry<'_>>,
+        ticket: Ticket,
+        clock: &dyn Clock,
+    ) -> Appended {
         let mut q = self.lock(bucket as usize);
         let closed_full = self.ensure_room(&mut q, bucket, size, clock);
         let b = q.open.as_mut().expect("open batch");
@@ -141,7 +161,7 @@ impl Accumulator {
         key: &[u8],
         value: Option<&[u8]>,
         size: usize,
-        entry: Option<Entry>,
+        entry: Option<NewEntry<'_>>,
         ticket: Ticket,
         clock: &dyn Clock,
     ) {

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use fluss_writer_dispatch::{JobBody, JobContext, Ticket, TicketSet};
 
 use super::callback::Callback;
-use super::completion::{BucketResult, ResultCell, WriteCompletion};
+use super::completion::{BucketResult, ResultCell, SharedCallback, WriteCompletion};
 use crate::error::Error;
 use crate::metadata::TablePath;
 use crate::wire::arrow::RowsToArrow;
@@ -24,14 +24,41 @@ use crate::wire::kv_batch::KvBatchBuilder;
 pub enum Entry {
     /// A user callback (inline when small).
     Callback(Callback),
+    /// `count` consecutive records of the batch (from the slot's index on) that passed the same
+    /// [`SharedCallback`]: one slot for the whole run.
+    Run { cb: SharedCallback, count: u32 },
     /// The shared cell behind a `WriteResult`.
     Result(Arc<ResultCell>),
 }
 
+/// An entry on its way to a batch: owned, or a shared callback that joins the batch's last run
+/// when it can (cloned only when it starts a new run).
+pub(crate) enum NewEntry<'a> {
+    Owned(Entry),
+    Shared(&'a SharedCallback),
+}
+
+impl NewEntry<'_> {
+    /// The entry of an operation that has a slot of its own (an Arrow batch's join).
+    pub fn into_owned(self) -> Entry {
+        match self {
+            NewEntry::Owned(e) => e,
+            NewEntry::Shared(cb) => Entry::Run { cb: cb.clone(), count: 1 },
+        }
+    }
+}
+
 impl Entry {
+    /// Complete the operation(s) of this entry with `c` (a run: each of its records, with `c`
+    /// as is; batches set per-record offsets themselves, see [`BatchJob`]).
     fn complete(self, c: &WriteCompletion, ctx: &mut JobContext<'_>) {
         match self {
             Entry::Callback(cb) => ctx.invoke(|| cb.call(c), &|| c.describe()),
+            Entry::Run { cb, count } => {
+                for _ in 0..count {
+                    ctx.invoke(|| cb(c), &|| c.describe());
+                }
+            }
             Entry::Result(cell) => cell.complete(c, ctx),
         }
     }
@@ -98,11 +125,22 @@ impl WriteBatch {
     }
 
     /// Register an operation on the record just appended at `index`.
-    pub fn register(&mut self, index: u32, entry: Option<Entry>, ticket: Ticket) {
+    pub fn register(&mut self, index: u32, entry: Option<NewEntry<'_>>, ticket: Ticket) {
         self.tickets.add(ticket);
-        if let Some(entry) = entry {
-            self.entries.push(EntrySlot { index, entry });
-        }
+        let entry = match entry {
+            None => return,
+            Some(NewEntry::Owned(e)) => e,
+            Some(NewEntry::Shared(cb)) => {
+                if let Some(EntrySlot { index: start, entry: Entry::Run { cb: last, count } }) = self.entries.last_mut() {
+                    if *start + *count == index && Arc::ptr_eq(last, cb) {
+                        *count += 1;
+                        return;
+                    }
+                }
+                Entry::Run { cb: cb.clone(), count: 1 }
+            }
+        };
+        self.entries.push(EntrySlot { index, entry });
     }
 }
 
@@ -147,11 +185,24 @@ impl JobBody for BatchJob {
             log_end_offset: outcome.log_end_offset,
             bucket_results: Vec::new(),
         };
+        let offsets = ok && target.per_record_offsets && outcome.base_offset >= 0;
         for slot in entries {
-            if ok && target.per_record_offsets && outcome.base_offset >= 0 {
-                c.offset = outcome.base_offset + slot.index as i64;
+            match slot.entry {
+                Entry::Run { cb, count } => {
+                    for i in 0..count {
+                        if offsets {
+                            c.offset = outcome.base_offset + i64::from(slot.index + i);
+                        }
+                        ctx.invoke(|| cb(&c), &|| c.describe());
+                    }
+                }
+                entry => {
+                    if offsets {
+                        c.offset = outcome.base_offset + i64::from(slot.index);
+                    }
+                    entry.complete(&c, ctx);
+                }
             }
-            slot.entry.complete(&c, ctx);
         }
     }
 }

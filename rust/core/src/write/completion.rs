@@ -27,6 +27,14 @@ use crate::metadata::TablePath;
 /// `max_pending_callbacks` slot is released.
 pub type WriteCallback = Box<dyn FnOnce(&WriteCompletion) + Send + 'static>;
 
+/// A completion callable shared by many operations, typically one function for every record
+/// (`append_with_shared_callback` and the like). It is called once per operation, under the same
+/// rules as a [`WriteCallback`]. Consecutive records of a batch that pass the same `Arc` are
+/// registered as one run: a pending operation then costs no storage of its own and no reference
+/// count traffic. The batch holds one clone of the `Arc` per run and drops it after the run's
+/// calls, before their slots are released.
+pub type SharedCallback = Arc<dyn Fn(&WriteCompletion) + Send + Sync + 'static>;
+
 /// The outcome of one bucket of a multi-bucket Arrow batch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BucketResult {

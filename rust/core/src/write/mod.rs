@@ -24,6 +24,6 @@ pub mod writer;
 
 pub use batch::PENDING_ENTRY_BYTES;
 pub use callback::Callback;
-pub use completion::{BucketResult, WriteCallback, WriteCompletion, WriteResult};
+pub use completion::{BucketResult, SharedCallback, WriteCallback, WriteCompletion, WriteResult};
 pub(crate) use writer::WriterCore;
 pub use writer::{AppendWriter, CallbackExecutor, ErrorHandlerBox, UpsertWriter, WriterOptions, WriterStats};

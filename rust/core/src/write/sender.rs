@@ -437,7 +437,7 @@ impl SenderState {
                         due(deadline, &mut next);
                         break;
                     };
-                    let batch = q.closed.pop_front().or_else(|| q.open.take()).expect("front exists");
+                    let batch = q.closed.pop_front().or_else(|| q.take_open()).expect("front exists");
                     drop(q);
                     self.push_done(b, batch, error);
                 }
@@ -475,7 +475,7 @@ impl SenderState {
                     x
                 } else if let Some(open) = &q.open {
                     if closing || now >= open.created + linger {
-                        q.open.take().expect("open")
+                        q.take_open().expect("open")
                     } else {
                         due(open.created + linger, &mut next);
                         break;
@@ -759,7 +759,7 @@ impl SenderState {
             }
             loop {
                 let mut q = self.shared.acc.lock(b);
-                let Some(batch) = q.closed.pop_front().or_else(|| q.open.take()) else { break };
+                let Some(batch) = q.closed.pop_front().or_else(|| q.take_open()) else { break };
                 drop(q);
                 self.push_done(b, batch, err());
             }

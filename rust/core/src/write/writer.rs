@@ -25,9 +25,9 @@ use fluss_writer_dispatch::{
 };
 
 use super::accumulator::{Accumulator, BatchKind};
-use super::batch::{ArrowJoin, Entry, JobTarget};
+use super::batch::{ArrowJoin, Entry, JobTarget, NewEntry};
 use super::callback::Callback;
-use super::completion::{ResultCell, WriteCompletion, WriteResult};
+use super::completion::{ResultCell, SharedCallback, WriteCompletion, WriteResult};
 use super::sender::{self, SenderShared};
 use crate::config::NoKeyAssigner;
 use crate::connection::ConnInner;
@@ -135,19 +135,21 @@ pub struct WriterStats {
 }
 
 /// How an operation wants to hear about its completion.
-pub(crate) enum Notify {
+pub(crate) enum Notify<'a> {
     Callback(Callback),
+    Shared(&'a SharedCallback),
     Result,
     Detached,
 }
 
-impl Notify {
-    fn into_entry(self, scope: &Scope) -> (Option<Entry>, Option<WriteResult>) {
+impl<'a> Notify<'a> {
+    fn into_entry(self, scope: &Scope) -> (Option<NewEntry<'a>>, Option<WriteResult>) {
         match self {
-            Notify::Callback(cb) => (Some(Entry::Callback(cb)), None),
+            Notify::Callback(cb) => (Some(NewEntry::Owned(Entry::Callback(cb))), None),
+            Notify::Shared(cb) => (Some(NewEntry::Shared(cb)), None),
             Notify::Result => {
                 let cell = ResultCell::new(scope.clone());
-                (Some(Entry::Result(cell.clone())), Some(WriteResult::new(cell)))
+                (Some(NewEntry::Owned(Entry::Result(cell.clone()))), Some(WriteResult::new(cell)))
             }
             Notify::Detached => (None, None),
         }
@@ -512,7 +514,7 @@ impl WriterCore {
         let first_bucket = chunks[0].0;
         let (entry, result) = notify.into_entry(&self.scope);
         let ticket = self.admit(total as u64)?;
-        let join = ArrowJoin::new(chunks.len(), first_bucket, entry, ticket);
+        let join = ArrowJoin::new(chunks.len(), first_bucket, entry.map(NewEntry::into_owned), ticket);
         let now = self.clock.now_nanos();
         for (b, chunk, size) in chunks {
             self.acc.append_arrow_group(b, chunk, size, join.clone(), now);
@@ -608,7 +610,7 @@ thread_local! {
 }
 
 macro_rules! three_forms {
-    ($(#[$doc:meta])* $name:ident, $cb:ident, $det:ident, |$core:ident, $arg:ident: $ty:ty, $n:ident| $body:expr) => {
+    ($(#[$doc:meta])* $name:ident, $cb:ident, $shared:ident, $det:ident, |$core:ident, $arg:ident: $ty:ty, $n:ident| $body:expr) => {
         $(#[$doc])*
         /// Returns a [`WriteResult`].
         pub fn $name(&self, $arg: $ty) -> Result<WriteResult> {
@@ -622,6 +624,15 @@ macro_rules! three_forms {
         pub fn $cb(&self, $arg: $ty, callback: impl FnOnce(&WriteCompletion) + Send + 'static) -> Result<()> {
             let $core = &self.core;
             let $n = Notify::Callback(Callback::new(callback));
+            $body.map(|_| ())
+        }
+        $(#[$doc])*
+        /// `callback` runs once for this operation (see [`SharedCallback`]): pass the same `Arc`
+        /// for many operations and consecutive records share one registration. On a synchronous
+        /// error it is not called and no clone of it is kept.
+        pub fn $shared(&self, $arg: $ty, callback: &SharedCallback) -> Result<()> {
+            let $core = &self.core;
+            let $n = Notify::Shared(callback);
             $body.map(|_| ())
         }
         $(#[$doc])*
@@ -683,13 +694,13 @@ impl AppendWriter {
 
     three_forms!(
         /// Append one row (values in schema order).
-        append, append_with_callback, append_detached, |core, row: &[Value], n| core.append_row(row, n)
+        append, append_with_callback, append_with_shared_callback, append_detached, |core, row: &[Value], n| core.append_row(row, n)
     );
     three_forms!(
         /// Append an Arrow batch whose rows may span several buckets. It is checked and admitted
         /// as a whole: a synchronous error means nothing was accepted. Once accepted, one
         /// completion reports every bucket (`bucket_results`).
-        write_arrow_batch, write_arrow_batch_with_callback, write_arrow_batch_detached, |core, batch: &RecordBatch, n| core.write_arrow(batch, n)
+        write_arrow_batch, write_arrow_batch_with_callback, write_arrow_batch_with_shared_callback, write_arrow_batch_detached, |core, batch: &RecordBatch, n| core.write_arrow(batch, n)
     );
     writer_common!();
 }
@@ -708,12 +719,12 @@ impl UpsertWriter {
     three_forms!(
         /// Insert or update one row (values in schema order). For a partial-update writer only the
         /// target columns (and the key) are written; other values are ignored.
-        upsert, upsert_with_callback, upsert_detached, |core, row: &[Value], n| core.write_kv(row, false, n)
+        upsert, upsert_with_callback, upsert_with_shared_callback, upsert_detached, |core, row: &[Value], n| core.write_kv(row, false, n)
     );
     three_forms!(
         /// Delete by primary key (`key`: the key values in primary-key order). For a
         /// partial-update writer this is a partial delete of the target columns.
-        delete, delete_with_callback, delete_detached, |core, key: &[Value], n| core.write_kv(&core.key_row(key)?, true, n)
+        delete, delete_with_callback, delete_with_shared_callback, delete_detached, |core, key: &[Value], n| core.write_kv(&core.key_row(key)?, true, n)
     );
     writer_common!();
 }
