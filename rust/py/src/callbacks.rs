@@ -16,16 +16,17 @@
 //! prints) after its exception is parked in a thread-local; the core catches the unwind, counts
 //! it, and calls the writer's error handler on the same thread, which takes the exception back.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 
 use fluss_writer::dispatch::{CallbackError, Job};
-use fluss_writer::{CallbackExecutor, UserExecutor, WorkerHooks, WriteCompletion, WriterOptions};
+use fluss_writer::{CallbackExecutor, SharedCallback, UserExecutor, WorkerHooks, WriteCompletion, WriterOptions};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyInt};
+use pyo3::types::{PyBool, PyInt, PyTuple};
 
 use crate::completion::{flush_resolutions, PyWriteCompletion};
 use crate::gil::{PyWorkerHooks, FINALIZING};
@@ -33,6 +34,8 @@ use crate::gil::{PyWorkerHooks, FINALIZING};
 thread_local! {
     /// The exception of the callback that is unwinding on this thread.
     static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+    /// See [`completion_args`].
+    static CALL_ARGS: Cell<Option<Py<PyTuple>>> = const { Cell::new(None) };
 }
 
 /// Hops of user-executor jobs onto an asyncio loop or a concurrent.futures executor.
@@ -44,28 +47,116 @@ pub struct ErrorSink(Option<Arc<Py<PyAny>>>);
 
 /// Wrap a Python callable as a core callback.
 pub fn python_callback(cb: &Bound<'_, PyAny>) -> PyResult<impl FnOnce(&WriteCompletion) + Send + 'static> {
-    if !cb.is_callable() {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "callback must be callable, not {}",
-            cb.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-        )));
-    }
+    check_callable(cb)?;
     let cb = cb.clone().unbind();
     Ok(move |c: &WriteCompletion| call_python(cb, c))
 }
 
+/// A writer's most recent callback callable, as a core [`SharedCallback`]. Consecutive writes
+/// that pass the same callable (the usual `callback=on_done`) get the same `Arc`, so the core
+/// registers each run of records once, and the callable is checked only when it changes.
+///
+/// The slot holds the `Arc` weakly: only pending operations keep it (and so the callable)
+/// alive, as with one-shot callbacks. A callable that captures its writer therefore makes no
+/// cycle the garbage collector cannot see, and nothing is held once the operations completed.
+/// While the `Arc` lives it owns the callable, so the address used as the key cannot be reused.
+#[derive(Default)]
+pub struct SharedSlot(Mutex<Option<(usize, WeakShared)>>);
+
+type WeakShared = Weak<dyn Fn(&WriteCompletion) + Send + Sync>;
+
+impl SharedSlot {
+    /// The shared callback for `cb` (the GIL is held).
+    pub fn get(&self, cb: &Bound<'_, PyAny>) -> PyResult<SharedCallback> {
+        let key = cb.as_ptr() as usize;
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((k, weak)) = &*slot {
+            if *k == key {
+                if let Some(f) = weak.upgrade() {
+                    return Ok(f);
+                }
+            }
+        }
+        check_callable(cb)?;
+        let obj = cb.clone().unbind();
+        let f: SharedCallback = Arc::new(move |c: &WriteCompletion| invoke(c, |py, args| obj.bind(py).call1(args).map(drop)));
+        *slot = Some((key, Arc::downgrade(&f)));
+        Ok(f)
+    }
+}
+
+fn check_callable(cb: &Bound<'_, PyAny>) -> PyResult<()> {
+    if cb.is_callable() {
+        return Ok(());
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "callback must be callable, not {}",
+        cb.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+    )))
+}
+
+/// Call a one-shot callback; its callable is released (attached) right after the call.
 #[inline]
 pub(crate) fn call_python(cb: Py<PyAny>, c: &WriteCompletion) {
-    let failed = Python::attach(|py| {
-        let r = Py::new(py, PyWriteCompletion { inner: c.clone() }).and_then(|comp| cb.call1(py, (comp,)));
+    invoke(c, move |py, args| {
+        let r = cb.bind(py).call1(args).map(drop);
         drop(cb);
-        r.err()
+        r
+    });
+}
+
+/// Run `call` with the `(WriteCompletion,)` arguments for `c`, attached; a raised exception
+/// unwinds to the core as described in the module doc.
+#[inline]
+fn invoke(c: &WriteCompletion, call: impl FnOnce(Python<'_>, &Bound<'_, PyTuple>) -> PyResult<()>) {
+    let failed = Python::attach(|py| {
+        completion_args(py, c)
+            .and_then(|args| {
+                let r = call(py, &args);
+                CALL_ARGS.with(|a| a.set(Some(args.unbind())));
+                r
+            })
+            .err()
     });
     if let Some(e) = failed {
         let msg = Python::attach(|py| e.to_string_with(py));
         RAISED.with(|r| *r.borrow_mut() = Some(e));
         std::panic::resume_unwind(Box::new(msg));
     }
+}
+
+/// The `(completion,)` argument tuple for the next callback on this thread.
+///
+/// The tuple and completion of the previous call are reused when nothing else holds them (both
+/// reference counts are ours alone, checked with the GIL held, so no Python code can observe the
+/// change): a no-op callback then costs no allocation. A callback that keeps its completion (or
+/// the tuple) gets fresh objects next time, so what it kept never changes.
+fn completion_args<'py>(py: Python<'py>, c: &WriteCompletion) -> PyResult<Bound<'py, PyTuple>> {
+    if let Some(args) = CALL_ARGS.with(|a| a.take()) {
+        let args = args.into_bound(py);
+        // SAFETY (both blocks): the GIL is held; `args` is a 1-tuple built below.
+        if unsafe { ffi::Py_REFCNT(args.as_ptr()) } == 1 {
+            let item = args.get_borrowed_item(0)?;
+            if unsafe { ffi::Py_REFCNT(item.as_ptr()) } == 1 {
+                item.cast::<PyWriteCompletion>()?.borrow_mut().refill(c);
+                return Ok(args);
+            }
+            // The last callback kept its completion: a new one in the same tuple, which drops
+            // only the tuple's reference to the kept one.
+            let comp = Py::new(py, PyWriteCompletion { inner: c.clone() })?;
+            if unsafe { ffi::PyTuple_SetItem(args.as_ptr(), 0, comp.into_ptr()) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            return Ok(args);
+        }
+    }
+    PyTuple::new(py, [Py::new(py, PyWriteCompletion { inner: c.clone() })?])
+}
+
+/// Release this thread's cached callback arguments; called at the end of every group and
+/// executor job, with the GIL held.
+pub fn release_call_args() {
+    drop(CALL_ARGS.with(|a| a.take()));
 }
 
 trait ErrText {
@@ -221,6 +312,7 @@ impl JobRunner {
         if let Some(job) = job {
             job.run();
         }
+        release_call_args();
         flush_resolutions(py);
     }
 }

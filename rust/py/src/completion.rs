@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use fluss_writer::{BucketResult, WriteCompletion, WriteResult};
@@ -23,10 +24,32 @@ use crate::gil::{blocking, check_fork, drop_core};
 /// `call_soon_threadsafe` calls made to resolve futures (for tests).
 pub static RESOLVE_HOPS: AtomicU64 = AtomicU64::new(0);
 
-/// How an operation ended and where its record went. Passed to callbacks; immutable.
-#[pyclass(name = "WriteCompletion", module = "fluss_writer", frozen)]
+/// How an operation ended and where its record went. Passed to callbacks; immutable to Python
+/// (no setters). Not `frozen` only so that the callback path can refill an instance that no one
+/// else holds (see `callbacks::completion_args`).
+#[pyclass(name = "WriteCompletion", module = "fluss_writer")]
 pub struct PyWriteCompletion {
     pub inner: WriteCompletion,
+}
+
+impl PyWriteCompletion {
+    /// Make this completion describe `c` (callback path, for an instance no one else holds).
+    /// Within a batch only the offset changes, so the shared parts are kept when they match.
+    pub fn refill(&mut self, c: &WriteCompletion) {
+        // Destructured so that a new field cannot be forgotten here.
+        let WriteCompletion { error, table, table_id, partition_id, bucket, offset, log_end_offset, bucket_results } = c;
+        let i = &mut self.inner;
+        if error.is_none() && i.error.is_none() && bucket_results.is_empty() && i.bucket_results.is_empty() && Arc::ptr_eq(table, &i.table)
+        {
+            i.table_id = *table_id;
+            i.partition_id = *partition_id;
+            i.bucket = *bucket;
+            i.offset = *offset;
+            i.log_end_offset = *log_end_offset;
+        } else {
+            i.clone_from(c);
+        }
+    }
 }
 
 #[pymethods]

@@ -23,6 +23,7 @@ mod connection;
 mod convert;
 mod error;
 mod exceptions;
+mod fastcall;
 mod gil;
 mod logging;
 mod testing;
@@ -56,5 +57,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<completion::PyWriteResult>()?;
     m.add_class::<callbacks::JobRunner>()?;
     m.add_class::<testing::PyEmbeddedEngine>()?;
+    fastcall::install(m)?;
     Ok(())
 }

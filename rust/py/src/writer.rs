@@ -14,14 +14,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 
-use crate::callbacks::{python_callback, writer_options};
+use crate::callbacks::{python_callback, writer_options, SharedSlot};
 use crate::completion::{timeout, PyWriteResult};
 use crate::convert::{key_from_py, row_from_py};
 use crate::error::{invalid_row, IntoPyResult};
 use crate::gil::{blocking, check_fork, drop_core, LiveConn};
 
-fn has_cb<'py>(cb: Option<&Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
-    cb.filter(|c| !c.is_none()).cloned()
+fn has_cb<'a, 'py>(cb: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    cb.filter(|c| !c.is_none())
 }
 
 /// Builder of append writers.
@@ -54,7 +54,12 @@ impl PyTableAppend {
         let (opts, _) = writer_options(py, max_pending_callbacks, executor, on_callback_error)?;
         let table = &*self.table;
         let w = blocking(py, || table.new_append()?.create_writer(opts)).py_err()?;
-        Ok(PyAppendWriter { schema: Arc::new(self.table.info().schema().clone()), w: ManuallyDrop::new(w), live: self.live.clone() })
+        Ok(PyAppendWriter {
+            schema: Arc::new(self.table.info().schema().clone()),
+            w: ManuallyDrop::new(w),
+            live: self.live.clone(),
+            shared: SharedSlot::default(),
+        })
     }
 }
 
@@ -127,7 +132,12 @@ impl PyTableUpsert {
             u.create_writer(opts)
         })
         .py_err()?;
-        Ok(PyUpsertWriter { schema: Arc::new(self.table.info().schema().clone()), w: ManuallyDrop::new(w), live: self.live.clone() })
+        Ok(PyUpsertWriter {
+            schema: Arc::new(self.table.info().schema().clone()),
+            w: ManuallyDrop::new(w),
+            live: self.live.clone(),
+            shared: SharedSlot::default(),
+        })
     }
 }
 
@@ -282,6 +292,7 @@ pub struct PyAppendWriter {
     w: ManuallyDrop<AppendWriter>,
     schema: Arc<Schema>,
     live: Arc<LiveConn>,
+    shared: SharedSlot,
 }
 
 writer_common!(PyAppendWriter);
@@ -290,14 +301,14 @@ pymethods_with_common!(PyAppendWriter {
     /// Append one row (dict by column name, or list/tuple in column order). With `callback`,
     /// it is called once with a WriteCompletion and None is returned; without, a WriteResult.
     #[pyo3(signature = (row, callback=None))]
-    fn append(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    pub(crate) fn append(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
         self.check()?;
         let values = row_from_py(&self.schema, row)?;
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
-                let f = python_callback(&cb)?;
-                blocking(py, || w.append_with_callback(&values, f)).py_err()?;
+                let f = self.shared.get(cb)?;
+                blocking(py, || w.append_with_shared_callback(&values, &f)).py_err()?;
                 Ok(None)
             }
             None => {
@@ -308,7 +319,7 @@ pymethods_with_common!(PyAppendWriter {
     }
 
     /// Append one row without any notification (`flush` still covers it).
-    fn append_detached(&self, py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<()> {
+    pub(crate) fn append_detached(&self, py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<()> {
         self.check()?;
         let values = row_from_py(&self.schema, row)?;
         let w = &*self.w;
@@ -357,7 +368,7 @@ impl PyAppendWriter {
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
-                let f = python_callback(&cb)?;
+                let f = python_callback(cb)?;
                 blocking(py, || w.write_arrow_batch_with_callback(&rb, f)).py_err()?;
                 Ok(None)
             }
@@ -390,6 +401,7 @@ pub struct PyUpsertWriter {
     w: ManuallyDrop<UpsertWriter>,
     schema: Arc<Schema>,
     live: Arc<LiveConn>,
+    shared: SharedSlot,
 }
 
 writer_common!(PyUpsertWriter);
@@ -398,14 +410,14 @@ pymethods_with_common!(PyUpsertWriter {
     /// Insert or update one row (dict or list/tuple). For a partial-update writer only the
     /// target columns and the key are written. Callback/return value as for `append`.
     #[pyo3(signature = (row, callback=None))]
-    fn upsert(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    pub(crate) fn upsert(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
         self.check()?;
         let values = row_from_py(&self.schema, row)?;
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
-                let f = python_callback(&cb)?;
-                blocking(py, || w.upsert_with_callback(&values, f)).py_err()?;
+                let f = self.shared.get(cb)?;
+                blocking(py, || w.upsert_with_shared_callback(&values, &f)).py_err()?;
                 Ok(None)
             }
             None => Ok(Some(PyWriteResult::new(blocking(py, || w.upsert(&values)).py_err()?, self.live.gen))),
@@ -415,14 +427,14 @@ pymethods_with_common!(PyUpsertWriter {
     /// Delete by primary key: a dict with the key columns, or a list/tuple of the key values
     /// in primary-key order.
     #[pyo3(signature = (key, callback=None))]
-    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    pub(crate) fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
         self.check()?;
         let values = key_from_py(&self.schema, key)?;
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
-                let f = python_callback(&cb)?;
-                blocking(py, || w.delete_with_callback(&values, f)).py_err()?;
+                let f = self.shared.get(cb)?;
+                blocking(py, || w.delete_with_shared_callback(&values, &f)).py_err()?;
                 Ok(None)
             }
             None => Ok(Some(PyWriteResult::new(blocking(py, || w.delete(&values)).py_err()?, self.live.gen))),
