@@ -5,9 +5,11 @@
    I/O), next to a plain Python call of the same callable.
 2. End to end into the embedded engine (in memory): ``append(row, callback=noop)`` vs
    ``append_detached(row)`` vs ``append(row)`` keeping every WriteResult and waiting on each.
+   The modes are interleaved chunk by chunk (each chunk ends with a flush), so that a noisy
+   machine slows every mode alike; the ratio is the median over adjacent chunk pairs.
 
-Every figure is the median of ``--runs`` runs. Build with ``maturin develop --release`` first.
-Usage: python bench/python/bench_callbacks.py [--runs 5] [--dispatch 1000000] [--records 200000]
+Dispatch figures are the median of ``--runs`` runs. Build a release wheel first (bench/python/run.sh).
+Usage: python bench/python/bench_callbacks.py [--runs 5] [--dispatch 1000000] [--chunks 40] [--chunk 50000]
 """
 
 from __future__ import annotations
@@ -44,16 +46,20 @@ def dispatch(n: int) -> tuple:
     return n / secs, secs / n * 1e9, acq
 
 
-def end_to_end(conn: fw.Connection, mode: str, n: int) -> float:
+def _writer(conn: fw.Connection) -> fw.AppendWriter:
     name = f"fluss.bench{next(_tables)}"
     conn.admin().create_table(name, fw.TableDescriptor(fw.Schema([("id", "BIGINT", False), ("msg", "STRING")]),
                                                        bucket_count=4))
-    w = conn.get_table(name).new_append().create_writer()
-    rows = [(i, f"payload-{i:08d}") for i in range(n)]
+    return conn.get_table(name).new_append().create_writer()
+
+
+def _chunk(w: fw.AppendWriter, mode: str, rows: list) -> float:
+    """Seconds to write ``rows`` in ``mode`` and see them complete."""
+    cb = noop
     t = time.perf_counter()
     if mode == "callback":
         for r in rows:
-            w.append(r, callback=noop)
+            w.append(r, callback=cb)
         w.flush()
     elif mode == "detached":
         for r in rows:
@@ -63,16 +69,31 @@ def end_to_end(conn: fw.Connection, mode: str, n: int) -> float:
         results = [w.append(r) for r in rows]
         for res in results:
             res.wait()
-    secs = time.perf_counter() - t
-    w.close()
-    return n / secs
+    return time.perf_counter() - t
+
+
+def end_to_end(conn: fw.Connection, modes: list, chunks: int, chunk: int) -> dict:
+    """Every mode writes ``chunks`` chunks of ``chunk`` rows, the modes interleaved chunk by
+    chunk (rotating which goes first), so that the machine's drift hits every mode alike."""
+    writers = {m: _writer(conn) for m in modes}
+    rows = [(i, f"payload-{i:08d}") for i in range(chunk)]
+    for m in modes:  # warm-up
+        _chunk(writers[m], m, rows[: chunk // 10])
+    secs: dict = {m: [] for m in modes}
+    for i in range(chunks):
+        for m in modes[i % len(modes):] + modes[: i % len(modes)]:
+            secs[m].append(_chunk(writers[m], m, rows))
+    for w in writers.values():
+        w.close()
+    return secs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--dispatch", type=int, default=1_000_000)
-    ap.add_argument("--records", type=int, default=200_000)
+    ap.add_argument("--chunks", type=int, default=40, help="chunks per mode, interleaved")
+    ap.add_argument("--chunk", type=int, default=50_000, help="rows per chunk")
     a = ap.parse_args()
 
     plain = statistics.median(plain_call_ns(a.dispatch) for _ in range(a.runs))
@@ -85,15 +106,17 @@ def main() -> None:
 
     conn = fw.connect("embedded", {"client.writer.batch-timeout": "5ms"})
     modes = ["detached", "callback", "wait"]
-    res = {m: [] for m in modes}
-    for _ in range(a.runs):  # interleaved so that drift hits every mode alike
-        for m in modes:
-            res[m].append(end_to_end(conn, m, a.records))
+    secs = end_to_end(conn, modes, a.chunks, a.chunk)
     conn.close()
-    med = {m: statistics.median(v) for m, v in res.items()}
     for m in modes:
-        print(f"end-to-end {m:9s}: {med[m]:,.0f} records/s ({1e9 / med[m]:.0f} ns/record)")
-    print(f"callback vs detached: {med['callback'] / med['detached'] * 100:.1f}% of the detached rate")
+        per = [x / a.chunk * 1e9 for x in secs[m]]
+        print(f"end-to-end {m:9s}: {a.chunk / statistics.median(secs[m]):,.0f} records/s "
+              f"(median {statistics.median(per):.0f} ns/record over {a.chunks} chunks of {a.chunk:,})")
+    pairs = [d / c for d, c in zip(secs["detached"], secs["callback"])]
+    q1, q2, q3 = statistics.quantiles(pairs, n=4)
+    total = sum(secs["detached"]) / sum(secs["callback"])
+    print(f"callback vs detached: {q2 * 100:.1f}% of the detached rate (median of {len(pairs)} chunk pairs; "
+          f"quartiles {q1 * 100:.1f}%-{q3 * 100:.1f}%; ratio of totals {total * 100:.1f}%)")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"machine: {platform.machine()}, {platform.processor() or '?'}; python {sys.version.split()[0]}; "
           f"fluss_writer {fw.__version__}; commit {commit}")

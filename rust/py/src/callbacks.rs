@@ -16,7 +16,7 @@
 //! prints) after its exception is parked in a thread-local; the core catches the unwind, counts
 //! it, and calls the writer's error handler on the same thread, which takes the exception back.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -35,7 +35,7 @@ thread_local! {
     /// The exception of the callback that is unwinding on this thread.
     static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
     /// See [`completion_args`].
-    static CALL_ARGS: Cell<Option<Py<PyTuple>>> = const { Cell::new(None) };
+    static CALL_ARGS: Cell<Option<(Py<PyTuple>, *mut ffi::PyObject)>> = const { Cell::new(None) };
 }
 
 /// Hops of user-executor jobs onto an asyncio loop or a concurrent.futures executor.
@@ -61,16 +61,20 @@ pub fn python_callback(cb: &Bound<'_, PyAny>) -> PyResult<impl FnOnce(&WriteComp
 /// cycle the garbage collector cannot see, and nothing is held once the operations completed.
 /// While the `Arc` lives it owns the callable, so the address used as the key cannot be reused.
 #[derive(Default)]
-pub struct SharedSlot(Mutex<Option<(usize, WeakShared)>>);
+pub struct SharedSlot(UnsafeCell<Option<(usize, WeakShared)>>);
 
 type WeakShared = Weak<dyn Fn(&WriteCompletion) + Send + Sync>;
 
+// SAFETY: the slot is only touched in `get`, with the GIL held (the module is `gil_used`), and
+// nothing in between releases the GIL or runs Python code: the GIL serializes every access.
+unsafe impl Sync for SharedSlot {}
+
 impl SharedSlot {
-    /// The shared callback for `cb` (the GIL is held).
+    /// The shared callback for `cb` (the GIL is held: `cb` is bound).
     pub fn get(&self, cb: &Bound<'_, PyAny>) -> PyResult<SharedCallback> {
         let key = cb.as_ptr() as usize;
-        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((k, weak)) = &*slot {
+        // SAFETY (both blocks): see the Sync impl; the borrows end before any Python code runs.
+        if let Some((k, weak)) = unsafe { &*self.0.get() } {
             if *k == key {
                 if let Some(f) = weak.upgrade() {
                     return Ok(f);
@@ -80,7 +84,8 @@ impl SharedSlot {
         check_callable(cb)?;
         let obj = cb.clone().unbind();
         let f: SharedCallback = Arc::new(move |c: &WriteCompletion| invoke(c, |py, args| obj.bind(py).call1(args).map(drop)));
-        *slot = Some((key, Arc::downgrade(&f)));
+        // Dropping the old Weak runs no Python code.
+        unsafe { *self.0.get() = Some((key, Arc::downgrade(&f))) };
         Ok(f)
     }
 }
@@ -111,9 +116,9 @@ pub(crate) fn call_python(cb: Py<PyAny>, c: &WriteCompletion) {
 fn invoke(c: &WriteCompletion, call: impl FnOnce(Python<'_>, &Bound<'_, PyTuple>) -> PyResult<()>) {
     let failed = Python::attach(|py| {
         completion_args(py, c)
-            .and_then(|args| {
-                let r = call(py, &args);
-                CALL_ARGS.with(|a| a.set(Some(args.unbind())));
+            .and_then(|a| {
+                let r = call(py, &a.args);
+                a.park();
                 r
             })
             .err()
@@ -131,26 +136,44 @@ fn invoke(c: &WriteCompletion, call: impl FnOnce(Python<'_>, &Bound<'_, PyTuple>
 /// reference counts are ours alone, checked with the GIL held, so no Python code can observe the
 /// change): a no-op callback then costs no allocation. A callback that keeps its completion (or
 /// the tuple) gets fresh objects next time, so what it kept never changes.
-fn completion_args<'py>(py: Python<'py>, c: &WriteCompletion) -> PyResult<Bound<'py, PyTuple>> {
-    if let Some(args) = CALL_ARGS.with(|a| a.take()) {
+fn completion_args<'py>(py: Python<'py>, c: &WriteCompletion) -> PyResult<CallArgs<'py>> {
+    if let Some((args, comp)) = CALL_ARGS.with(|a| a.take()) {
         let args = args.into_bound(py);
-        // SAFETY (both blocks): the GIL is held; `args` is a 1-tuple built below.
+        // SAFETY (all blocks): the GIL is held; `args` is a 1-tuple built below and `comp` its
+        // item, a PyWriteCompletion the tuple keeps alive.
         if unsafe { ffi::Py_REFCNT(args.as_ptr()) } == 1 {
-            let item = args.get_borrowed_item(0)?;
-            if unsafe { ffi::Py_REFCNT(item.as_ptr()) } == 1 {
-                item.cast::<PyWriteCompletion>()?.borrow_mut().refill(c);
-                return Ok(args);
+            if unsafe { ffi::Py_REFCNT(comp) } == 1 {
+                let item = unsafe { Borrowed::from_ptr(py, comp).cast_unchecked::<PyWriteCompletion>() };
+                // SAFETY: only `args` references it, and only we hold `args`.
+                unsafe { item.get().refill(c) };
+                return Ok(CallArgs { args, comp });
             }
             // The last callback kept its completion: a new one in the same tuple, which drops
             // only the tuple's reference to the kept one.
-            let comp = Py::new(py, PyWriteCompletion { inner: c.clone() })?;
-            if unsafe { ffi::PyTuple_SetItem(args.as_ptr(), 0, comp.into_ptr()) } != 0 {
+            let comp = Py::new(py, PyWriteCompletion::new(c.clone()))?.into_ptr();
+            if unsafe { ffi::PyTuple_SetItem(args.as_ptr(), 0, comp) } != 0 {
                 return Err(PyErr::fetch(py));
             }
-            return Ok(args);
+            return Ok(CallArgs { args, comp });
         }
     }
-    PyTuple::new(py, [Py::new(py, PyWriteCompletion { inner: c.clone() })?])
+    let item = Py::new(py, PyWriteCompletion::new(c.clone()))?;
+    let comp = item.as_ptr();
+    Ok(CallArgs { args: PyTuple::new(py, [item])?, comp })
+}
+
+/// Callback arguments: the tuple and (borrowed from it) its completion.
+struct CallArgs<'py> {
+    args: Bound<'py, PyTuple>,
+    comp: *mut ffi::PyObject,
+}
+
+impl CallArgs<'_> {
+    /// Keep them for the next callback on this thread.
+    fn park(self) {
+        let CallArgs { args, comp } = self;
+        CALL_ARGS.with(|a| a.set(Some((args.unbind(), comp))));
+    }
 }
 
 /// Release this thread's cached callback arguments; called at the end of every group and

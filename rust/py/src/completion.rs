@@ -7,7 +7,7 @@
 //! `loop.call_soon_threadsafe(_resolve_futures, [...])` per event loop per flush, never one per
 //! record (C10).
 
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,21 +24,41 @@ use crate::gil::{blocking, check_fork, drop_core};
 /// `call_soon_threadsafe` calls made to resolve futures (for tests).
 pub static RESOLVE_HOPS: AtomicU64 = AtomicU64::new(0);
 
-/// How an operation ended and where its record went. Passed to callbacks; immutable to Python
-/// (no setters). Not `frozen` only so that the callback path can refill an instance that no one
-/// else holds (see `callbacks::completion_args`).
-#[pyclass(name = "WriteCompletion", module = "fluss_writer")]
+/// How an operation ended and where its record went. Passed to callbacks; immutable to Python.
+#[pyclass(name = "WriteCompletion", module = "fluss_writer", frozen)]
 pub struct PyWriteCompletion {
-    pub inner: WriteCompletion,
+    inner: Refillable,
 }
 
+/// The completion behind a `PyWriteCompletion`: read-only, except for [`PyWriteCompletion::refill`].
+struct Refillable(UnsafeCell<WriteCompletion>);
+
+// SAFETY: shared access only reads; the one writer, `refill`, requires that nothing else can
+// reach the object (see there).
+unsafe impl Sync for Refillable {}
+
 impl PyWriteCompletion {
-    /// Make this completion describe `c` (callback path, for an instance no one else holds).
-    /// Within a batch only the offset changes, so the shared parts are kept when they match.
-    pub fn refill(&mut self, c: &WriteCompletion) {
+    pub fn new(c: WriteCompletion) -> PyWriteCompletion {
+        PyWriteCompletion { inner: Refillable(UnsafeCell::new(c)) }
+    }
+
+    fn c(&self) -> &WriteCompletion {
+        // SAFETY: see `Refillable`: no `refill` can run while `&self` is reachable by anyone else.
+        unsafe { &*self.inner.0.get() }
+    }
+
+    /// Make this completion describe `c`. Within a batch only the offset changes, so the shared
+    /// parts are kept when they match.
+    ///
+    /// # Safety
+    /// The GIL is held and the object is referenced by nothing but the caller's argument tuple,
+    /// which only the caller holds (both reference counts are 1): no Python code and no Rust
+    /// borrow can observe the change.
+    pub unsafe fn refill(&self, c: &WriteCompletion) {
         // Destructured so that a new field cannot be forgotten here.
         let WriteCompletion { error, table, table_id, partition_id, bucket, offset, log_end_offset, bucket_results } = c;
-        let i = &mut self.inner;
+        // SAFETY: the caller guarantees exclusive access.
+        let i = unsafe { &mut *self.inner.0.get() };
         if error.is_none() && i.error.is_none() && bucket_results.is_empty() && i.bucket_results.is_empty() && Arc::ptr_eq(table, &i.table)
         {
             i.table_id = *table_id;
@@ -56,59 +76,59 @@ impl PyWriteCompletion {
 impl PyWriteCompletion {
     #[getter]
     fn ok(&self) -> bool {
-        self.inner.is_ok()
+        self.c().is_ok()
     }
     #[getter]
     fn error<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.inner.error.as_ref().map(|e| exception_instance(py, e)).transpose()
+        self.c().error.as_ref().map(|e| exception_instance(py, e)).transpose()
     }
     #[getter]
     fn error_code(&self) -> i32 {
-        self.inner.error_code()
+        self.c().error_code()
     }
     #[getter]
     fn message(&self) -> Option<String> {
-        self.inner.error.as_ref().map(|e| e.message().to_string())
+        self.c().error.as_ref().map(|e| e.message().to_string())
     }
     #[getter]
     fn retriable(&self) -> bool {
-        self.inner.error.as_ref().is_some_and(|e| e.is_retriable())
+        self.c().error.as_ref().is_some_and(|e| e.is_retriable())
     }
     #[getter]
     fn table(&self) -> String {
-        self.inner.table.to_string()
+        self.c().table.to_string()
     }
     #[getter]
     fn bucket(&self) -> i32 {
-        self.inner.bucket
+        self.c().bucket
     }
     #[getter]
     fn partition(&self) -> Option<i64> {
-        self.inner.partition_id
+        self.c().partition_id
     }
     #[getter]
     fn offset(&self) -> i64 {
-        self.inner.offset
+        self.c().offset
     }
     #[getter]
     fn log_end_offset(&self) -> i64 {
-        self.inner.log_end_offset
+        self.c().log_end_offset
     }
     #[getter]
     fn bucket_results(&self) -> Vec<PyBucketResult> {
-        self.inner.bucket_results.iter().cloned().map(|inner| PyBucketResult { inner }).collect()
+        self.c().bucket_results.iter().cloned().map(|inner| PyBucketResult { inner }).collect()
     }
     /// Raise the operation's error, if any.
     fn raise_for_error(&self, py: Python<'_>) -> PyResult<()> {
-        match &self.inner.error {
+        match &self.c().error {
             None => Ok(()),
             Some(e) => Err(PyErr::from_value(exception_instance(py, e)?)),
         }
     }
     fn __repr__(&self) -> String {
-        match &self.inner.error {
-            None => format!("WriteCompletion(ok, table={}, bucket={}, offset={})", self.inner.table, self.inner.bucket, self.inner.offset),
-            Some(e) => format!("WriteCompletion(error={e}, table={}, bucket={})", self.inner.table, self.inner.bucket),
+        match &self.c().error {
+            None => format!("WriteCompletion(ok, table={}, bucket={}, offset={})", self.c().table, self.c().bucket, self.c().offset),
+            Some(e) => format!("WriteCompletion(error={e}, table={}, bucket={})", self.c().table, self.c().bucket),
         }
     }
 }
@@ -165,7 +185,7 @@ pub fn flush_resolutions(py: Python<'_>) {
     }
     let mut groups: Vec<(Py<PyAny>, Vec<Py<PyAny>>)> = Vec::new();
     for (lp, fut, c) in pending {
-        let item = match Py::new(py, PyWriteCompletion { inner: c }) {
+        let item = match Py::new(py, PyWriteCompletion::new(c)) {
             Ok(comp) => PyTuple::new(py, [fut.into_any(), comp.into_any()]).map(|t| t.into_any().unbind()),
             Err(e) => Err(e),
         };
@@ -248,7 +268,7 @@ impl PyWriteResult {
         let t = self::timeout(timeout)?;
         let r = &*self.inner;
         let c = blocking(py, || r.wait(t)).py_err()?;
-        Ok(PyWriteCompletion { inner: c })
+        Ok(PyWriteCompletion::new(c))
     }
 
     /// Whether the operation has completed.
@@ -258,7 +278,7 @@ impl PyWriteResult {
 
     /// The completion if the operation has completed, else None.
     fn try_get(&self) -> Option<PyWriteCompletion> {
-        self.inner.try_get().map(|inner| PyWriteCompletion { inner })
+        self.inner.try_get().map(PyWriteCompletion::new)
     }
 
     /// Register `fn(completion)`; see the callback contract on `AppendWriter.append`.
@@ -276,7 +296,7 @@ impl PyWriteResult {
         let lp = get_loop.bind(py).call0()?;
         let fut = lp.call_method0("create_future")?;
         if let Some(c) = self.inner.try_get() {
-            fut.call_method1("set_result", (Py::new(py, PyWriteCompletion { inner: c })?,))?;
+            fut.call_method1("set_result", (Py::new(py, PyWriteCompletion::new(c))?,))?;
         } else {
             let (lp, f) = (lp.unbind(), fut.clone().unbind());
             self.inner.add_callback(move |c: &WriteCompletion| {

@@ -44,8 +44,12 @@ impl Name {
 
     /// # Safety
     /// `s` is a str object; the GIL is held.
-    unsafe fn matches(&self, s: *mut ffi::PyObject) -> bool {
-        s == self.interned.load(Ordering::Relaxed) || ffi::PyUnicode_CompareWithASCIIString(s, self.text.as_ptr()) == 0
+    unsafe fn equals(&self, s: *mut ffi::PyObject) -> bool {
+        ffi::PyUnicode_CompareWithASCIIString(s, self.text.as_ptr()) == 0
+    }
+
+    fn is(&self, s: *mut ffi::PyObject) -> bool {
+        s == self.interned.load(Ordering::Relaxed)
     }
 
     fn intern(&self, py: Python<'_>) {
@@ -98,8 +102,11 @@ impl<'a, 'py> Args<'a, 'py> {
             let kw = Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>();
             for (j, name) in kw.iter().enumerate() {
                 let name = name.cast_into::<PyString>()?;
-                // Keyword names are str (the interpreter checks); compared without a copy.
-                let Some(i) = names[..count].iter().position(|n| n.matches(name.as_ptr())) else {
+                // Keyword names are str (the interpreter checks): by identity first (interned),
+                // then by value without a copy.
+                let names = &names[..count];
+                let found = names.iter().position(|n| n.is(name.as_ptr())).or_else(|| names.iter().position(|n| n.equals(name.as_ptr())));
+                let Some(i) = found else {
                     return Err(a.error(format!("got an unexpected keyword argument '{name}'")));
                 };
                 if a.vals[i].is_some() {
