@@ -13,6 +13,12 @@ at once; a submission inside a callback never blocks. A callback that raises is 
 nothing else. The worker takes the GIL once per group of completed batches, never per
 callback; every blocking call releases the GIL. Open connections and writers are drained at
 interpreter exit; after ``fork()`` inherited connections raise ``ForkedProcessError``.
+
+A callback may keep its ``WriteCompletion``: a kept completion never changes. One it does not
+keep may be reused, refilled, for a later callback (so do not rely on the identity of
+completion objects). Passing the same callable to many writes (``callback=on_done``) is the
+cheapest form: consecutive records share one registration; the writer keeps the callable only
+while operations that use it are pending.
 """
 
 from __future__ import annotations

@@ -345,6 +345,9 @@ class UpsertWriter:
 
 @final
 class WriteCompletion:
+    """How a write ended and where its record went. Immutable once a callback kept it; one that
+    no callback kept may be refilled for a later callback."""
+
     @property
     def ok(self) -> bool: ...
     @property
