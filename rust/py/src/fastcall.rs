@@ -66,7 +66,7 @@ static CALLBACK: Name = Name::new(c"callback");
 /// Arguments of one call: up to two, by position or keyword.
 struct Args<'a, 'py> {
     qualname: &'static str,
-    /// Positional parameters accepted (the rest are keyword-or-positional too; all are here).
+    /// How many of the names the method takes (each by position or by keyword).
     count: usize,
     vals: [Option<Borrowed<'a, 'py, PyAny>>; 2],
 }
