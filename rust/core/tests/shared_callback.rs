@@ -23,6 +23,18 @@ fn recording() -> (SharedCallback, Arc<Mutex<Vec<WriteCompletion>>>) {
     (Arc::new(move |c: &WriteCompletion| s.lock().unwrap().push(c.clone())), seen)
 }
 
+/// A shared callback that counts its calls.
+fn counting() -> (SharedCallback, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    (
+        Arc::new(move |_: &WriteCompletion| {
+            c.fetch_add(1, Ordering::SeqCst);
+        }),
+        calls,
+    )
+}
+
 /// id of each stored record by (bucket, offset).
 fn stored(conn: &fluss_writer::Connection, path: &fluss_writer::TablePath, buckets: i32) -> HashMap<(i32, i64), i64> {
     (0..buckets).flat_map(|b| scan_ids(conn, path, b).into_iter().map(move |(off, id)| ((b, off), id))).collect()
@@ -86,11 +98,7 @@ fn a_run_holds_one_clone_of_the_callback_however_many_records_it_covers() {
     let conn = connect(LONG_LINGER);
     let path = log_table(&conn, "shared_one_clone", 1);
     let w = append_writer(&conn, &path, WriterOptions::default());
-    let calls = Arc::new(AtomicUsize::new(0));
-    let c2 = calls.clone();
-    let cb: SharedCallback = Arc::new(move |_: &WriteCompletion| {
-        c2.fetch_add(1, Ordering::SeqCst);
-    });
+    let (cb, calls) = counting();
     for i in 0..500i64 {
         w.append_with_shared_callback(&row![i, "x"], &cb).unwrap();
     }
@@ -159,11 +167,7 @@ fn a_rejected_submission_neither_calls_nor_keeps_the_shared_callback() {
     let conn = connect(&[("client.writer.buffer.wait-timeout", "0")]);
     let path = log_table(&conn, "shared_reject", 1);
     let w = append_writer(&conn, &path, WriterOptions::default());
-    let calls = Arc::new(AtomicUsize::new(0));
-    let c2 = calls.clone();
-    let cb: SharedCallback = Arc::new(move |_: &WriteCompletion| {
-        c2.fetch_add(1, Ordering::SeqCst);
-    });
+    let (cb, calls) = counting();
     let e = w.append_with_shared_callback(&row!["not a number", "x"], &cb).unwrap_err();
     assert_eq!(e.code(), ClientCode::InvalidRow as i32);
     assert_eq!(Arc::strong_count(&cb), 1);

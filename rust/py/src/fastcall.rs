@@ -205,11 +205,6 @@ fast_method!(delete, PyUpsertWriter, "UpsertWriter.delete", [&KEY, &CALLBACK], 2
     Ok(w.delete(py, a.first(), a.second())?.into_pyobject(py)?.into_any().unbind())
 });
 
-/// Whether [`install`] replaced the methods (Python 3.10 and later).
-pub fn installed(py: Python<'_>) -> bool {
-    py.version_info() >= (3, 10)
-}
-
 /// Replace `name` on `ty` by a vectorcall descriptor of `f`, keeping the doc and text signature
 /// pyo3 generated for it.
 fn replace(ty: &Bound<'_, PyType>, name: &'static str, f: FastCall) -> PyResult<()> {
@@ -238,7 +233,7 @@ fn replace(ty: &Bound<'_, PyType>, name: &'static str, f: FastCall) -> PyResult<
 /// On Python 3.10 and later, install the vectorcall entry points on the writer classes.
 pub fn install(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    if !installed(py) {
+    if py.version_info() < (3, 10) {
         return Ok(());
     }
     for n in [&ROW, &KEY, &CALLBACK] {
