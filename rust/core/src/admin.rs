@@ -122,7 +122,7 @@ async fn fetch_table(backend: Arc<dyn Backend>, path: TablePath, default_buckets
     if let Some(t) = m.table_metadata.iter().find(|t| t.table_id == info.table_id) {
         for b in &t.bucket_metadata {
             if let Some(slot) = leaders.get_mut(b.bucket_id as usize) {
-                *slot = b.leader_id;
+                *slot = b.leader();
             }
         }
     }

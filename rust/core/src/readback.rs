@@ -24,47 +24,54 @@ use crate::wire::compacted::decode_row;
 use crate::wire::key::encode_key;
 use crate::wire::log_batch::LogBatch;
 
-/// Run `attempt` until it succeeds, fails for good, or the retry budget is spent.
-fn retrying<T, F, Fut>(conn: &Arc<ConnInner>, what: &str, attempt: F) -> Result<T>
+/// Run `attempt` against the leader of `bucket` until it succeeds, fails for good, or the retry
+/// budget (`client.request-timeout`) is spent. After an error that means the leader is unknown or
+/// moved (`NETWORK_EXCEPTION`, `NOT_LEADER_OR_FOLLOWER`, ...), the next attempt looks it up again.
+fn at_leader<T, F, Fut>(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32, what: &str, attempt: F) -> Result<T>
 where
     T: Send + 'static,
-    F: Fn() -> Fut,
+    F: Fn(i32) -> Fut,
     Fut: Future<Output = Result<T>> + Send + 'static,
 {
+    if bucket < 0 || bucket >= info.bucket_count() {
+        return Err(Error::invalid_row(format!("bucket {bucket} is out of range (the table has {} buckets)", info.bucket_count())));
+    }
     let deadline = Instant::now() + conn.config.request_timeout;
+    let mut leader = None;
     loop {
-        match conn.block_on(attempt()) {
+        let result = match leader {
+            Some(l) => conn.block_on(attempt(l)),
+            None => leader_of(conn, info, bucket).and_then(|l| {
+                leader = Some(l);
+                conn.block_on(attempt(l))
+            }),
+        };
+        match result {
             Ok(v) => return Ok(v),
-            Err(e) if e.is_retriable() && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                if FlussCode::is_invalid_metadata(e.code()) {
+                    leader = None;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
             Err(e) => return Err(e.context(what)),
         }
     }
 }
 
+/// The current leader of `bucket`, or `LEADER_NOT_AVAILABLE` (retriable) if it has none.
 fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32) -> Result<i32> {
-    if bucket < 0 || bucket >= info.bucket_count() {
-        return Err(Error::invalid_row(format!("bucket {bucket} is out of range (the table has {} buckets)", info.bucket_count())));
-    }
-    let deadline = Instant::now() + conn.config.request_timeout;
-    loop {
-        let (_, leaders) = crate::admin::load_table(conn, &info.path)?;
-        if let Some(l) = leaders[bucket as usize] {
-            return Ok(l);
-        }
-        if Instant::now() >= deadline {
-            return Err(Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path)));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (_, leaders) = crate::admin::load_table(conn, &info.path)?;
+    leaders[bucket as usize]
+        .ok_or_else(|| Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path)))
 }
 
 /// Every record of `bucket` from `from_offset` to the high watermark, decoded with the table
 /// schema (log tables: appended rows; primary-key tables: the changelog).
 pub(crate) fn scan(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32, from_offset: i64) -> Result<Vec<ScannedRow>> {
-    let leader = leader_of(conn, info, bucket)?;
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
-    let hw = retrying(conn, "ListOffsets", || {
+    let hw = at_leader(conn, info, bucket, "ListOffsets", |leader| {
         let b = backend.clone();
         async move { Ok(list_offsets(&*b, leader, table_id, &[bucket], LATEST_OFFSET).await?.first().map_or(0, |x| x.1)) }
     })?;
@@ -72,7 +79,7 @@ pub(crate) fn scan(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32, from_of
     let mut out = Vec::new();
     let mut next = from_offset.max(0);
     while next < hw {
-        let (_, bytes): (i64, Bytes) = retrying(conn, "FetchLog", || {
+        let (_, bytes): (i64, Bytes) = at_leader(conn, info, bucket, "FetchLog", |leader| {
             let b = backend.clone();
             async move { fetch_log(&*b, leader, table_id, bucket, next, 8 << 20).await }
         })?;
@@ -131,11 +138,10 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
         encode_key(schema, &bk, &row, &mut b)?;
         bucket_for_key(&b, info.bucket_count())
     };
-    let leader = leader_of(conn, info, bucket)?;
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
     let key_bytes = Bytes::from(key_bytes);
-    let values = retrying(conn, "Lookup", || {
+    let values = at_leader(conn, info, bucket, "Lookup", |leader| {
         let b = backend.clone();
         let k = key_bytes.clone();
         async move { lookup(&*b, leader, table_id, bucket, vec![k]).await }

@@ -78,7 +78,7 @@ async fn wait_for_leaders(b: &NetworkBackend, tables: &[proto::PbTablePath]) -> 
                 if m.table_metadata.len() == tables.len()
                     && m.table_metadata
                         .iter()
-                        .all(|t| !t.bucket_metadata.is_empty() && t.bucket_metadata.iter().all(|bm| bm.leader_id.is_some())) =>
+                        .all(|t| !t.bucket_metadata.is_empty() && t.bucket_metadata.iter().all(|bm| bm.leader().is_some())) =>
             {
                 return m
             }
@@ -258,7 +258,7 @@ async fn admin_round_trip(b: Arc<NetworkBackend>, db: String) {
         let tm = meta.table_metadata.iter().find(|t| t.table_path.table_name == name).unwrap();
         assert_eq!(tm.table_id, info.table_id);
         assert_eq!(tm.bucket_metadata.len(), buckets);
-        ids.insert(name, (info.table_id, tm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader_id.unwrap())).collect::<Vec<_>>()));
+        ids.insert(name, (info.table_id, tm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader().unwrap())).collect::<Vec<_>>()));
     }
 
     // Read back an empty log table: offsets 0, no records.

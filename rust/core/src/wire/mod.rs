@@ -21,6 +21,15 @@
 pub mod proto {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(env!("OUT_DIR"), "/fluss_api.rs"));
+
+    impl PbBucketMetadata {
+        /// The tablet server that leads this bucket, if one does now. The field is absent before
+        /// the first election, and a 0.9 server reports -1 while the bucket has no leader (for
+        /// example while its only replica's tablet server restarts); both mean "ask again later".
+        pub fn leader(&self) -> Option<i32> {
+            self.leader_id.filter(|&id| id >= 0)
+        }
+    }
 }
 
 pub mod arrow;
@@ -61,4 +70,18 @@ pub(crate) fn le_i32(b: &[u8], at: usize) -> i32 {
 #[inline]
 pub(crate) fn le_i64(b: &[u8], at: usize) -> i64 {
     i64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proto::PbBucketMetadata;
+
+    #[test]
+    fn a_negative_or_absent_leader_id_means_no_leader() {
+        let bm = |leader_id| PbBucketMetadata { bucket_id: 0, leader_id, replica_id: vec![0], leader_epoch: None };
+        assert_eq!(bm(Some(3)).leader(), Some(3));
+        assert_eq!(bm(Some(0)).leader(), Some(0));
+        assert_eq!(bm(Some(-1)).leader(), None, "0.9 reports -1 while a bucket's tablet server is down");
+        assert_eq!(bm(None).leader(), None);
+    }
 }

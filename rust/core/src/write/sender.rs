@@ -362,7 +362,7 @@ impl SenderState {
                 };
                 for bm in &t.bucket_metadata {
                     if let Some(slot) = self.leaders.get_mut(bm.bucket_id as usize) {
-                        *slot = bm.leader_id;
+                        *slot = bm.leader();
                     }
                 }
                 self.metadata_stale = self.leaders.iter().any(Option::is_none);

@@ -151,7 +151,7 @@ pub fn leaders(conn: &Connection, info: &TableInfo) -> Vec<i32> {
         if let Some(t) = m.table_metadata.iter().find(|t| t.table_id == table_id) {
             for b in &t.bucket_metadata {
                 if let Some(slot) = out.get_mut(b.bucket_id as usize) {
-                    *slot = b.leader_id;
+                    *slot = b.leader();
                 }
             }
         }
@@ -160,6 +160,27 @@ pub fn leaders(conn: &Connection, info: &TableInfo) -> Vec<i32> {
         } else {
             Err(fluss_writer::Error::server(fluss_writer::FlussCode::LEADER_NOT_AVAILABLE, "a bucket has no leader yet"))
         }
+    })
+}
+
+/// [`retry`] against the leader of `bucket`: after an error that means the leader is unknown or
+/// moved (a restarted tablet server, a new election), the next attempt looks it up again.
+pub fn retry_at_leader<T>(
+    conn: &Connection,
+    info: &TableInfo,
+    bucket: i32,
+    what: &str,
+    limit: Duration,
+    mut f: impl FnMut(&Connection, i32) -> fluss_writer::Result<T>,
+) -> T {
+    let mut leader = None;
+    retry(conn, what, limit, |c| {
+        let l = *leader.get_or_insert_with(|| leaders(c, info)[bucket as usize]);
+        let r = f(c, l);
+        if matches!(&r, Err(e) if fluss_writer::FlussCode::is_invalid_metadata(e.code())) {
+            leader = None;
+        }
+        r
     })
 }
 
@@ -177,14 +198,11 @@ pub struct LogRecord {
 
 /// The (earliest, high watermark) offsets of every bucket.
 pub fn offsets(conn: &Connection, info: &TableInfo) -> Vec<(i64, i64)> {
-    let leaders = leaders(conn, info);
+    let table_id = info.table_id;
     (0..info.bucket_count())
         .map(|b| {
-            let backend = conn.backend().clone();
-            let leader = leaders[b as usize];
-            let table_id = info.table_id;
-            retry(conn, "ListOffsets", Duration::from_secs(30), move |c| {
-                let backend = backend.clone();
+            retry_at_leader(conn, info, b, "ListOffsets", Duration::from_secs(30), |c, leader| {
+                let backend = c.backend().clone();
                 c.block_on(async move {
                     let e = list_offsets(&*backend, leader, table_id, &[b], EARLIEST_OFFSET).await?[0].1;
                     let l = list_offsets(&*backend, leader, table_id, &[b], LATEST_OFFSET).await?[0].1;
@@ -198,18 +216,15 @@ pub fn offsets(conn: &Connection, info: &TableInfo) -> Vec<(i64, i64)> {
 /// Every record of every bucket, from the log start to the high watermark, decoded with the
 /// table schema (ListOffsets + FetchLog + LogBatch decode).
 pub fn read_log(conn: &Connection, info: &TableInfo) -> Vec<LogRecord> {
-    let leaders = leaders(conn, info);
     let ranges = offsets(conn, info);
     let schema = info.schema().clone();
     let mut out = Vec::new();
     for b in 0..info.bucket_count() {
         let (mut next, hw) = ranges[b as usize];
         while next < hw {
-            let backend = conn.backend().clone();
-            let leader = leaders[b as usize];
             let table_id = info.table_id;
-            let (_, bytes): (i64, Bytes) = retry(conn, "FetchLog", Duration::from_secs(30), move |c| {
-                let backend = backend.clone();
+            let (_, bytes): (i64, Bytes) = retry_at_leader(conn, info, b, "FetchLog", Duration::from_secs(30), |c, leader| {
+                let backend = c.backend().clone();
                 c.block_on(async move { fetch_log(&*backend, leader, table_id, b, next, 8 << 20).await })
             });
             let batches = LogBatch::parse_all(&bytes).unwrap();
@@ -265,7 +280,6 @@ pub fn key_and_bucket(info: &TableInfo, row: &[Value]) -> (Vec<u8>, i32) {
 /// Look up full rows (only their key columns matter) by primary key: per row, the stored row or
 /// `None`. Retries while the bucket leaders are not ready.
 pub fn lookup_rows(conn: &Connection, info: &TableInfo, rows: &[Row]) -> Vec<Option<Row>> {
-    let leaders = leaders(conn, info);
     let mut per_bucket: BTreeMap<i32, Vec<(usize, Bytes)>> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         let (k, b) = key_and_bucket(info, r);
@@ -274,12 +288,10 @@ pub fn lookup_rows(conn: &Connection, info: &TableInfo, rows: &[Row]) -> Vec<Opt
     let mut out = vec![None; rows.len()];
     for (b, keys) in per_bucket {
         for chunk in keys.chunks(500) {
-            let backend = conn.backend().clone();
-            let leader = leaders[b as usize];
             let table_id = info.table_id;
             let ks: Vec<Bytes> = chunk.iter().map(|(_, k)| k.clone()).collect();
-            let values = retry(conn, "Lookup", Duration::from_secs(45), move |c| {
-                let backend = backend.clone();
+            let values = retry_at_leader(conn, info, b, "Lookup", Duration::from_secs(45), |c, leader| {
+                let backend = c.backend().clone();
                 let ks = ks.clone();
                 c.block_on(async move { lookup(&*backend, leader, table_id, b, ks).await })
             });
