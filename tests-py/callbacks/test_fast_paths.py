@@ -166,10 +166,13 @@ def test_every_call_form_works(conn, log_table) -> None:
     assert w.append((5, "f"), callback=rec) is None
     assert w.append(row=(6, "g"), callback=rec) is None
     assert w.append(callback=rec, row=(7, "h")) is None
+    # A keyword name built at run time is not the interned "callback": matched by value.
+    assert w.append((10, "k"), **{"".join(["call", "back"]): rec}) is None
+    assert w.append((11, "l"), **{"".join(["call", "back"]): None}).wait().ok
     assert w.append_detached((8, "i")) is None
     assert w.append_detached(row=(9, "j")) is None
     w.flush()
-    assert len(rec.items) == 4
+    assert sorted(c.offset for c in rec.items) == [4, 5, 6, 7, 8], "one callback per record, at its offset"
     assert w.stats()["pending_callbacks"] == 0
     w.close()
 

@@ -99,6 +99,11 @@ impl<'a, 'py> Args<'a, 'py> {
             a.vals[i] = Some(Borrowed::from_ptr(py, *args.add(i)));
         }
         if !kwnames.is_null() {
+            // The common call, `append(row, callback=cb)`: one interned keyword.
+            if nargs == 1 && count == 2 && ffi::PyTuple_Size(kwnames) == 1 && names[1].is(ffi::PyTuple_GetItem(kwnames, 0)) {
+                a.vals[1] = Some(Borrowed::from_ptr(py, *args.add(1)));
+                return Ok(a);
+            }
             let kw = Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>();
             for (j, name) in kw.iter().enumerate() {
                 let name = name.cast_into::<PyString>()?;
