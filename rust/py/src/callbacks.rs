@@ -16,7 +16,7 @@
 //! prints) after its exception is parked in a thread-local; the core catches the unwind, counts
 //! it, and calls the writer's error handler on the same thread, which takes the exception back.
 
-use std::cell::{Cell, RefCell, UnsafeCell};
+use std::cell::{RefCell, UnsafeCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -34,9 +34,45 @@ use crate::gil::{PyWorkerHooks, FINALIZING};
 thread_local! {
     /// The exception of the callback that is unwinding on this thread.
     static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
-    /// See [`completion_args`].
-    static CALL_ARGS: Cell<Option<(Py<PyTuple>, *mut ffi::PyObject)>> = const { Cell::new(None) };
 }
+
+/// A value that is only ever moved in or out with the GIL held (the `Python` token is the proof)
+/// and never borrowed across Python code, so the GIL serializes every access. Cheaper than a
+/// thread-local in an extension module, where each access is a `__tls_get_addr` call.
+pub struct GilCell<T>(UnsafeCell<Option<T>>);
+
+// SAFETY: every access goes through `take`/`put`, which need the GIL; the GIL admits one thread
+// at a time, and neither method runs Python code or lets a reference out.
+unsafe impl<T: Send> Sync for GilCell<T> {}
+
+impl<T> GilCell<T> {
+    pub const fn new() -> Self {
+        GilCell(UnsafeCell::new(None))
+    }
+
+    pub fn take(&self, _py: Python<'_>) -> Option<T> {
+        // SAFETY: see the Sync impl.
+        unsafe { (*self.0.get()).take() }
+    }
+
+    /// Store `v`; the previous value is returned (for the caller to drop, GIL still held).
+    pub fn put(&self, _py: Python<'_>, v: T) -> Option<T> {
+        // SAFETY: see the Sync impl.
+        unsafe { (*self.0.get()).replace(v) }
+    }
+}
+
+/// The argument tuple and completion of the last callback, for [`completion_args`].
+static CALL_ARGS: GilCell<Parked> = GilCell::new();
+
+/// A `(completion,)` tuple and, borrowed from it, its item.
+struct Parked {
+    args: Py<PyTuple>,
+    comp: std::ptr::NonNull<ffi::PyObject>,
+}
+
+// SAFETY: `comp` is the item of `args` and lives as long as it; both are only used with the GIL.
+unsafe impl Send for Parked {}
 
 /// Hops of user-executor jobs onto an asyncio loop or a concurrent.futures executor.
 pub static EXECUTOR_HOPS: AtomicU64 = AtomicU64::new(0);
@@ -60,23 +96,25 @@ pub fn python_callback(cb: &Bound<'_, PyAny>) -> PyResult<impl FnOnce(&WriteComp
 /// alive, as with one-shot callbacks. A callable that captures its writer therefore makes no
 /// cycle the garbage collector cannot see, and nothing is held once the operations completed.
 /// While the `Arc` lives it owns the callable, so the address used as the key cannot be reused.
-#[derive(Default)]
-pub struct SharedSlot(UnsafeCell<Option<(usize, WeakShared)>>);
+pub struct SharedSlot(GilCell<(usize, WeakShared)>);
+
+impl Default for SharedSlot {
+    fn default() -> Self {
+        SharedSlot(GilCell::new())
+    }
+}
 
 type WeakShared = Weak<dyn Fn(&WriteCompletion) + Send + Sync>;
-
-// SAFETY: the slot is only touched in `get`, with the GIL held (the module is `gil_used`), and
-// nothing in between releases the GIL or runs Python code: the GIL serializes every access.
-unsafe impl Sync for SharedSlot {}
 
 impl SharedSlot {
     /// The shared callback for `cb` (the GIL is held: `cb` is bound).
     pub fn get(&self, cb: &Bound<'_, PyAny>) -> PyResult<SharedCallback> {
+        let py = cb.py();
         let key = cb.as_ptr() as usize;
-        // SAFETY (both blocks): see the Sync impl; the borrows end before any Python code runs.
-        if let Some((k, weak)) = unsafe { &*self.0.get() } {
-            if *k == key {
+        if let Some((k, weak)) = self.0.take(py) {
+            if k == key {
                 if let Some(f) = weak.upgrade() {
+                    self.0.put(py, (k, weak));
                     return Ok(f);
                 }
             }
@@ -84,8 +122,8 @@ impl SharedSlot {
         check_callable(cb)?;
         let obj = cb.clone().unbind();
         let f: SharedCallback = Arc::new(move |c: &WriteCompletion| invoke(c, |py, args| obj.bind(py).call1(args).map(drop)));
-        // Dropping the old Weak runs no Python code.
-        unsafe { *self.0.get() = Some((key, Arc::downgrade(&f))) };
+        // Dropping a Weak runs no Python code.
+        self.0.put(py, (key, Arc::downgrade(&f)));
         Ok(f)
     }
 }
@@ -110,35 +148,49 @@ pub(crate) fn call_python(cb: Py<PyAny>, c: &WriteCompletion) {
     });
 }
 
-/// Run `call` with the `(WriteCompletion,)` arguments for `c`, attached; a raised exception
-/// unwinds to the core as described in the module doc.
+/// Run `call` with the `(WriteCompletion,)` arguments for `c`; a raised exception unwinds to the
+/// core as described in the module doc.
+///
+/// The thread is already attached: a callback only ever runs inside `Job::run`, and every job of
+/// this binding runs either in `PyWorkerHooks::around_group` (attached once per group) or in
+/// `JobRunner.__call__` (called by Python). So no attach per callback, which would cost two
+/// thread-local round trips.
 #[inline]
 fn invoke(c: &WriteCompletion, call: impl FnOnce(Python<'_>, &Bound<'_, PyTuple>) -> PyResult<()>) {
-    let failed = Python::attach(|py| {
-        completion_args(py, c)
-            .and_then(|a| {
-                let r = call(py, &a.args);
-                a.park();
-                r
-            })
-            .err()
-    });
+    #[cfg(debug_assertions)]
+    {
+        // Not in the limited API, but in every CPython this binding loads into (since 3.4).
+        extern "C" {
+            fn PyGILState_Check() -> std::ffi::c_int;
+        }
+        assert_eq!(unsafe { PyGILState_Check() }, 1, "a callback runs attached");
+    }
+    // SAFETY: attached, see above; the token does not outlive this call.
+    let py = unsafe { Python::assume_attached() };
+    let failed = completion_args(py, c)
+        .and_then(|a| {
+            let r = call(py, &a.args);
+            a.park(py);
+            r
+        })
+        .err();
     if let Some(e) = failed {
-        let msg = Python::attach(|py| e.to_string_with(py));
+        let msg = e.to_string_with(py);
         RAISED.with(|r| *r.borrow_mut() = Some(e));
         std::panic::resume_unwind(Box::new(msg));
     }
 }
 
-/// The `(completion,)` argument tuple for the next callback on this thread.
+/// The `(completion,)` argument tuple for the next callback.
 ///
 /// The tuple and completion of the previous call are reused when nothing else holds them (both
 /// reference counts are ours alone, checked with the GIL held, so no Python code can observe the
 /// change): a no-op callback then costs no allocation. A callback that keeps its completion (or
 /// the tuple) gets fresh objects next time, so what it kept never changes.
 fn completion_args<'py>(py: Python<'py>, c: &WriteCompletion) -> PyResult<CallArgs<'py>> {
-    if let Some((args, comp)) = CALL_ARGS.with(|a| a.take()) {
+    if let Some(Parked { args, comp }) = CALL_ARGS.take(py) {
         let args = args.into_bound(py);
+        let comp = comp.as_ptr();
         // SAFETY (all blocks): the GIL is held; `args` is a 1-tuple built below and `comp` its
         // item, a PyWriteCompletion the tuple keeps alive.
         if unsafe { ffi::Py_REFCNT(args.as_ptr()) } == 1 {
@@ -169,17 +221,17 @@ struct CallArgs<'py> {
 }
 
 impl CallArgs<'_> {
-    /// Keep them for the next callback on this thread.
-    fn park(self) {
+    /// Keep them for the next callback.
+    fn park(self, py: Python<'_>) {
         let CallArgs { args, comp } = self;
-        CALL_ARGS.with(|a| a.set(Some((args.unbind(), comp))));
+        let comp = std::ptr::NonNull::new(comp).expect("a tuple item");
+        drop(CALL_ARGS.put(py, Parked { args: args.unbind(), comp }));
     }
 }
 
-/// Release this thread's cached callback arguments; called at the end of every group and
-/// executor job, with the GIL held.
-pub fn release_call_args() {
-    drop(CALL_ARGS.with(|a| a.take()));
+/// Release the cached callback arguments; called at the end of every group and executor job.
+pub fn release_call_args(py: Python<'_>) {
+    drop(CALL_ARGS.take(py));
 }
 
 trait ErrText {
@@ -335,7 +387,7 @@ impl JobRunner {
         if let Some(job) = job {
             job.run();
         }
-        release_call_args();
+        release_call_args(py);
         flush_resolutions(py);
     }
 }

@@ -123,7 +123,7 @@ impl WorkerHooks for PyWorkerHooks {
         Python::attach(|py| {
             self.counters.acquisitions.fetch_add(1, Ordering::Relaxed);
             run();
-            crate::callbacks::release_call_args();
+            crate::callbacks::release_call_args(py);
             flush_resolutions(py);
         });
     }
