@@ -157,9 +157,10 @@ pub(crate) fn call_python(cb: Py<PyAny>, c: &WriteCompletion) {
 /// thread-local round trips.
 #[inline]
 fn invoke(c: &WriteCompletion, call: impl FnOnce(Python<'_>, &Bound<'_, PyTuple>) -> PyResult<()>) {
-    #[cfg(debug_assertions)]
+    // Not in the limited API (so not in python3.dll), but exported by every CPython this binding
+    // loads into on Unix, where an extension resolves its symbols at load time.
+    #[cfg(all(debug_assertions, unix))]
     {
-        // Not in the limited API, but in every CPython this binding loads into (since 3.4).
         extern "C" {
             fn PyGILState_Check() -> std::ffi::c_int;
         }
