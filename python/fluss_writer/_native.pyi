@@ -28,6 +28,7 @@ from typing import (
     Protocol,
     Sequence,
     Tuple,
+    TypedDict,
     Union,
     final,
     overload,
@@ -96,12 +97,28 @@ __all__ = [
     "_after_fork_in_child",
     "_at_exit",
     "_flush_logs",
+    "_panic_for_test",
+    "_panic_on_next_write",
     "bench_dispatch",
     "connect",
 ]
 CLIENT_CODES: List[Tuple[str, int, bool, str]]
 #: Fluss server codes that have a name: (name, code, retriable).
 SERVER_CODES: List[Tuple[str, int, bool]]
+
+class WriterStats(TypedDict):
+    """``AppendWriter.stats()`` / ``UpsertWriter.stats()``: the core's WriterStats, field for
+    field (the same names as the C++ ``WriterStats``)."""
+
+    pending_callbacks: int
+    callbacks_run: int
+    callback_errors: int
+    queued_jobs: int
+    buffer_bytes_in_use: int
+    ack_to_callback_count: int
+    ack_to_callback_p50_nanos: int
+    ack_to_callback_p99_nanos: int
+    ack_to_callback_max_nanos: int
 
 # ----- exceptions -----
 
@@ -139,7 +156,7 @@ class Config:
     def __new__(cls, properties: Optional[Mapping[str, object]] = None) -> Config: ...
     def to_dict(self) -> Dict[str, str]: ...
 
-def connect(bootstrap: str, config: Union[None, Mapping[str, object], Config] = None) -> Connection:
+def connect(bootstrap: Optional[str] = None, config: Union[None, Mapping[str, object], Config] = None) -> Connection:
     """Open a connection: ``"embedded"``, ``"embedded:<dir>"`` or ``"host:port[,host:port]"``."""
 
 @final
@@ -153,6 +170,7 @@ class Connection:
     def __exit__(self, *_args: object) -> bool: ...
     def _dispatch_stats(self) -> Dict[str, int]: ...
     def _engine(self) -> EmbeddedEngine: ...
+    def _panic_for_test(self, message: str) -> None: ...
 
 PathArg = Union[str, TablePath, Tuple[str, str]]
 
@@ -290,7 +308,7 @@ class AppendWriter:
         """Stop accepting, flush and drain (GIL released); at the timeout pending operations
         complete with WRITER_CLOSED and this raises TimeoutError."""
     def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
-    def stats(self) -> Dict[str, int]: ...
+    def stats(self) -> WriterStats: ...
     def __exit__(self, *_args: object) -> bool: ...
     def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
     @overload
@@ -327,7 +345,7 @@ class UpsertWriter:
         """Stop accepting, flush and drain (GIL released); at the timeout pending operations
         complete with WRITER_CLOSED and this raises TimeoutError."""
     def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
-    def stats(self) -> Dict[str, int]: ...
+    def stats(self) -> WriterStats: ...
     def __exit__(self, *_args: object) -> bool: ...
     def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
     @overload
@@ -424,3 +442,5 @@ def bench_dispatch(
 def _at_exit() -> None: ...
 def _after_fork_in_child() -> None: ...
 def _flush_logs() -> None: ...
+def _panic_for_test(message: str) -> None: ...
+def _panic_on_next_write() -> None: ...

@@ -12,7 +12,16 @@ from typing import Any, Callable, Dict, Tuple
 from . import _native
 from ._native import EmbeddedEngine
 
-__all__ = ["EmbeddedEngine", "bench_dispatch", "dispatch_stats", "engine", "flush_logs"]
+__all__ = [
+    "EmbeddedEngine",
+    "bench_dispatch",
+    "dispatch_stats",
+    "engine",
+    "flush_logs",
+    "panic_in_method",
+    "panic_now",
+    "panic_on_next_write",
+]
 
 
 def engine(conn: _native.Connection) -> EmbeddedEngine:
@@ -39,3 +48,21 @@ def bench_dispatch(callback: Callable[[Any], Any], n: int, per_job: int = 1000) 
     """Dispatch ``n`` calls of ``callback(completion)`` in jobs of ``per_job`` through a worker
     with the binding's hooks; returns ``(seconds, gil_acquisitions, groups)``."""
     return _native.bench_dispatch(callback, n, per_job)
+
+
+def panic_now(message: str = "forced panic") -> None:
+    """Force a Rust panic inside a module-level entry point. It raises ``InternalError`` (a
+    ``FlussWriterError``), as any panic that reaches a Python call does."""
+    _native._panic_for_test(message)
+
+
+def panic_in_method(conn: _native.Connection, message: str = "forced panic") -> None:
+    """Force a Rust panic inside a method of ``conn`` (raises ``InternalError``); the
+    connection stays usable."""
+    conn._panic_for_test(message)
+
+
+def panic_on_next_write() -> None:
+    """Make the next ``append``/``upsert``/``delete`` (any writer, any thread) panic while
+    converting its row: it raises ``InternalError`` and accepts nothing."""
+    _native._panic_on_next_write()

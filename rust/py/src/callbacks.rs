@@ -25,6 +25,8 @@ use fluss_writer::dispatch::{CallbackError, Job};
 use fluss_writer::{CallbackExecutor, SharedCallback, UserExecutor, WorkerHooks, WriteCompletion, WriterOptions};
 use pyo3::ffi;
 use pyo3::prelude::*;
+
+use crate::entry::entry_points;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyInt, PyTuple};
 
@@ -381,7 +383,7 @@ pub struct JobRunner {
     job: Mutex<Option<Job>>,
 }
 
-#[pymethods]
+entry_points! {
 impl JobRunner {
     fn __call__(&self, py: Python<'_>) {
         let job = self.job.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -391,6 +393,7 @@ impl JobRunner {
         release_call_args(py);
         flush_resolutions(py);
     }
+}
 }
 
 static EXEC_TYPES: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();

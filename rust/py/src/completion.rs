@@ -14,6 +14,8 @@ use std::time::Duration;
 
 use fluss_writer::{BucketResult, WriteCompletion, WriteResult};
 use pyo3::prelude::*;
+
+use crate::entry::entry_points;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple};
 
@@ -72,7 +74,7 @@ impl PyWriteCompletion {
     }
 }
 
-#[pymethods]
+entry_points! {
 impl PyWriteCompletion {
     #[getter]
     fn ok(&self) -> bool {
@@ -132,6 +134,7 @@ impl PyWriteCompletion {
         }
     }
 }
+}
 
 /// One bucket of a multi-bucket Arrow batch.
 #[pyclass(name = "BucketResult", module = "fluss_writer", frozen)]
@@ -139,7 +142,7 @@ pub struct PyBucketResult {
     inner: BucketResult,
 }
 
-#[pymethods]
+entry_points! {
 impl PyBucketResult {
     #[getter]
     fn bucket(&self) -> i32 {
@@ -167,6 +170,7 @@ impl PyBucketResult {
             self.inner.bucket, self.inner.rows, self.inner.base_offset, self.inner.error
         )
     }
+}
 }
 
 // ===== batched future resolution =====
@@ -212,8 +216,9 @@ fn resolver(py: Python<'_>) -> &Bound<'_, PyAny> {
     RESOLVER.get_or_init(py, || wrap_pyfunction!(_resolve_futures, py).expect("resolver").into_any().unbind()).bind(py)
 }
 
-/// Runs on the event loop: set the result of every `(future, completion)` not yet done.
+entry_points! {
 #[pyfunction]
+/// Runs on the event loop: set the result of every `(future, completion)` not yet done.
 fn _resolve_futures(items: &Bound<'_, PyList>) -> PyResult<()> {
     for item in items.iter() {
         let (fut, comp): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
@@ -222,6 +227,7 @@ fn _resolve_futures(items: &Bound<'_, PyList>) -> PyResult<()> {
         }
     }
     Ok(())
+}
 }
 
 static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -257,7 +263,7 @@ pub fn timeout(t: Option<f64>) -> PyResult<Option<Duration>> {
     }
 }
 
-#[pymethods]
+entry_points! {
 impl PyWriteResult {
     /// Block (without the GIL) until the operation completed; return its completion (which
     /// may carry an error). Raises TimeoutError(FlussWriterError) after `timeout` seconds and
@@ -309,4 +315,5 @@ impl PyWriteResult {
     fn __repr__(&self) -> String {
         format!("WriteResult(done={})", self.inner.is_done())
     }
+}
 }

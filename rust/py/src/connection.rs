@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use fluss_writer::{Admin, Column, ConnectOptions, Connection, Schema, Table, TableDescriptor, TableInfo, TablePath};
 use pyo3::prelude::*;
+
+use crate::entry::entry_points;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use pyo3_arrow::PySchema;
 
 use crate::completion::timeout;
-use crate::convert::{columns_from_arrow, from_value, key_from_py, parse_type};
+use crate::convert::{columns_from_arrow, from_value, key_from_py, names, parse_type, utf8, Name};
 use crate::error::IntoPyResult;
 use crate::gil::{blocking, check_fork, drop_core, register_connection, LiveConn, PyWorkerHooks, FORK_GENERATION};
 use crate::writer::{PyTableAppend, PyTableUpsert};
@@ -27,25 +29,34 @@ pub struct PyConfig {
     pairs: BTreeMap<String, String>,
 }
 
-fn config_value(v: &Bound<'_, PyAny>) -> PyResult<String> {
+fn config_err(m: String) -> PyErr {
+    crate::error::client(fluss_writer::ClientCode::InvalidConfig, m)
+}
+
+fn config_value(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
     if v.is_instance_of::<PyBool>() {
         return Ok(if v.is_truthy()? { "true" } else { "false" }.into());
     }
+    let what = format!("the value of {key:?}");
     if let Ok(s) = v.cast::<PyString>() {
-        return Ok(s.to_cow()?.into_owned());
+        return Ok(utf8(s, &what, config_err)?.into_owned());
     }
-    Ok(v.str()?.to_string())
+    Ok(utf8(&v.str()?, &what, config_err)?.into_owned())
 }
 
 fn pairs_of(d: &Bound<'_, PyDict>) -> PyResult<BTreeMap<String, String>> {
     let mut m = BTreeMap::new();
     for (k, v) in d.iter() {
-        m.insert(k.extract::<String>()?, config_value(&v)?);
+        let k =
+            k.cast_into::<PyString>().map_err(|e| pyo3::exceptions::PyTypeError::new_err(format!("configuration keys are str: {e}")))?;
+        let k = utf8(&k, "a configuration key", config_err)?.into_owned();
+        let v = config_value(&k, &v)?;
+        m.insert(k, v);
     }
     Ok(m)
 }
 
-#[pymethods]
+entry_points! {
 impl PyConfig {
     #[new]
     #[pyo3(signature = (properties=None))]
@@ -67,11 +78,26 @@ impl PyConfig {
         format!("Config({:?})", self.pairs)
     }
 }
+}
 
-/// Open a connection: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
+entry_points! {
 #[pyfunction]
-#[pyo3(signature = (bootstrap, config=None))]
-pub fn connect(py: Python<'_>, bootstrap: &str, config: Option<&Bound<'_, PyAny>>) -> PyResult<PyConnection> {
+/// Open a connection: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
+#[pyo3(signature = (bootstrap=None, config=None))]
+pub fn connect(py: Python<'_>, bootstrap: Option<&Bound<'_, PyAny>>, config: Option<&Bound<'_, PyAny>>) -> PyResult<PyConnection> {
+    let bootstrap = match bootstrap {
+        None => None,
+        Some(b) if b.is_none() => None,
+        Some(b) => {
+            let s = b.cast::<PyString>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "bootstrap must be a str or None, not {}",
+                    b.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))
+            })?;
+            Some(utf8(s, "bootstrap", config_err)?.into_owned())
+        }
+    };
     let mut pairs = match config {
         None => BTreeMap::new(),
         Some(c) if c.is_none() => BTreeMap::new(),
@@ -85,7 +111,9 @@ pub fn connect(py: Python<'_>, bootstrap: &str, config: Option<&Bound<'_, PyAny>
             }
         }
     };
-    pairs.insert("bootstrap.servers".into(), bootstrap.to_string());
+    if let Some(b) = bootstrap {
+        pairs.insert("bootstrap.servers".into(), b);
+    }
     let cfg = fluss_writer::Config::from_map(&pairs).py_err()?;
     let hooks = Arc::new(PyWorkerHooks::default());
     let h2 = hooks.clone();
@@ -93,6 +121,7 @@ pub fn connect(py: Python<'_>, bootstrap: &str, config: Option<&Bound<'_, PyAny>
     let live = Arc::new(LiveConn { conn: ManuallyDrop::new(conn), gen: FORK_GENERATION.load(std::sync::atomic::Ordering::Relaxed) });
     register_connection(&live);
     Ok(PyConnection { live, hooks })
+}
 }
 
 // ===== connection =====
@@ -109,16 +138,16 @@ pub fn table_path(obj: &Bound<'_, PyAny>) -> PyResult<TablePath> {
         return Ok(p.get().inner.clone());
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return TablePath::parse(&s.to_cow()?).py_err();
+        return TablePath::parse(&utf8(s, "a table path", |m| crate::error::client(fluss_writer::ClientCode::InvalidTable, m))?).py_err();
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
-        let (d, n): (String, String) = t.extract()?;
-        return TablePath::new(d, n).py_err();
+        let (d, n): (Name, Name) = t.extract()?;
+        return TablePath::new(d.0, n.0).py_err();
     }
     Err(pyo3::exceptions::PyTypeError::new_err("a table path is a \"db.table\" string, a (db, table) tuple or a TablePath"))
 }
 
-#[pymethods]
+entry_points! {
 impl PyConnection {
     /// DDL and metadata.
     fn admin(&self) -> PyResult<PyAdmin> {
@@ -181,6 +210,12 @@ impl PyConnection {
         Ok(d)
     }
 
+    /// Test hook (fluss_writer.testing.panic_in_method): panic inside this method.
+    fn _panic_for_test(&self, message: String) -> PyResult<()> {
+        check_fork(self.live.gen).py_err()?;
+        panic!("{message}")
+    }
+
     /// The embedded engine's testing handle (see fluss_writer.testing).
     fn _engine(&self) -> PyResult<crate::testing::PyEmbeddedEngine> {
         check_fork(self.live.gen).py_err()?;
@@ -193,6 +228,7 @@ impl PyConnection {
     fn __repr__(&self) -> String {
         format!("Connection({:?}, closed={})", self.live.conn.config().bootstrap_servers, self.live.conn.is_closed())
     }
+}
 }
 
 // ===== admin =====
@@ -219,20 +255,23 @@ impl PyAdmin {
     }
 }
 
-#[pymethods]
+entry_points! {
 impl PyAdmin {
     #[pyo3(signature = (name, ignore_if_exists=false))]
-    fn create_database(&self, py: Python<'_>, name: String, ignore_if_exists: bool) -> PyResult<()> {
+    fn create_database(&self, py: Python<'_>, name: Name, ignore_if_exists: bool) -> PyResult<()> {
+        let name = name.0;
         self.run(py, |a| a.create_database(&name, ignore_if_exists))
     }
     #[pyo3(signature = (name, ignore_if_not_exists=false, cascade=true))]
-    fn drop_database(&self, py: Python<'_>, name: String, ignore_if_not_exists: bool, cascade: bool) -> PyResult<()> {
+    fn drop_database(&self, py: Python<'_>, name: Name, ignore_if_not_exists: bool, cascade: bool) -> PyResult<()> {
+        let name = name.0;
         self.run(py, |a| a.drop_database(&name, ignore_if_not_exists, cascade))
     }
     fn list_databases(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         self.run(py, |a| a.list_databases())
     }
-    fn database_exists(&self, py: Python<'_>, name: String) -> PyResult<bool> {
+    fn database_exists(&self, py: Python<'_>, name: Name) -> PyResult<bool> {
+        let name = name.0;
         self.run(py, |a| a.database_exists(&name))
     }
     #[pyo3(signature = (path, descriptor, ignore_if_exists=false))]
@@ -252,7 +291,8 @@ impl PyAdmin {
         let p = table_path(path)?;
         self.run(py, |a| a.drop_table(&p, ignore_if_not_exists))
     }
-    fn list_tables(&self, py: Python<'_>, database: String) -> PyResult<Vec<String>> {
+    fn list_tables(&self, py: Python<'_>, database: Name) -> PyResult<Vec<String>> {
+        let database = database.0;
         self.run(py, |a| a.list_tables(&database))
     }
     fn table_exists(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -263,6 +303,7 @@ impl PyAdmin {
         let p = table_path(path)?;
         Ok(PyTableInfo { inner: self.run(py, |a| a.get_table_info(&p))? })
     }
+}
 }
 
 // ===== table =====
@@ -284,7 +325,7 @@ impl Drop for PyTable {
     }
 }
 
-#[pymethods]
+entry_points! {
 impl PyTable {
     /// Builder of append writers (log tables).
     fn new_append(&self) -> PyResult<PyTableAppend> {
@@ -342,6 +383,7 @@ impl PyTable {
         format!("Table({})", self.table.path())
     }
 }
+}
 
 // ===== metadata =====
 
@@ -351,11 +393,11 @@ pub struct PyTablePath {
     inner: TablePath,
 }
 
-#[pymethods]
+entry_points! {
 impl PyTablePath {
     #[new]
-    fn new(database: String, table: String) -> PyResult<Self> {
-        Ok(PyTablePath { inner: TablePath::new(database, table).py_err()? })
+    fn new(database: Name, table: Name) -> PyResult<Self> {
+        Ok(PyTablePath { inner: TablePath::new(database.0, table.0).py_err()? })
     }
     #[getter]
     fn database(&self) -> String {
@@ -371,6 +413,7 @@ impl PyTablePath {
     fn __repr__(&self) -> String {
         format!("TablePath({:?}, {:?})", self.inner.database, self.inner.table)
     }
+}
 }
 
 /// Columns and an optional primary key. `columns` is a pyarrow schema (any object with
@@ -394,9 +437,9 @@ fn columns_from_py(columns: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
         let t = item
             .cast::<PyTuple>()
             .map_err(|_| pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable]) tuple"))?;
-        let (name, ty, nullable): (String, String, bool) = match t.len() {
+        let (Name(name), Name(ty), nullable): (Name, Name, bool) = match t.len() {
             2 => {
-                let (n, ty): (String, String) = t.extract()?;
+                let (n, ty): (Name, Name) = t.extract()?;
                 (n, ty, true)
             }
             3 => t.extract()?,
@@ -408,13 +451,13 @@ fn columns_from_py(columns: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
     Ok(out)
 }
 
-#[pymethods]
+entry_points! {
 impl PySchema2 {
     #[new]
     #[pyo3(signature = (columns, primary_keys=None))]
-    fn new(columns: &Bound<'_, PyAny>, primary_keys: Option<Vec<String>>) -> PyResult<Self> {
+    fn new(columns: &Bound<'_, PyAny>, primary_keys: Option<Vec<Name>>) -> PyResult<Self> {
         let cols = columns_from_py(columns)?;
-        Ok(PySchema2 { inner: Schema::new(cols, primary_keys.unwrap_or_default()).py_err()? })
+        Ok(PySchema2 { inner: Schema::new(cols, names(primary_keys.unwrap_or_default())).py_err()? })
     }
     /// `(name, type, nullable)` per column.
     #[getter]
@@ -434,8 +477,9 @@ impl PySchema2 {
         PySchema::new(fluss_writer::wire::arrow_schema(&self.inner))
     }
     fn __repr__(&self) -> String {
-        format!("Schema({:?}, primary_keys={:?})", self.columns(), self.inner.primary_key())
+        format!("Schema({:?}, primary_keys={:?})", self.columns()?, self.inner.primary_key())
     }
+}
 }
 
 /// What `Admin.create_table` takes.
@@ -444,18 +488,20 @@ pub struct PyTableDescriptor {
     pub inner: TableDescriptor,
 }
 
-#[pymethods]
+entry_points! {
 impl PyTableDescriptor {
     #[new]
     #[pyo3(signature = (schema, bucket_count=None, primary_keys=None, bucket_keys=None, properties=None, comment=None))]
     fn new(
         schema: &Bound<'_, PyAny>,
         bucket_count: Option<i32>,
-        primary_keys: Option<Vec<String>>,
-        bucket_keys: Option<Vec<String>>,
+        primary_keys: Option<Vec<Name>>,
+        bucket_keys: Option<Vec<Name>>,
         properties: Option<&Bound<'_, PyDict>>,
-        comment: Option<String>,
+        comment: Option<Name>,
     ) -> PyResult<Self> {
+        let primary_keys = primary_keys.map(names);
+        let comment = comment.map(|c| c.0);
         let schema = if let Ok(s) = schema.cast::<PySchema2>() {
             let s = s.get().inner.clone();
             match primary_keys {
@@ -467,7 +513,7 @@ impl PyTableDescriptor {
         };
         let mut d = TableDescriptor::new(schema);
         d.bucket_count = bucket_count;
-        d.bucket_key = bucket_keys.unwrap_or_default();
+        d.bucket_key = names(bucket_keys.unwrap_or_default());
         if let Some(p) = properties {
             d.properties = pairs_of(p)?;
         }
@@ -491,6 +537,7 @@ impl PyTableDescriptor {
         format!("TableDescriptor(bucket_count={:?}, bucket_keys={:?})", self.inner.bucket_count, self.inner.bucket_key)
     }
 }
+}
 
 /// A table as the server knows it.
 #[pyclass(name = "TableInfo", module = "fluss_writer", frozen)]
@@ -498,7 +545,7 @@ pub struct PyTableInfo {
     inner: TableInfo,
 }
 
-#[pymethods]
+entry_points! {
 impl PyTableInfo {
     #[getter]
     fn path(&self) -> String {
@@ -535,4 +582,5 @@ impl PyTableInfo {
     fn __repr__(&self) -> String {
         format!("TableInfo({}, id={}, buckets={})", self.inner.path, self.inner.table_id, self.inner.bucket_count())
     }
+}
 }

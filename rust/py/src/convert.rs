@@ -54,6 +54,55 @@ fn types(py: Python<'_>) -> &PyTypes {
     })
 }
 
+/// A Python str as UTF-8; a str that is not valid Unicode (a lone surrogate, as
+/// `surrogateescape` decoding produces) cannot be written anywhere, so it is turned into the
+/// caller's error (`what` names the place: a column, a key, a table name) instead of a bare
+/// `UnicodeEncodeError`.
+pub fn utf8<'a>(s: &'a Bound<'_, PyString>, what: &str, err: impl FnOnce(String) -> PyErr) -> PyResult<std::borrow::Cow<'a, str>> {
+    match s.to_cow() {
+        Ok(c) => Ok(c),
+        Err(_) => {
+            let mut shown = s.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+            if shown.chars().count() > 80 {
+                shown = shown.chars().take(77).collect::<String>() + "...";
+            }
+            let at = s.to_string_lossy().chars().position(|c| c == char::REPLACEMENT_CHARACTER);
+            let at = at.map(|i| format!(" (a lone surrogate at index {i})")).unwrap_or_default();
+            Err(err(format!("{what}: {shown} is not valid Unicode{at}; it cannot be encoded as UTF-8")))
+        }
+    }
+}
+
+/// A name (database, table, column, key) given as a Python str: not valid Unicode is
+/// `InvalidTableError` naming the argument.
+pub struct Name(pub String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Name {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let s = obj
+            .cast::<PyString>()
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("a name must be a str, not {}", type_name(&obj))))?;
+        Ok(Name(utf8(&s, "a name", |m| crate::error::client(fluss_writer::ClientCode::InvalidTable, m))?.into_owned()))
+    }
+}
+
+/// `Vec<Name>` as `Vec<String>`.
+pub fn names(v: Vec<Name>) -> Vec<String> {
+    v.into_iter().map(|n| n.0).collect()
+}
+
+/// A column name of a partial update: not valid Unicode is `InvalidRowError`.
+pub struct ColumnName(pub String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ColumnName {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let s = obj.cast::<PyString>().map_err(|_| wrong_type(format!("a column name must be a str, not {}", type_name(&obj))))?;
+        Ok(ColumnName(utf8(&s, "a column name", invalid_row)?.into_owned()))
+    }
+}
+
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
 }
@@ -190,7 +239,7 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             }
         }
         DataType::String => match obj.cast::<PyString>() {
-            Ok(s) => Value::String(s.to_cow()?.into_owned()),
+            Ok(s) => Value::String(utf8(s, &format!("column {:?} is STRING", col.name), invalid_row)?.into_owned()),
             Err(_) => return Err(mismatch(col, obj, "str")),
         },
         DataType::Bytes => {
@@ -262,13 +311,14 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 /// A row given as a dict (by column name; missing columns are null, unknown ones an error), a
 /// list or a tuple (exactly one value per column, in schema order).
 pub fn row_from_py(schema: &Schema, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    crate::entry::maybe_test_panic();
     let cols = schema.columns();
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut row = vec![Value::Null; cols.len()];
         for (k, v) in d.iter() {
             let name =
                 k.cast::<PyString>().map_err(|_| wrong_type(format!("row keys must be column names (str), not {}", type_name(&k))))?;
-            let name = name.to_cow()?;
+            let name = utf8(name, "a row key", invalid_row)?;
             let name: &str = &name;
             let i = schema.index_of(name).ok_or_else(|| {
                 invalid_row(format!(
@@ -301,11 +351,13 @@ pub fn row_from_py(schema: &Schema, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Valu
 /// A primary key given as a dict (at least the key columns, by name; other known columns are
 /// ignored) or a list/tuple of the key values in primary-key order.
 pub fn key_from_py(schema: &Schema, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    crate::entry::maybe_test_panic();
     let pk = schema.primary_key_indexes();
     let cols = schema.columns();
     if let Ok(d) = obj.cast::<PyDict>() {
         for k in d.keys() {
-            let name: String = k.extract().map_err(|_| wrong_type("key dict keys must be column names (str)"))?;
+            let k = k.cast_into::<PyString>().map_err(|_| wrong_type("key dict keys must be column names (str)"))?;
+            let name = utf8(&k, "a key's column name", invalid_row)?;
             if schema.index_of(&name).is_none() {
                 return Err(invalid_row(format!("unknown column {name:?}")));
             }

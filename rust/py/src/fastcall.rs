@@ -12,12 +12,10 @@
 //! errors and behaviour are theirs); on 3.9 pyo3's own wrappers stay.
 
 use std::ffi::{c_int, CStr, CString};
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use pyo3::exceptions::{PySystemError, PyTypeError};
 use pyo3::ffi;
-use pyo3::panic::PanicException;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple, PyType};
 use pyo3::PyClass;
@@ -149,21 +147,13 @@ impl<'a, 'py> Args<'a, 'py> {
 }
 
 /// Run `f` as the body of a C method: the GIL is held (the interpreter called us), a Python
-/// error is set and null returned on `Err`, a panic becomes `PanicException`.
+/// error is set and null returned on `Err`, a panic becomes `InternalError` (as in every other
+/// entry point, `entry::guard`).
 fn trampoline(f: impl FnOnce(Python<'_>) -> PyResult<Py<PyAny>>) -> *mut ffi::PyObject {
-    Python::attach(|py| match std::panic::catch_unwind(AssertUnwindSafe(|| f(py))) {
-        Ok(Ok(obj)) => obj.into_ptr(),
-        Ok(Err(e)) => {
+    Python::attach(|py| match crate::entry::guard(|| f(py)) {
+        Ok(obj) => obj.into_ptr(),
+        Err(e) => {
             e.restore(py);
-            std::ptr::null_mut()
-        }
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic in fluss_writer".into());
-            PanicException::new_err(msg).restore(py);
             std::ptr::null_mut()
         }
     })

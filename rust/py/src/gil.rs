@@ -25,6 +25,8 @@ use fluss_writer::{ClientCode, Connection, Error, WorkerHooks};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+use crate::entry::entry_points;
+
 use crate::completion::flush_resolutions;
 
 /// Set at the end of the `atexit` hook: from then on no thread of ours attaches to Python.
@@ -152,8 +154,9 @@ pub fn register_connection(c: &Arc<LiveConn>) {
     l.push(Arc::downgrade(c));
 }
 
-/// `atexit` hook: close (drain) every live connection of this process, then stop attaching.
+entry_points! {
 #[pyfunction]
+/// `atexit` hook: close (drain) every live connection of this process, then stop attaching.
 pub fn _at_exit(py: Python<'_>) {
     let conns: Vec<Arc<LiveConn>> = {
         let l = LIVE.lock().unwrap_or_else(|p| p.into_inner());
@@ -175,9 +178,12 @@ pub fn _at_exit(py: Python<'_>) {
         std::mem::forget(c);
     }
 }
+}
 
-/// `os.register_at_fork(after_in_child=...)`: every existing handle becomes unusable.
+entry_points! {
 #[pyfunction]
+/// `os.register_at_fork(after_in_child=...)`: every existing handle becomes unusable.
 pub fn _after_fork_in_child() {
     FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
 }

@@ -21,6 +21,7 @@ mod callbacks;
 mod completion;
 mod connection;
 mod convert;
+mod entry;
 mod error;
 mod exceptions;
 mod fastcall;
@@ -32,6 +33,7 @@ mod writer;
 #[pymodule(gil_used = true)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    entry::install_panic_hook();
     logging::init(py);
     exceptions::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -40,6 +42,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gil::_after_fork_in_child, m)?)?;
     m.add_function(wrap_pyfunction!(logging::_flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(testing::bench_dispatch, m)?)?;
+    m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(entry::_panic_on_next_write, m)?)?;
     m.add_class::<connection::PyConfig>()?;
     m.add_class::<connection::PyConnection>()?;
     m.add_class::<connection::PyAdmin>()?;

@@ -18,6 +18,8 @@ use fluss_writer::WorkerHooks;
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use pyo3::prelude::*;
 
+use crate::entry::entry_points;
+
 use crate::gil::{PyWorkerHooks, FINALIZING};
 
 const CAP: usize = 10_000;
@@ -108,11 +110,13 @@ pub fn drain(py: Python<'_>) {
     }
 }
 
-/// Emit queued Rust log records now and re-read the `fluss_writer` logger level.
+entry_points! {
 #[pyfunction]
+/// Emit queued Rust log records now and re-read the `fluss_writer` logger level.
 pub fn _flush_logs(py: Python<'_>) {
     refresh_level(py);
     drain(py);
+}
 }
 
 /// Install the logger and start the log thread (once, at import).

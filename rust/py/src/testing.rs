@@ -8,6 +8,8 @@ use fluss_writer::dispatch::{Deadline, Executor, Job, JobContext, Scope, ScopeOp
 use fluss_writer::embedded::{EmbeddedEngine, Fault};
 use fluss_writer::{TablePath, WriteCompletion};
 use pyo3::prelude::*;
+
+use crate::entry::entry_points;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::connection::table_path;
@@ -29,7 +31,7 @@ impl PyEmbeddedEngine {
     }
 }
 
-#[pymethods]
+entry_points! {
 impl PyEmbeddedEngine {
     /// Answer the next `times` requests carrying `bucket` of `table` with error `code`.
     #[pyo3(signature = (table, bucket, code, message="injected fault".to_string(), times=1))]
@@ -101,12 +103,14 @@ impl PyEmbeddedEngine {
         Ok(d)
     }
 }
+}
 
+entry_points! {
+#[pyfunction]
 /// Dispatch `n` calls of `callback(completion)` in jobs of `per_job` callbacks through a FIFO
 /// worker with the binding's hooks (the path of real completions, without I/O). Returns
 /// `(seconds, gil_acquisitions, groups)`; the clock runs from the first hand-off until the last
 /// callback returned.
-#[pyfunction]
 #[pyo3(signature = (callback, n, per_job=1000))]
 pub fn bench_dispatch(py: Python<'_>, callback: Py<PyAny>, n: usize, per_job: usize) -> PyResult<(f64, u64, u64)> {
     let per_job = per_job.max(1);
@@ -156,4 +160,5 @@ pub fn bench_dispatch(py: Python<'_>, callback: Py<PyAny>, n: usize, per_job: us
     let after = (hooks.counters.acquisitions.load(o), hooks.counters.groups.load(o));
     blocking(py, move || drop(scope));
     Ok((secs, after.0 - before.0, after.1 - before.1))
+}
 }

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use fluss_writer::{AppendWriter, Schema, Table, UpsertWriter, WriterStats};
 use pyo3::prelude::*;
+
+use crate::entry::entry_points;
 use pyo3::types::{PyDict, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 
@@ -38,7 +40,7 @@ impl Drop for PyTableAppend {
     }
 }
 
-#[pymethods]
+entry_points! {
 impl PyTableAppend {
     /// A new writer. `executor`: None (the connection's FIFO worker), an int n (n sharded
     /// workers), a concurrent.futures.Executor or an asyncio loop (one job per completed batch).
@@ -61,6 +63,7 @@ impl PyTableAppend {
             shared: SharedSlot::default(),
         })
     }
+}
 }
 
 enum Targets {
@@ -99,11 +102,11 @@ impl Drop for PyTableUpsert {
     }
 }
 
-#[pymethods]
+entry_points! {
 impl PyTableUpsert {
     /// Write only these columns (they must include the primary key).
-    fn partial_update_by_name(&self, names: Vec<String>) -> PyResult<Self> {
-        self.with(Targets::Names(names))
+    fn partial_update_by_name(&self, names: Vec<crate::convert::ColumnName>) -> PyResult<Self> {
+        self.with(Targets::Names(names.into_iter().map(|n| n.0).collect()))
     }
     /// Write only the columns at these indexes.
     fn partial_update_by_index(&self, indexes: Vec<usize>) -> PyResult<Self> {
@@ -140,14 +143,23 @@ impl PyTableUpsert {
         })
     }
 }
+}
 
+/// The core's `WriterStats` as a dict, field for field (the latency snapshot flattened as in
+/// C++: `ack_to_callback_count`, `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`).
 fn stats_dict<'py>(py: Python<'py>, s: WriterStats) -> PyResult<Bound<'py, PyDict>> {
+    // Destructured so that a new core field cannot be forgotten here.
+    let WriterStats { pending_callbacks, callbacks_run, callback_errors, queued_jobs, buffer_bytes_in_use, ack_to_callback } = s;
     let d = PyDict::new(py);
-    d.set_item("pending_callbacks", s.pending_callbacks)?;
-    d.set_item("callbacks_run", s.callbacks_run)?;
-    d.set_item("callback_errors", s.callback_errors)?;
-    d.set_item("queued_jobs", s.queued_jobs)?;
-    d.set_item("buffer_bytes_in_use", s.buffer_bytes_in_use)?;
+    d.set_item("pending_callbacks", pending_callbacks)?;
+    d.set_item("callbacks_run", callbacks_run)?;
+    d.set_item("callback_errors", callback_errors)?;
+    d.set_item("queued_jobs", queued_jobs)?;
+    d.set_item("buffer_bytes_in_use", buffer_bytes_in_use)?;
+    d.set_item("ack_to_callback_count", ack_to_callback.count)?;
+    d.set_item("ack_to_callback_p50_nanos", ack_to_callback.p50_nanos)?;
+    d.set_item("ack_to_callback_p99_nanos", ack_to_callback.p99_nanos)?;
+    d.set_item("ack_to_callback_max_nanos", ack_to_callback.max_nanos)?;
     Ok(d)
 }
 
@@ -204,7 +216,7 @@ macro_rules! writer_common {
 
 macro_rules! pymethods_with_common {
     ($ty:ident { $($body:tt)* }) => {
-        #[pymethods]
+        $crate::entry::entry_points! {
         impl $ty {
         $($body)*
         /// Block (without the GIL) until every operation accepted before this call has completed
@@ -249,8 +261,10 @@ macro_rules! pymethods_with_common {
             self.w.is_closed()
         }
 
-        /// Counters: pending_callbacks, callbacks_run, callback_errors, queued_jobs,
-        /// buffer_bytes_in_use.
+        /// Counters (the core's WriterStats): pending_callbacks, callbacks_run,
+        /// callback_errors, queued_jobs, buffer_bytes_in_use, and the acknowledgement-to-callback
+        /// latency (ack_to_callback_count, ack_to_callback_p50_nanos, ack_to_callback_p99_nanos,
+        /// ack_to_callback_max_nanos).
         fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
             stats_dict(py, self.w.stats())
         }
@@ -281,6 +295,7 @@ macro_rules! pymethods_with_common {
         #[pyo3(signature = (*_args))]
         fn __aexit__<'py>(slf: &Bound<'py, Self>, _args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
             Self::close_async(slf, None)
+        }
         }
         }
     };
@@ -346,16 +361,14 @@ pymethods_with_common!(PyAppendWriter {
         self.write_all(py, batches, callback)
     }
 
-    /// Write a pandas DataFrame (converted with pyarrow to the table's Arrow schema).
+    /// Write a pandas DataFrame (converted with pyarrow: the columns the table has to their
+    /// Arrow types; a column the table lacks is passed on, and rejected by the core as
+    /// INVALID_ROW naming it).
     #[pyo3(signature = (df, callback=None))]
     fn write_pandas(&self, py: Python<'_>, df: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
         self.check()?;
-        let pa = py.import("pyarrow")?;
-        let schema = pa.call_method1("schema", (pyo3_arrow::PySchema::new(fluss_writer::wire::arrow_schema(&self.schema)),))?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("schema", schema)?;
-        kwargs.set_item("preserve_index", false)?;
-        let tbl = pa.getattr("Table")?.call_method("from_pandas", (df,), Some(&kwargs))?;
+        let schema = pyo3_arrow::PySchema::new(fluss_writer::wire::arrow_schema(&self.schema));
+        let tbl = py.import("fluss_writer._pandas")?.call_method1("to_arrow", (df, schema))?;
         let data: AnyRecordBatch = tbl.extract()?;
         let batches = all_batches(data)?;
         self.write_all(py, batches, callback)
