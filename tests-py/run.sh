@@ -11,7 +11,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 "$PY" -m pip install -q --disable-pip-version-check \
-    'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy ruff
+    'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy ruff hypothesis
 echo "== maturin develop"
 "$VENV/bin/maturin" develop -q ${MATURIN_ARGS:-}
 echo "== ruff"

@@ -42,6 +42,10 @@ CASES = [
     ({"id": 1, "b": 1}, fw.InvalidRowTypeError, "takes bool"),
     ({"id": 1, "f": "x"}, fw.InvalidRowTypeError, "float"),
     ({"id": 1, "f": 1e300}, fw.InvalidRowError, "out of range"),
+    # An int beyond a double's range was a bare OverflowError (found by tests-py/rows/test_property.py).
+    ({"id": 1, "f": 10**400}, fw.InvalidRowError, 'column "f".*out of range'),
+    # An exponent beyond 32 bits was truncated: 1E+4294967297 was written as 10.00.
+    ({"id": 1, "d": Decimal("1E+4294967297")}, fw.InvalidRowError, 'column "d".*does not fit'),
     ({"id": 1, "name": b"x"}, fw.InvalidRowTypeError, "takes str"),
     ({"id": 1, "raw": "x"}, fw.InvalidRowTypeError, "bytes"),
     ({"id": 1, "d": Decimal("1.234")}, fw.InvalidRowError, "fractional digits"),

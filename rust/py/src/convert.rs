@@ -166,10 +166,11 @@ fn int_value(col: &Column, obj: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResult
 fn decimal_value(col: &Column, obj: &Bound<'_, PyAny>, precision: u8, scale: u8) -> PyResult<Value> {
     let py = obj.py();
     let too_big = || invalid_row(format!("column {:?} is {}: {} does not fit", col.name, col.data_type, obj));
-    let pow = |n: u32| 10i128.checked_pow(n);
+    // 10^n, None when it does not fit (n beyond u32 included: never truncated to a small power).
+    let pow = |n: i64| u32::try_from(n).ok().and_then(|n| 10i128.checked_pow(n));
     let unscaled: i128 = if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
         let v: i128 = obj.extract().map_err(|_| too_big())?;
-        v.checked_mul(pow(scale as u32).ok_or_else(too_big)?).ok_or_else(too_big)?
+        v.checked_mul(pow(scale as i64).ok_or_else(too_big)?).ok_or_else(too_big)?
     } else if obj.is_instance(types(py).decimal.bind(py))? {
         let t = obj.call_method0("as_tuple")?;
         let (sign, digits, exp): (i64, Vec<i64>, Bound<'_, PyAny>) = t.extract()?;
@@ -194,7 +195,7 @@ fn decimal_value(col: &Column, obj: &Bound<'_, PyAny>, precision: u8, scale: u8)
             v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or_else(too_big)?;
         }
         if shift > 0 {
-            v = v.checked_mul(pow(shift as u32).ok_or_else(too_big)?).ok_or_else(too_big)?;
+            v = v.checked_mul(pow(shift).ok_or_else(too_big)?).ok_or_else(too_big)?;
         }
         if sign == 1 {
             -v
@@ -228,7 +229,10 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             if obj.is_instance_of::<PyBool>() || !(obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>()) {
                 return Err(mismatch(col, obj, "float or int"));
             }
-            let v: f64 = obj.extract()?;
+            // An int beyond the range of a double raises OverflowError in the conversion.
+            let v: f64 = obj
+                .extract()
+                .map_err(|_| invalid_row(format!("column {:?} is {}: {} is out of range", col.name, col.data_type, obj)))?;
             if col.data_type == DataType::Float {
                 if v.is_finite() && v.abs() > f32::MAX as f64 {
                     return Err(invalid_row(format!("column {:?} is FLOAT: {v} is out of range", col.name)));
