@@ -114,6 +114,7 @@ class WriterStats(TypedDict):
     pending_callbacks: int
     callbacks_run: int
     callback_errors: int
+    jobs_dropped: int
     queued_jobs: int
     buffer_bytes_in_use: int
     ack_to_callback_count: int

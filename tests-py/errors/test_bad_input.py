@@ -135,9 +135,15 @@ def test_bad_writer_options(conn, log_table) -> None:
     ta = conn.get_table(log_table).new_append()
     with pytest.raises(TypeError):
         ta.create_writer(executor="threads")
-    with pytest.raises(ValueError):
-        ta.create_writer(executor=0)
-    with pytest.raises(ValueError):
-        ta.create_writer(max_pending_callbacks=0)
+    # Out-of-range sizes are the core's rule (INVALID_CONFIG, as in C++ and Rust).
+    for bad in (0, -1, 65, 10**6, 2**64, 2**70):
+        with pytest.raises(fw.InvalidConfigError, match="1 to 64 workers"):
+            ta.create_writer(executor=bad)
+    for bad in (0, -1, 2**31, 2**70):
+        with pytest.raises(fw.InvalidConfigError, match="max_pending_callbacks must be 1 to 2147483647"):
+            ta.create_writer(max_pending_callbacks=bad)
+    with pytest.raises(TypeError):
+        ta.create_writer(max_pending_callbacks=1.5)
+    assert ta.create_writer(executor=64, max_pending_callbacks=2**31 - 1).stats()["pending_callbacks"] == 0
     with pytest.raises(TypeError):
         ta.create_writer(on_callback_error=3)

@@ -396,20 +396,36 @@ impl JobRunner {
 }
 }
 
+/// An int option as u64: not an int is a TypeError; an int outside u64 is InvalidConfigError
+/// with `message`.
+fn int_option(v: &Bound<'_, PyAny>, name: &str, message: impl FnOnce() -> String) -> PyResult<u64> {
+    if !v.is_instance_of::<PyInt>() || v.is_instance_of::<PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{name} must be an int, not {}",
+            v.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    v.extract::<u64>().map_err(|_| crate::error::client(fluss_writer::ClientCode::InvalidConfig, message()))
+}
+
 static EXEC_TYPES: PyOnceLock<(Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
 
 /// Writer options from `create_writer(max_pending_callbacks=, executor=, on_callback_error=)`.
 pub fn writer_options(
     py: Python<'_>,
-    max_pending_callbacks: Option<u64>,
+    max_pending_callbacks: Option<&Bound<'_, PyAny>>,
     executor: Option<&Bound<'_, PyAny>>,
     on_callback_error: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(WriterOptions, ErrorSink)> {
     let mut opts = WriterOptions::default();
-    if let Some(n) = max_pending_callbacks {
-        if n == 0 {
-            return Err(pyo3::exceptions::PyValueError::new_err("max_pending_callbacks must be at least 1"));
-        }
+    // Integers go to the core unclamped: it owns the bounds (1..=MAX_PENDING_CALLBACKS,
+    // Sharded(1..=MAX_CALLBACK_SHARDS)) and answers InvalidConfigError outside them. An int no
+    // u64/usize can hold (negative, 2**70) is out of those bounds too: InvalidConfigError here,
+    // with the same wording.
+    if let Some(n) = max_pending_callbacks.filter(|n| !n.is_none()) {
+        let n = int_option(n, "max_pending_callbacks", || {
+            format!("max_pending_callbacks must be 1 to {}, not {n}", fluss_writer::MAX_PENDING_CALLBACKS)
+        })?;
         opts = opts.max_pending_callbacks(n);
     }
     let sink = match on_callback_error {
@@ -423,10 +439,15 @@ pub fn writer_options(
     if let Some(e) = executor {
         if e.is_none() {
         } else if e.is_instance_of::<PyInt>() && !e.is_instance_of::<PyBool>() {
-            let n: usize = e.extract()?;
-            if n == 0 {
-                return Err(pyo3::exceptions::PyValueError::new_err("executor=n needs n >= 1"));
-            }
+            let n = int_option(e, "executor", || {
+                format!("a sharded executor needs 1 to {} workers, not {e}", fluss_writer::MAX_CALLBACK_SHARDS)
+            })?;
+            let n = usize::try_from(n).map_err(|_| {
+                crate::error::client(
+                    fluss_writer::ClientCode::InvalidConfig,
+                    format!("a sharded executor needs 1 to {} workers, not {e}", fluss_writer::MAX_CALLBACK_SHARDS),
+                )
+            })?;
             opts = opts.executor(CallbackExecutor::Sharded(n));
         } else {
             let (loop_t, pool_t) = EXEC_TYPES.get_or_init(py, || {

@@ -21,7 +21,7 @@ use pyo3::types::{PyList, PyTuple};
 
 use crate::callbacks::python_callback;
 use crate::error::{exception_instance, IntoPyResult};
-use crate::gil::{blocking, check_fork, drop_core};
+use crate::gil::{check_fork, drop_core, interruptible};
 
 /// `call_soon_threadsafe` calls made to resolve futures (for tests).
 pub static RESOLVE_HOPS: AtomicU64 = AtomicU64::new(0);
@@ -255,11 +255,13 @@ impl Drop for PyWriteResult {
     }
 }
 
+/// A `timeout=` argument in seconds, by the core's one rule (`fluss_writer::timeouts`): None
+/// and +inf or anything too long to be a deadline (1e300, 1e19) mean no bound; NaN and negative
+/// values are a ValueError.
 pub fn timeout(t: Option<f64>) -> PyResult<Option<Duration>> {
     match t {
         None => Ok(None),
-        Some(s) if s.is_finite() && s >= 0.0 => Ok(Some(Duration::from_secs_f64(s))),
-        Some(s) => Err(pyo3::exceptions::PyValueError::new_err(format!("timeout must be a non-negative number of seconds, not {s}"))),
+        Some(s) => fluss_writer::timeouts::from_secs_f64(s).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message().to_string())),
     }
 }
 
@@ -273,7 +275,7 @@ impl PyWriteResult {
         check_fork(self.gen).py_err()?;
         let t = self::timeout(timeout)?;
         let r = &*self.inner;
-        let c = blocking(py, || r.wait(t)).py_err()?;
+        let c = interruptible(py, || r.wait(t))?;
         Ok(PyWriteCompletion::new(c))
     }
 

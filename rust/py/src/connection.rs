@@ -16,7 +16,7 @@ use pyo3_arrow::PySchema;
 use crate::completion::timeout;
 use crate::convert::{columns_from_arrow, from_value, key_from_py, names, parse_type, utf8, Name};
 use crate::error::IntoPyResult;
-use crate::gil::{blocking, check_fork, drop_core, register_connection, LiveConn, PyWorkerHooks, FORK_GENERATION};
+use crate::gil::{blocking, check_fork, drop_core, interruptible, register_connection, LiveConn, PyWorkerHooks, FORK_GENERATION};
 use crate::writer::{PyTableAppend, PyTableUpsert};
 
 // ===== config =====
@@ -82,7 +82,9 @@ impl PyConfig {
 
 entry_points! {
 #[pyfunction]
-/// Open a connection: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
+/// Open a connection: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`, given as
+/// `bootstrap` or as the `bootstrap.servers` key of `config` (one setting: both given and
+/// different is InvalidConfigError; neither means `"embedded"`).
 #[pyo3(signature = (bootstrap=None, config=None))]
 pub fn connect(py: Python<'_>, bootstrap: Option<&Bound<'_, PyAny>>, config: Option<&Bound<'_, PyAny>>) -> PyResult<PyConnection> {
     let bootstrap = match bootstrap {
@@ -98,7 +100,7 @@ pub fn connect(py: Python<'_>, bootstrap: Option<&Bound<'_, PyAny>>, config: Opt
             Some(utf8(s, "bootstrap", config_err)?.into_owned())
         }
     };
-    let mut pairs = match config {
+    let pairs = match config {
         None => BTreeMap::new(),
         Some(c) if c.is_none() => BTreeMap::new(),
         Some(c) => {
@@ -111,10 +113,8 @@ pub fn connect(py: Python<'_>, bootstrap: Option<&Bound<'_, PyAny>>, config: Opt
             }
         }
     };
-    if let Some(b) = bootstrap {
-        pairs.insert("bootstrap.servers".into(), b);
-    }
-    let cfg = fluss_writer::Config::from_map(&pairs).py_err()?;
+    // The argument and the bootstrap.servers key are one setting (the core's rule).
+    let cfg = fluss_writer::Config::resolve(bootstrap.as_deref(), &pairs).py_err()?;
     let hooks = Arc::new(PyWorkerHooks::default());
     let h2 = hooks.clone();
     let conn = blocking(py, move || Connection::connect_with(cfg, ConnectOptions { worker_hooks: Some(h2), clock: None })).py_err()?;
@@ -171,7 +171,7 @@ impl PyConnection {
         check_fork(self.live.gen).py_err()?;
         let t = self::timeout(timeout)?;
         let conn = &*self.live.conn;
-        blocking(py, || conn.close(t)).py_err()
+        interruptible(py, || conn.close(t))
     }
 
     #[getter]

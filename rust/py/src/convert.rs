@@ -230,9 +230,8 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 return Err(mismatch(col, obj, "float or int"));
             }
             // An int beyond the range of a double raises OverflowError in the conversion.
-            let v: f64 = obj
-                .extract()
-                .map_err(|_| invalid_row(format!("column {:?} is {}: {} is out of range", col.name, col.data_type, obj)))?;
+            let v: f64 =
+                obj.extract().map_err(|_| invalid_row(format!("column {:?} is {}: {} is out of range", col.name, col.data_type, obj)))?;
             if col.data_type == DataType::Float {
                 if v.is_finite() && v.abs() > f32::MAX as f64 {
                     return Err(invalid_row(format!("column {:?} is FLOAT: {v} is out of range", col.name)));

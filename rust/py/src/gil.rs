@@ -52,6 +52,71 @@ pub fn blocking<T: Send, F: FnOnce() -> T + Send>(py: Python<'_>, f: F) -> T {
     py.detach(f)
 }
 
+/// The thread identifier (`threading.get_ident()`) of the interpreter's main thread, the only
+/// thread where Python runs signal handlers; set at import.
+static MAIN_THREAD: AtomicU64 = AtomicU64::new(0);
+
+/// Record the main thread (module init).
+pub fn init_main_thread(py: Python<'_>) -> PyResult<()> {
+    let ident: u64 = py.import("threading")?.call_method0("main_thread")?.getattr("ident")?.extract()?;
+    MAIN_THREAD.store(ident, Ordering::Relaxed);
+    Ok(())
+}
+
+/// [`blocking`] for the calls that wait on the core (flush, close, `WriteResult.wait`,
+/// `Connection.close`, a write waiting for admission), made interruptible (issue 11, defect 4).
+///
+/// On the main thread, the core's waits wake at least every 100 ms
+/// (`fluss_writer::interrupt::with_check`) and call a check that attaches to Python and runs the
+/// signal handlers (`PyErr_CheckSignals`). When a handler raises (`KeyboardInterrupt` on Ctrl-C,
+/// or anything a custom handler raises), the wait ends with the core's `Interrupted` error and
+/// that exception is raised here instead. The core guarantees what an interruption leaves
+/// behind: an interrupted admission accepted nothing; an interrupted flush, close or wait leaves
+/// every pending operation to complete exactly once, as after a timeout. On other threads,
+/// where Python runs no handlers, nothing is installed: plain [`blocking`].
+#[inline]
+pub fn interruptible<T: Send, F: FnOnce() -> Result<T, Error> + Send>(py: Python<'_>, f: F) -> PyResult<T> {
+    // SAFETY: a plain C call with no preconditions (stable ABI).
+    if u64::from(unsafe { ffi::PyThread_get_thread_ident() }) != MAIN_THREAD.load(Ordering::Relaxed) {
+        return blocking(py, f).map_err(crate::error::to_py);
+    }
+    interruptible_main(py, f)
+}
+
+#[inline(never)]
+fn interruptible_main<T: Send, F: FnOnce() -> Result<T, Error> + Send>(py: Python<'_>, f: F) -> PyResult<T> {
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let r = blocking(py, || {
+        let check = || {
+            // Once a handler raised, every later wait of this call ends at its first check
+            // (Connection.close waits for each writer in turn).
+            if raised.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+                return true;
+            }
+            if FINALIZING.load(Ordering::Acquire) {
+                return false;
+            }
+            Python::attach(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    true
+                }
+            })
+        };
+        fluss_writer::interrupt::with_check(&check, f)
+    });
+    let raised = raised.into_inner().unwrap_or_else(|p| p.into_inner());
+    match r {
+        Err(e) if e.code() == ClientCode::Interrupted as i32 => Err(raised.unwrap_or_else(|| crate::error::to_py(e))),
+        Err(e) => Err(crate::error::to_py(e)),
+        // The core ends a wait as Interrupted whenever the check said so; a handler that raised
+        // while the call completed anyway cannot happen, but must not be lost: raise it.
+        Ok(_) if raised.is_some() => Err(raised.expect("checked")),
+        Ok(v) => Ok(v),
+    }
+}
+
 /// Drop `value` without holding the GIL (a core handle's drop may wait for the callback worker,
 /// which needs the GIL); leak it in a forked child, where that wait could never end.
 pub fn drop_core<T: Send>(value: T, gen: u64) {
@@ -166,8 +231,10 @@ pub fn _at_exit(py: Python<'_>) {
     for c in &conns {
         if c.gen == gen && !c.conn.is_closed() {
             let conn: Connection = (*c.conn).clone();
-            if let Err(e) = blocking(py, move || conn.close(None)) {
-                log::warn!("closing a connection at interpreter exit: {e}");
+            // Unbounded (every accepted operation completes and its callback runs: C1), but
+            // interruptible: Ctrl-C ends the drain, and the exit goes on.
+            if let Err(e) = interruptible(py, move || conn.close(None)) {
+                log::warn!("closing a connection at interpreter exit: {}", e.value(py));
             }
         }
     }

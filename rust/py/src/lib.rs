@@ -34,6 +34,7 @@ mod writer;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     entry::install_panic_hook();
+    gil::init_main_thread(py)?;
     logging::init(py);
     exceptions::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -2,7 +2,7 @@
 //! micro-benchmark, exposed through `fluss_writer.testing`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use fluss_writer::dispatch::{Deadline, Executor, Job, JobContext, Scope, ScopeOptions, SystemClock, TicketSet};
 use fluss_writer::embedded::{EmbeddedEngine, Fault};
@@ -42,7 +42,12 @@ impl PyEmbeddedEngine {
     /// Delay the responses of the next `times` requests carrying `bucket` by `seconds`.
     #[pyo3(signature = (table, bucket, seconds, times=1))]
     fn inject_delay(&self, table: &Bound<'_, PyAny>, bucket: i32, seconds: f64, times: u32) -> PyResult<()> {
-        self.engine.faults().inject(&self.path(table)?, bucket, Fault::Delay { delay: Duration::from_secs_f64(seconds), times });
+        // The core's timeout rule: NaN or negative is a ValueError; +inf or beyond what a
+        // deadline holds is the longest bounded delay.
+        let delay = fluss_writer::timeouts::from_secs_f64(seconds)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message().to_string()))?
+            .unwrap_or(fluss_writer::timeouts::MAX_BOUNDED);
+        self.engine.faults().inject(&self.path(table)?, bucket, Fault::Delay { delay, times });
         Ok(())
     }
     /// Fail the next `times` requests carrying `bucket` as a lost connection would

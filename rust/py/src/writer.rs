@@ -20,7 +20,7 @@ use crate::callbacks::{python_callback, writer_options, SharedSlot};
 use crate::completion::{timeout, PyWriteResult};
 use crate::convert::{key_from_py, row_from_py};
 use crate::error::{invalid_row, IntoPyResult};
-use crate::gil::{blocking, check_fork, drop_core, LiveConn};
+use crate::gil::{blocking, check_fork, drop_core, interruptible, LiveConn};
 
 fn has_cb<'a, 'py>(cb: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
     cb.filter(|c| !c.is_none())
@@ -48,7 +48,7 @@ impl PyTableAppend {
     fn create_writer(
         &self,
         py: Python<'_>,
-        max_pending_callbacks: Option<u64>,
+        max_pending_callbacks: Option<&Bound<'_, PyAny>>,
         executor: Option<&Bound<'_, PyAny>>,
         on_callback_error: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyAppendWriter> {
@@ -117,7 +117,7 @@ impl PyTableUpsert {
     fn create_writer(
         &self,
         py: Python<'_>,
-        max_pending_callbacks: Option<u64>,
+        max_pending_callbacks: Option<&Bound<'_, PyAny>>,
         executor: Option<&Bound<'_, PyAny>>,
         on_callback_error: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyUpsertWriter> {
@@ -149,11 +149,13 @@ impl PyTableUpsert {
 /// C++: `ack_to_callback_count`, `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`).
 fn stats_dict<'py>(py: Python<'py>, s: WriterStats) -> PyResult<Bound<'py, PyDict>> {
     // Destructured so that a new core field cannot be forgotten here.
-    let WriterStats { pending_callbacks, callbacks_run, callback_errors, queued_jobs, buffer_bytes_in_use, ack_to_callback } = s;
+    let WriterStats { pending_callbacks, callbacks_run, callback_errors, jobs_dropped, queued_jobs, buffer_bytes_in_use, ack_to_callback } =
+        s;
     let d = PyDict::new(py);
     d.set_item("pending_callbacks", pending_callbacks)?;
     d.set_item("callbacks_run", callbacks_run)?;
     d.set_item("callback_errors", callback_errors)?;
+    d.set_item("jobs_dropped", jobs_dropped)?;
     d.set_item("queued_jobs", queued_jobs)?;
     d.set_item("buffer_bytes_in_use", buffer_bytes_in_use)?;
     d.set_item("ack_to_callback_count", ack_to_callback.count)?;
@@ -227,7 +229,7 @@ macro_rules! pymethods_with_common {
             self.check()?;
             let t = self::timeout(timeout)?;
             let w = &*self.w;
-            blocking(py, || w.flush(t)).py_err()
+            interruptible(py, || w.flush(t))
         }
 
         /// `await writer.flush_async()`: flush on the loop's default executor.
@@ -245,7 +247,7 @@ macro_rules! pymethods_with_common {
             self.check()?;
             let t = self::timeout(timeout)?;
             let w = &*self.w;
-            blocking(py, || w.close(t)).py_err()
+            interruptible(py, || w.close(t))
         }
 
         /// `await writer.close_async()`.
@@ -262,7 +264,8 @@ macro_rules! pymethods_with_common {
         }
 
         /// Counters (the core's WriterStats): pending_callbacks, callbacks_run,
-        /// callback_errors, queued_jobs, buffer_bytes_in_use, and the acknowledgement-to-callback
+        /// callback_errors (raised callbacks and dropped jobs), jobs_dropped (jobs a user
+        /// executor dropped without running them), queued_jobs, buffer_bytes_in_use, and the acknowledgement-to-callback
         /// latency (ack_to_callback_count, ack_to_callback_p50_nanos, ack_to_callback_p99_nanos,
         /// ack_to_callback_max_nanos).
         fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -323,11 +326,11 @@ pymethods_with_common!(PyAppendWriter {
         match has_cb(callback) {
             Some(cb) => {
                 let f = self.shared.get(cb)?;
-                blocking(py, || w.append_with_shared_callback(&values, &f)).py_err()?;
+                interruptible(py, || w.append_with_shared_callback(&values, &f))?;
                 Ok(None)
             }
             None => {
-                let r = blocking(py, || w.append(&values)).py_err()?;
+                let r = interruptible(py, || w.append(&values))?;
                 Ok(Some(PyWriteResult::new(r, self.live.gen)))
             }
         }
@@ -338,7 +341,7 @@ pymethods_with_common!(PyAppendWriter {
         self.check()?;
         let values = row_from_py(&self.schema, row)?;
         let w = &*self.w;
-        blocking(py, || w.append_detached(&values)).py_err()
+        interruptible(py, || w.append_detached(&values))
     }
 
     /// Append an Arrow batch (any `__arrow_c_array__` or `__arrow_c_stream__` object: pyarrow,
@@ -382,10 +385,10 @@ impl PyAppendWriter {
         match has_cb(callback) {
             Some(cb) => {
                 let f = python_callback(cb)?;
-                blocking(py, || w.write_arrow_batch_with_callback(&rb, f)).py_err()?;
+                interruptible(py, || w.write_arrow_batch_with_callback(&rb, f))?;
                 Ok(None)
             }
-            None => Ok(Some(PyWriteResult::new(blocking(py, || w.write_arrow_batch(&rb)).py_err()?, self.live.gen))),
+            None => Ok(Some(PyWriteResult::new(interruptible(py, || w.write_arrow_batch(&rb))?, self.live.gen))),
         }
     }
 
@@ -430,10 +433,10 @@ pymethods_with_common!(PyUpsertWriter {
         match has_cb(callback) {
             Some(cb) => {
                 let f = self.shared.get(cb)?;
-                blocking(py, || w.upsert_with_shared_callback(&values, &f)).py_err()?;
+                interruptible(py, || w.upsert_with_shared_callback(&values, &f))?;
                 Ok(None)
             }
-            None => Ok(Some(PyWriteResult::new(blocking(py, || w.upsert(&values)).py_err()?, self.live.gen))),
+            None => Ok(Some(PyWriteResult::new(interruptible(py, || w.upsert(&values))?, self.live.gen))),
         }
     }
 
@@ -447,10 +450,10 @@ pymethods_with_common!(PyUpsertWriter {
         match has_cb(callback) {
             Some(cb) => {
                 let f = self.shared.get(cb)?;
-                blocking(py, || w.delete_with_shared_callback(&values, &f)).py_err()?;
+                interruptible(py, || w.delete_with_shared_callback(&values, &f))?;
                 Ok(None)
             }
-            None => Ok(Some(PyWriteResult::new(blocking(py, || w.delete(&values)).py_err()?, self.live.gen))),
+            None => Ok(Some(PyWriteResult::new(interruptible(py, || w.delete(&values))?, self.live.gen))),
         }
     }
 
