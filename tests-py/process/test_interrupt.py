@@ -1,0 +1,236 @@
+"""Ctrl-C (and any exception a signal handler raises) interrupts a blocking call promptly
+(issue 11, defect 4): with a server that answers late, ``flush``, ``WriteResult.wait``,
+``close``, ``Connection.close`` and an ``append`` blocked on admission raise within ~1 s of the
+signal, and the writer stays consistent: every accepted operation's callback runs exactly once,
+an interrupted append accepted nothing, and the writer goes on working."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+import fluss_writer as fw
+import pytest
+from fluss_writer import testing
+from helpers import Recorder, make_table
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX signals")
+
+DELAY = 4.0  # the server's answer comes this late
+SIGNAL_AFTER = 0.3
+PROMPT = 1.0  # the call must raise within this long of the signal
+
+
+class Stop(Exception):
+    """What the custom signal handler raises."""
+
+
+@pytest.fixture
+def slow() -> Iterator[tuple]:
+    """A connection whose table answers DELAY seconds late, and a writer on it."""
+    conn = fw.connect(
+        "embedded",
+        {
+            "client.writer.batch-timeout": "1ms",
+            "client.writer.delivery-timeout": "60s",
+            "client.request-timeout": "60s",
+        },
+    )
+    name = make_table(conn, buckets=1)
+    yield conn, name, testing.engine(conn)
+    conn.close(30)
+
+
+@pytest.fixture(autouse=True)
+def _restore_handlers() -> Iterator[None]:
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGUSR1, signal.SIGALRM)}
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+def _kill_later(how: str) -> float:
+    """Deliver a signal to this (main) thread in SIGNAL_AFTER seconds; returns when (monotonic)."""
+    at = time.monotonic() + SIGNAL_AFTER
+    if how == "itimer":  # SIGALRM, handler raises Stop
+        signal.signal(signal.SIGALRM, _raise_stop)
+        signal.setitimer(signal.ITIMER_REAL, SIGNAL_AFTER)
+        return at
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def fire() -> None:
+        time.sleep(max(0.0, at - time.monotonic()))
+        if how == "kill":
+            os.kill(os.getpid(), signal.SIGINT)
+        elif how == "pthread_kill":
+            signal.pthread_kill(main, signal.SIGINT)
+        else:  # custom handler on SIGUSR1
+            signal.pthread_kill(main, signal.SIGUSR1)
+
+    if how == "usr1":
+        signal.signal(signal.SIGUSR1, _raise_stop)
+    threading.Thread(target=fire, daemon=True).start()
+    return at
+
+
+def _raise_stop(signum: int, frame: Any) -> None:
+    raise Stop(f"signal {signum}")
+
+
+HOWS = ["kill", "pthread_kill", "usr1", "itimer"]
+
+
+def _expect(how: str) -> type:
+    return Stop if how in ("usr1", "itimer") else KeyboardInterrupt
+
+
+def _interrupted(how: str, call: Callable[[], Any]) -> float:
+    at = _kill_later(how)
+    try:
+        call()
+    except _expect(how):
+        pass
+    else:
+        try:  # let the signal land here rather than in the test runner
+            time.sleep(SIGNAL_AFTER + 1)
+        except _expect(how):
+            pass
+        pytest.fail(f"the call returned {time.monotonic() - at + SIGNAL_AFTER:.2f} s after it began, not interrupted")
+    late = time.monotonic() - at
+    assert late < PROMPT, f"raised {late:.2f} s after the signal"
+    return late
+
+
+def _pending_writer(conn, name, engine, rec, n=5):
+    w = conn.get_table(name).new_append().create_writer()
+    engine.inject_delay(name, 0, DELAY)
+    results = [w.append({"id": i, "msg": "x"}, callback=rec) for i in range(n)]
+    return w, results
+
+
+def _exactly_once(rec: Recorder, n: int, closed_ok: bool = False) -> None:
+    """n callbacks, one per operation. An interrupted close ends as a close at its timeout does
+    (the core's rule): operations still pending then complete with WRITER_CLOSED."""
+    rec.wait_for(n, timeout=DELAY + 20)
+    time.sleep(0.1)
+    assert len(rec.items) == n, len(rec.items)
+    allowed = (fw.WriterClosedError,) if closed_ok else ()
+    assert [c.error for c in rec.items if not c.ok and not isinstance(c.error, allowed)] == []
+    assert sorted(c.offset for c in rec.items if c.ok) == list(range(sum(c.ok for c in rec.items)))
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_flush(slow, rec, how) -> None:
+    conn, name, engine = slow
+    w, _ = _pending_writer(conn, name, engine, rec)
+    _interrupted(how, lambda: w.flush())
+    assert w.stats()["pending_callbacks"] in range(0, 6)
+    w.append({"id": 5, "msg": "after"}, callback=rec)  # still works
+    w.flush(DELAY + 20)
+    _exactly_once(rec, 6)
+    assert w.stats()["pending_callbacks"] == 0
+
+
+@pytest.mark.parametrize("how", ["kill", "usr1"])
+def test_wait(slow, how) -> None:
+    conn, name, engine = slow
+    w = conn.get_table(name).new_append().create_writer()
+    engine.inject_delay(name, 0, DELAY)
+    r = w.append({"id": 1, "msg": "x"})
+    _interrupted(how, lambda: r.wait())
+    assert r.wait(DELAY + 20).ok  # the same result completes later, once
+    assert r.done()
+
+
+@pytest.mark.parametrize("how", ["pthread_kill", "itimer"])
+def test_writer_close(slow, rec, how) -> None:
+    conn, name, engine = slow
+    w, _ = _pending_writer(conn, name, engine, rec)
+    _interrupted(how, lambda: w.close())
+    w.close(DELAY + 20)  # finishing the close works
+    assert w.closed
+    _exactly_once(rec, 5, closed_ok=True)
+
+
+@pytest.mark.parametrize("how", ["kill", "usr1"])
+def test_connection_close(slow, rec, how) -> None:
+    conn, name, engine = slow
+    w, _ = _pending_writer(conn, name, engine, rec)  # kept: a dropped writer drains on drop
+    _interrupted(how, lambda: conn.close())
+    conn.close(DELAY + 20)
+    assert conn.closed and w.closed
+    _exactly_once(rec, 5, closed_ok=True)
+
+
+@pytest.mark.parametrize("how", ["kill", "usr1"])
+def test_append_blocked_on_admission_accepts_nothing(slow, rec, how) -> None:
+    conn, name, engine = slow
+    w = conn.get_table(name).new_append().create_writer(max_pending_callbacks=1)
+    engine.inject_delay(name, 0, DELAY)
+    w.append({"id": 0, "msg": "first"}, callback=rec)
+    _interrupted(how, lambda: w.append({"id": 1, "msg": "blocked"}, callback=rec))
+    _interrupted(how, lambda: w.append({"id": 2, "msg": "blocked"}))
+    w.flush(DELAY + 20)
+    _exactly_once(rec, 1)
+    assert [r[2] for r in engine.scan(name, 0)] == [(0, "first")]
+    w.append({"id": 3, "msg": "later"}, callback=rec)
+    w.flush(10)
+    assert len(rec.items) == 2
+
+
+def test_a_wait_on_another_thread_is_not_interrupted(slow, rec) -> None:
+    """Python runs signal handlers on the main thread only: a flush on another thread waits on,
+    while the main thread gets the exception."""
+    conn, name, engine = slow
+    w, _ = _pending_writer(conn, name, engine, rec)
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(w.flush(DELAY + 20)))
+    t.start()
+    _interrupted("kill", lambda: time.sleep(DELAY))
+    t.join(DELAY + 20)
+    assert out == [None]
+    _exactly_once(rec, 5)
+
+
+def test_ctrl_c_in_a_script_ends_a_stuck_flush() -> None:
+    """End to end: SIGINT from outside stops a script blocked in flush() (its callback is stuck)
+    with a KeyboardInterrupt traceback, and the process exits promptly."""
+    code = textwrap.dedent(
+        """
+        import sys, threading, time
+        import fluss_writer as fw
+        c = fw.connect("embedded", {"client.writer.batch-timeout": "1ms"})
+        c.admin().create_table("fluss.t", fw.TableDescriptor(fw.Schema([("id", "INT")])))
+        w = c.get_table("fluss.t").new_append().create_writer()
+        release = threading.Event()
+        w.append([1], callback=lambda comp: release.wait(3))  # stuck for 3 s
+        print("flushing", flush=True)
+        try:
+            w.flush()
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+        release.set()
+        w.flush(10)
+        print("done", flush=True)
+        """
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "flushing"
+    time.sleep(0.3)
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    line = p.stdout.readline().strip()
+    took = time.monotonic() - t
+    out, err = p.communicate(timeout=30)
+    assert line == "interrupted", err
+    assert took < PROMPT, took
+    assert out.split() == ["done"] and p.returncode == 0, err
