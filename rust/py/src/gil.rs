@@ -75,6 +75,8 @@ pub fn init_main_thread(py: Python<'_>) -> PyResult<()> {
 /// every pending operation to complete exactly once, as after a timeout. On other threads,
 /// where Python runs no handlers, nothing is installed: plain [`blocking`].
 #[inline]
+// `c_ulong` is u64 on Unix but u32 on Windows.
+#[allow(clippy::useless_conversion)]
 pub fn interruptible<T: Send, F: FnOnce() -> Result<T, Error> + Send>(py: Python<'_>, f: F) -> PyResult<T> {
     // SAFETY: a plain C call with no preconditions (stable ABI).
     if u64::from(unsafe { ffi::PyThread_get_thread_ident() }) != MAIN_THREAD.load(Ordering::Relaxed) {
