@@ -14,6 +14,15 @@ nothing else. The worker takes the GIL once per group of completed batches, neve
 callback; every blocking call releases the GIL. Open connections and writers are drained at
 interpreter exit; after ``fork()`` inherited connections raise ``ForkedProcessError``.
 
+On the main thread, every blocking call (``flush``, ``close``, ``WriteResult.wait``,
+``Connection.close``, a write waiting for capacity) runs the signal handlers at least every
+100 ms: Ctrl-C raises ``KeyboardInterrupt`` (and an exception raised by any signal handler is
+raised) promptly. An interrupted write accepted nothing; an interrupted flush or wait leaves
+every pending operation to complete exactly once; an interrupted close ends as a close at its
+timeout does (operations still pending complete with ``WRITER_CLOSED``). A Rust panic, which
+no input should cause, is raised as ``InternalError`` (a ``FlussWriterError``) and logged on the
+``fluss_writer`` logger, never printed as a Rust backtrace.
+
 A callback may keep its ``WriteCompletion``: a kept completion never changes. One it does not
 keep may be reused, refilled, for a later callback (so do not rely on the identity of
 completion objects). Passing the same callable to many writes (``callback=on_done``) is the

@@ -160,7 +160,9 @@ class Config:
     def to_dict(self) -> Dict[str, str]: ...
 
 def connect(bootstrap: Optional[str] = None, config: Union[None, Mapping[str, object], Config] = None) -> Connection:
-    """Open a connection: ``"embedded"``, ``"embedded:<dir>"`` or ``"host:port[,host:port]"``."""
+    """Open a connection: ``"embedded"``, ``"embedded:<dir>"`` or ``"host:port[,host:port]"``,
+    given as ``bootstrap`` or as the ``bootstrap.servers`` key of ``config`` (one setting: both
+    given and different is InvalidConfigError; neither means ``"embedded"``)."""
 
 @final
 class Connection:
@@ -282,9 +284,11 @@ class TableAppend:
         executor: ExecutorArg = None,
         on_callback_error: Optional[ErrorHandler] = None,
     ) -> AppendWriter:
-        """``executor``: None (the connection's FIFO worker), n (n sharded workers keyed by
-        bucket), a ``concurrent.futures.Executor`` or an asyncio loop (one job per completed
-        batch). ``on_callback_error(exception, operation)`` receives raising callbacks."""
+        """``executor``: None (the connection's FIFO worker), n (1 to 64 sharded workers keyed
+        by bucket), a ``concurrent.futures.Executor`` or an asyncio loop (one job per completed
+        batch). ``max_pending_callbacks``: 1 to 2**31 - 1. Out-of-range ints (2**70 and
+        negative ones included) are InvalidConfigError. ``on_callback_error(exception,
+        operation)`` receives raising callbacks and jobs a gone executor dropped."""
 
 @final
 class TableUpsert:

@@ -234,3 +234,32 @@ def test_ctrl_c_in_a_script_ends_a_stuck_flush() -> None:
     assert line == "interrupted", err
     assert took < PROMPT, took
     assert out.split() == ["done"] and p.returncode == 0, err
+
+
+def test_ctrl_c_ends_the_drain_at_interpreter_exit() -> None:
+    """Open writers are drained at exit (every accepted operation completes: C1), however long
+    the server takes; Ctrl-C during that drain ends it and the process exits at once."""
+    code = textwrap.dedent(
+        """
+        import fluss_writer as fw
+        from fluss_writer import testing
+        c = fw.connect("embedded", {"client.writer.batch-timeout": "1ms", "client.writer.delivery-timeout": "60s",
+                                    "client.request-timeout": "60s"})
+        c.admin().create_table("fluss.t", fw.TableDescriptor(fw.Schema([("id", "INT")])))
+        testing.engine(c).inject_delay("fluss.t", 0, 30)
+        w = c.get_table("fluss.t").new_append().create_writer()
+        w.append([1], callback=lambda comp: None)
+        print("exiting", flush=True)
+        """
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "exiting"
+    time.sleep(0.5)  # now in the exit drain, waiting for the late answer
+    assert p.poll() is None
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _out, err = p.communicate(timeout=30)
+    took = time.monotonic() - t
+    assert took < 2 * PROMPT, (took, err)
+    assert "Traceback" not in err, err
