@@ -172,3 +172,73 @@ fn a_user_without_permission_gets_the_servers_authorization_error() {
         assert!(!e.is_retriable(), "{e}");
     });
 }
+
+#[test]
+fn acls_grant_write_to_a_user_who_could_not_write_before() {
+    let Some(b) = sasl_bootstrap("sasl_acls") else { return };
+    bounded("sasl_acls", Duration::from_secs(150), move || {
+        use fluss_writer::{AclBinding, AclFilter, AclOperation, AclResource};
+        let admin = Connection::connect(config(&b, &as_user("admin", ADMIN_PASSWORD))).unwrap();
+        admin.admin().create_database("fw_sasl", true).unwrap();
+        let path = TablePath::new("fw_sasl", unique("acl")).unwrap();
+        let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("msg", DataType::String).build().unwrap();
+        admin.admin().create_table(&path, &TableDescriptor::new(schema).with_bucket_count(1), false).unwrap();
+        let table = AclResource::Table(path.clone());
+        // Reading the table's metadata, but no WRITE yet.
+        admin.admin().create_acls(&[AclBinding::allow(table.clone(), "fluss", AclOperation::Read)]).unwrap();
+        let mine = AclFilter { resource: Some(table.clone()), ..AclFilter::any() };
+        let listed = admin.admin().list_acls(&mine).unwrap();
+        assert_eq!(listed, vec![AclBinding::allow(table.clone(), "fluss", AclOperation::Read)]);
+
+        let user = Connection::connect(config(&b, &as_user("fluss", USER_PASSWORD))).unwrap();
+        let denied = user.get_table(&path).and_then(|t| t.new_append()).and_then(|a| a.create_writer(WriterOptions::default()));
+        match denied {
+            Err(e) => {
+                eprintln!("no WRITE, create_writer as the user sees it: {e}");
+                assert_eq!(e.code(), FlussCode::AUTHORIZATION_EXCEPTION, "{e}");
+            }
+            Ok(w) => {
+                let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+                for i in 0..3i64 {
+                    let s = seen.clone();
+                    w.append_with_callback(&row![i, "denied"], move |c| s.lock().unwrap().push(c.error.clone())).unwrap();
+                }
+                let t = Instant::now();
+                w.flush(Some(Duration::from_secs(40))).unwrap();
+                let seen = seen.lock().unwrap();
+                eprintln!("no WRITE, callbacks see: {:?} after {:?}", seen.first(), t.elapsed());
+                assert_eq!(seen.len(), 3, "every callback ran exactly once");
+                for e in seen.iter() {
+                    let e = e.as_ref().expect("a write without permission must fail");
+                    assert_eq!(e.code(), FlussCode::AUTHORIZATION_EXCEPTION, "{e}");
+                    assert!(!e.is_retriable());
+                }
+                assert!(t.elapsed() < Duration::from_secs(20), "not retried until the delivery timeout: {:?}", t.elapsed());
+            }
+        }
+
+        admin.admin().create_acls(&[AclBinding::allow(table.clone(), "fluss", AclOperation::Write)]).unwrap();
+        // The servers learn of a new ACL asynchronously (through ZooKeeper): until then the user
+        // may be refused, with AUTHORIZATION_EXCEPTION, even DESCRIBE.
+        let granted_at = Instant::now();
+        let outcome = loop {
+            let attempt =
+                user.get_table(&path).and_then(|t| t.new_append()).and_then(|a| a.create_writer(WriterOptions::default())).and_then(|w| {
+                    let c = w.append(&row![42i64, "granted"])?.wait(Some(Duration::from_secs(30)))?;
+                    c.error.map_or(Ok(()), Err)
+                });
+            match attempt {
+                Err(e) if e.code() == FlussCode::AUTHORIZATION_EXCEPTION && granted_at.elapsed() < Duration::from_secs(20) => {
+                    std::thread::sleep(Duration::from_millis(200))
+                }
+                other => break other,
+            }
+        };
+        eprintln!("WRITE took effect after {:?}", granted_at.elapsed());
+        outcome.unwrap();
+
+        let dropped = admin.admin().drop_acls(std::slice::from_ref(&mine)).unwrap();
+        assert_eq!(dropped.len(), 2, "{dropped:?}");
+        assert!(admin.admin().list_acls(&mine).unwrap().is_empty());
+    });
+}

@@ -242,6 +242,10 @@ impl EmbeddedEngine {
             Request::Authenticate(_) => {
                 Err(Error::server(FlussCode::SECURITY_DISABLED, "the embedded engine has no authentication (it runs in this process)"))
             }
+            // What a server without `authorizer.enabled` answers.
+            Request::CreateAcls(_) | Request::ListAcls(_) | Request::DropAcls(_) => {
+                Err(Error::server(FlussCode::SECURITY_DISABLED, "the embedded engine has no authorizer: ACLs are a cluster feature"))
+            }
             Request::CreateDatabase(r) => self.create_database(r).map(Response::CreateDatabase),
             Request::DropDatabase(r) => self.drop_database(r).map(Response::DropDatabase),
             Request::ListDatabases(_) => Ok(Response::ListDatabases(proto::ListDatabasesResponse {
