@@ -133,7 +133,13 @@ pub fn parse_size(s: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
+/// The longest duration a configuration key accepts (365 days). Longer values are
+/// [`ClientCode::InvalidConfig`]: they mean a typo or a wish for "no bound", which the keys that
+/// allow it spell `unbounded`.
+pub const MAX_CONFIG_DURATION: Duration = Duration::from_secs(365 * 86_400);
+
 /// Parse a duration: `"30s"`, `"100 ms"`, `"2min"`, `"1h"`, `"500us"`, or plain milliseconds.
+/// `None` for anything unparsable, negative, or longer than [`MAX_CONFIG_DURATION`].
 pub fn parse_duration(s: &str) -> Option<Duration> {
     let t = s.trim().to_ascii_lowercase();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -152,6 +158,9 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         "d" | "day" | "days" => n * 86400.0,
         _ => return None,
     };
+    if secs > MAX_CONFIG_DURATION.as_secs_f64() {
+        return None;
+    }
     Some(Duration::from_secs_f64(secs))
 }
 
@@ -167,8 +176,10 @@ impl Config {
     /// Set one key. Unknown keys and unparsable values are [`ClientCode::InvalidConfig`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let size = || parse_size(value).ok_or_else(|| invalid(key, value, "expected a size such as \"64mb\" or a number of bytes"));
-        let dur =
-            || parse_duration(value).ok_or_else(|| invalid(key, value, "expected a duration such as \"30s\" or a number of milliseconds"));
+        let dur = || {
+            parse_duration(value)
+                .ok_or_else(|| invalid(key, value, "expected a duration such as \"30s\" or a number of milliseconds, at most 365 days"))
+        };
         let int = |lo: i64, hi: i64| {
             value
                 .trim()
@@ -252,6 +263,37 @@ impl Config {
         Ok(c)
     }
 
+    /// Build from an explicit address (a binding's `bootstrap` argument or field) and key/value
+    /// pairs. The address argument and the `bootstrap.servers` key are one setting: either may
+    /// give it; both given and different (after trimming) is [`ClientCode::InvalidConfig`];
+    /// neither given means the default, `"embedded"`. Every binding builds its configuration here.
+    pub fn resolve<K: AsRef<str>, V: AsRef<str>>(bootstrap: Option<&str>, pairs: impl IntoIterator<Item = (K, V)>) -> Result<Config> {
+        let mut c = Config::default();
+        let mut from_key: Option<String> = None;
+        for (k, v) in pairs {
+            let (k, v) = (k.as_ref(), v.as_ref());
+            c.set(k, v)?;
+            if k == "bootstrap.servers" {
+                from_key = Some(c.bootstrap_servers.clone());
+            }
+        }
+        match (bootstrap, from_key) {
+            (Some(arg), Some(key)) if arg.trim() != key => {
+                return Err(Error::client(
+                    ClientCode::InvalidConfig,
+                    format!(
+                        "two different addresses: the bootstrap argument is {:?} but the bootstrap.servers key is {key:?}; give one, or the same in both",
+                        arg.trim()
+                    ),
+                ))
+            }
+            (Some(arg), _) => c.set("bootstrap.servers", arg)?,
+            (None, _) => {}
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
     /// Build from a map.
     pub fn from_map(map: &BTreeMap<String, String>) -> Result<Config> {
         Config::from_pairs(map.iter())
@@ -314,6 +356,31 @@ mod tests {
         assert!(e.message().contains("unknown configuration key"));
         let e = Config::from_pairs([("client.writer.batch-size", "lots")]).unwrap_err();
         assert!(e.message().contains("client.writer.batch-size"));
+    }
+
+    #[test]
+    fn bootstrap_argument_and_key_are_one_setting() {
+        let none: [(&str, &str); 0] = [];
+        assert_eq!(Config::resolve(None, none).unwrap().bootstrap_servers, "embedded");
+        let c = Config::resolve(None, [("bootstrap.servers", "h:9123")]).unwrap();
+        assert_eq!(c.bootstrap_servers, "h:9123");
+        let c = Config::resolve(Some("h:9123"), none).unwrap();
+        assert_eq!(c.bootstrap_servers, "h:9123");
+        let c = Config::resolve(Some(" h:9123 "), [("bootstrap.servers", "h:9123")]).unwrap();
+        assert_eq!(c.bootstrap_servers, "h:9123");
+        let e = Config::resolve(Some("embedded"), [("bootstrap.servers", "h:9123")]).unwrap_err();
+        assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
+        assert!(e.message().contains("h:9123") && e.message().contains("embedded"), "{}", e.message());
+        assert!(Config::resolve(Some(""), none).is_err(), "an empty address is no address");
+    }
+
+    #[test]
+    fn durations_beyond_a_year_are_invalid_not_panics() {
+        for v in ["100000000000000000000000s", "9223372036854775807s", "18446744073709551615", "1e308s", "366d"] {
+            let e = Config::from_pairs([("client.request-timeout", v)]).unwrap_err();
+            assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{v}");
+        }
+        assert_eq!(Config::from_pairs([("client.request-timeout", "365d")]).unwrap().request_timeout, MAX_CONFIG_DURATION);
     }
 
     #[test]

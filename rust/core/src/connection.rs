@@ -216,7 +216,7 @@ impl Connection {
         // A writer that timed out was aborted: its sender dispatches the pending operations with
         // WRITER_CLOSED. Let those jobs reach the executor before it stops, or their callbacks
         // would be dropped unrun (C1).
-        let exit_by = timeout.map(|t| std::time::Instant::now() + t);
+        let exit_by = crate::timeouts::deadline_after(timeout);
         for w in &writers {
             let left = exit_by.map(|d| d.saturating_duration_since(std::time::Instant::now()));
             w.wait_sender_exited(left);

@@ -62,11 +62,15 @@ pub enum ClientCode {
     /// had no final answer, so it may or may not have been written: not retriable, because a
     /// blind resubmission could duplicate it.
     SequenceReset = -1018,
+    /// A blocking call (`flush`, `close`, `wait`, an admission wait) was interrupted by the
+    /// binding's interrupt check (in Python: a signal handler raised, e.g. Ctrl-C). Nothing was
+    /// accepted by an interrupted admission; pending operations still complete exactly once.
+    Interrupted = -1019,
 }
 
 impl ClientCode {
     /// Every client code, in numeric order (for bindings and drift tests).
-    pub const ALL: [ClientCode; 18] = [
+    pub const ALL: [ClientCode; 19] = [
         ClientCode::InvalidRow,
         ClientCode::RecordTooLarge,
         ClientCode::CapacityExhausted,
@@ -85,6 +89,7 @@ impl ClientCode {
         ClientCode::Internal,
         ClientCode::CallbackFailed,
         ClientCode::SequenceReset,
+        ClientCode::Interrupted,
     ];
 
     /// Stable upper-snake name, used by the bindings for exception class lookup.
@@ -108,6 +113,7 @@ impl ClientCode {
             ClientCode::Internal => "INTERNAL",
             ClientCode::CallbackFailed => "CALLBACK_FAILED",
             ClientCode::SequenceReset => "SEQUENCE_RESET",
+            ClientCode::Interrupted => "WAIT_INTERRUPTED",
         }
     }
 
