@@ -27,8 +27,10 @@ TEST_F(Hardening, ForcedPanicInAWriteIsInternalAndDestroysTheCallable) {
   fw::AppendWriter w = AppendWriterFor(p);
   auto destroyed = std::make_shared<std::atomic<int>>(0);
   std::atomic<int> ran{0};
+  fw::GenericRow row = Row(1);  // (making a row is a bridge call too)
+  fw::WriteCallback cb = [t = Tracked(destroyed), &ran](const fw::WriteCompletion&) { ran++; };
   fw::testing::ForcePanicInNextCall();
-  fw::Result r = w.Append(Row(1), [t = Tracked(destroyed), &ran](const fw::WriteCompletion&) { ran++; });
+  fw::Result r = w.Append(row, std::move(cb));
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::Internal)) << r.ToString();
   EXPECT_NE(r.error_message.find("panic"), std::string::npos) << r.error_message;
   EXPECT_EQ(destroyed->load(), 1);

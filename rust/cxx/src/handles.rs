@@ -17,9 +17,10 @@ use crate::status::{fill, guard, guard_or, ok, status, status_of};
 use crate::testing::RScan;
 use crate::values::{descriptor, RRow};
 
-/// `None` for a negative timeout (no bound).
+/// A C++ timeout in milliseconds, converted by the core's one rule: negative, or beyond what a
+/// deadline can hold, is `None` (no bound). Never panics.
 pub(crate) fn timeout(ms: i64) -> Option<Duration> {
-    u64::try_from(ms).ok().map(Duration::from_millis)
+    fluss_writer::timeouts::from_millis_i64(ms)
 }
 
 fn path(db: &str, table: &str) -> Result<TablePath> {
@@ -46,17 +47,10 @@ pub(crate) fn connection_create(bootstrap: &str, keys: &Vec<String>, values: &Ve
             // One rule for every binding (the core's): the explicit address and the
             // `bootstrap.servers` key are one setting.
             let explicit = (!bootstrap.is_empty()).then_some(bootstrap);
-            let config = resolve_config(explicit, keys, values)?;
+            let config = Config::resolve(explicit, keys.iter().zip(values.iter()))?;
             Ok(Box::new(RConnection(Some(Connection::connect(config)?))))
         },
     )
-}
-
-// TEMPORARY until Config::resolve lands on main.
-fn resolve_config(explicit: Option<&str>, keys: &[String], values: &[String]) -> Result<Config> {
-    let mut pairs: Vec<(String, String)> = keys.iter().cloned().zip(values.iter().cloned()).collect();
-    pairs.insert(0, ("bootstrap.servers".into(), explicit.unwrap_or("embedded").into()));
-    Config::from_pairs(pairs)
 }
 
 pub(crate) fn connection_clone(c: &RConnection) -> Box<RConnection> {
@@ -384,7 +378,7 @@ fn writer_stats_of(s: fluss_writer::WriterStats) -> FfiWriterStats {
         ack_to_callback_p50_nanos: s.ack_to_callback.p50_nanos,
         ack_to_callback_p99_nanos: s.ack_to_callback.p99_nanos,
         ack_to_callback_max_nanos: s.ack_to_callback.max_nanos,
-        jobs_dropped: 0,
+        jobs_dropped: s.jobs_dropped,
     }
 }
 
