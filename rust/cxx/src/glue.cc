@@ -59,8 +59,8 @@ inline void CopyShort(char* dst, const char* src, size_t n) noexcept {
   }
 }
 
-// The fields of a completion (inline on the callback path).
-inline void Fill(const ffi::CompletionHead& head, const ffi::RCompletion& c, std::string_view name,
+// The fields of a completion (inlined into the callback path).
+__attribute__((always_inline)) inline void Fill(const ffi::CompletionHead& head, const ffi::RCompletion& c, std::string_view name,
                  WriteCompletion& out) {
   out.result.error_code = head.code;
   out.result.retriable = head.retriable;
