@@ -592,7 +592,8 @@ enum class ExecutorKind {
 };
 
 struct WriteCallbackOptions {
-  // Operations accepted and not yet retired; a write waits for a slot. 0 is InvalidConfig.
+  // Operations accepted and not yet retired; a write waits for a slot. 1..2^31-1 (checked by the
+  // core: 0 or anything larger is InvalidConfig).
   uint64_t max_pending_callbacks = 262144;
   ExecutorKind executor = ExecutorKind::Connection;
   // For ExecutorKind::Sharded: 1..64 workers (checked by the core: anything else is InvalidConfig).

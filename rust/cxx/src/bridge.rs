@@ -8,7 +8,12 @@
 //! panic becomes an `INTERNAL` status instead of an abort (`status::guard`, `fill`, `guard_or`):
 //! also the functions that return values, references or nothing, and the destructors (the C++
 //! destructors call `*_destroy` / `job_drop` instead of dropping a `Box` directly), because a
-//! panic reaching a cxx shim aborts the process. The `extern "C++"` functions are
+//! panic reaching a cxx shim aborts the process. The only bodies without a guard are the ones
+//! that cannot panic: field reads and `Option`/slice `get`s with a default (`row_len`,
+//! `row_is_null`, `row_get_*`, `scan_len`, `scan_offset`, `result_new`, `result_is_set`,
+//! `completion_head`/`_message`/`_database`/`_table`, `owned_completion_get`,
+//! `testing_force_panic`); the callback path stays free of a `catch_unwind` per record that way
+//! (its C++ exceptions are caught in C++, its Rust panics by the dispatcher). The `extern "C++"` functions are
 //! `noexcept` trampolines that catch every C++ exception themselves.
 
 use crate::arrow::*;

@@ -152,6 +152,18 @@ impl Drop for CxxCallback {
 pub struct RSharedCallback(pub(crate) SharedCallback);
 
 pub(crate) fn shared_callback_new(cb: UniquePtr<SharedCallbackBase>) -> Box<RSharedCallback> {
+    // If building it panicked, every record given this callable reports that to the writer's
+    // error handler (a callback error) instead of running nothing silently.
+    let failed = || {
+        let f: SharedCallback = Arc::new(|_: &WriteCompletion| {
+            std::panic::resume_unwind(Box::new("the SharedWriteCallback could not be created (panic in the binding)".to_string()))
+        });
+        Box::new(RSharedCallback(f))
+    };
+    guard_or(failed, move || shared_callback_of(cb))
+}
+
+fn shared_callback_of(cb: UniquePtr<SharedCallbackBase>) -> Box<RSharedCallback> {
     let f: SharedCallback = Arc::new(move |c: &WriteCompletion| {
         let Some(h) = cb.as_ref() else { return };
         let rc = RCompletion::from_ref(c);
