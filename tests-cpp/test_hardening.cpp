@@ -469,6 +469,55 @@ TEST_F(Hardening, FuzzArrowImportMalformedBatchesAreRejected) {
     EXPECT_EQ(ran.load(), 0);
   }
   EXPECT_EQ(Hw(p), 4);  // nothing of the malformed batches was written
+  // A stream whose second batch is malformed (each kind of mutation): the whole stream is
+  // rejected, nothing written, the stream released.
+  for (const Mutation& m : kMutations) {
+    SCOPED_TRACE(std::string("stream: ") + m.name);
+    struct State {
+      int next = 0;
+      const Mutation* m;
+    };
+    ArrowArrayStream st;
+    st.get_schema = [](ArrowArrayStream*, ArrowSchema* out) {
+      producer::MakeSchema(out);
+      return 0;
+    };
+    st.get_next = [](ArrowArrayStream* self, ArrowArray* out) {
+      auto* state = static_cast<State*>(self->private_data);
+      int k = state->next++;
+      if (k >= 2) {
+        out->release = nullptr;
+        return 0;
+      }
+      Batch b(3);
+      if (k == 1) {
+        // Mutate a full batch, then hand over its array (the schema stays with the stream).
+        if (std::string(state->m->name).find("schema") != std::string::npos ||
+            std::string(state->m->name).find("format") != std::string::npos ||
+            std::string(state->m->name) == "not a struct" || std::string(state->m->name) == "wrong column type" ||
+            std::string(state->m->name) == "released array") {
+          b.array.n_children = 5;  // schema mutations (and a released array, which is the end of a
+                                   // stream) do not apply to a stream's arrays
+        } else {
+          state->m->apply(b);
+        }
+      }
+      *out = b.array;
+      b.array.release = nullptr;  // moved out
+      return 0;
+    };
+    st.get_last_error = [](ArrowArrayStream*) -> const char* { return nullptr; };
+    st.release = [](ArrowArrayStream* self) {
+      delete static_cast<State*>(self->private_data);
+      self->release = nullptr;
+    };
+    st.private_data = new State{0, &m};
+    fw::Result r = w.AppendArrowBatch(&st);
+    EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidRow)) << r.ToString();
+    EXPECT_EQ(st.release, nullptr);
+    ASSERT_OK(w.Flush());
+  }
+  EXPECT_EQ(Hw(p), 4);
   // Null and released streams.
   EXPECT_EQ(w.AppendArrowBatch(static_cast<ArrowArrayStream*>(nullptr)).error_code, Code(fw::ClientCode::InvalidRow));
   ArrowArrayStream s;

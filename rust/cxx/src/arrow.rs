@@ -20,8 +20,8 @@
 use std::ffi::{c_char, c_void, CStr};
 
 use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
-use arrow_array::{RecordBatch, RecordBatchReader, StructArray};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, StructArray};
 use arrow_schema::DataType;
 use fluss_writer::{Error, Result};
 
@@ -284,24 +284,60 @@ unsafe fn import_stream(stream: usize) -> Result<RecordBatch> {
     if stream.is_null() {
         return Err(Error::invalid_row("AppendArrowBatch: the ArrowArrayStream pointer is null"));
     }
-    let raw = &*(stream as *const RawStream);
-    if raw.release.is_none() {
+    if (*(stream as *const RawStream)).release.is_none() {
         return Err(Error::invalid_row("AppendArrowBatch: the ArrowArrayStream is released"));
     }
-    if raw.get_schema.is_none() || raw.get_next.is_none() {
-        // Still take it (and release it): the caller's struct is moved from.
-        drop(FFI_ArrowArrayStream::from_raw(stream));
+    // Moved from first (released when `owned` drops), whatever happens next.
+    let mut owned = FFI_ArrowArrayStream::from_raw(stream);
+    let raw = &mut *(&mut owned as *mut FFI_ArrowArrayStream as *mut RawStream);
+    let (Some(get_schema), Some(get_next)) = (raw.get_schema, raw.get_next) else {
         return Err(Error::invalid_row("AppendArrowBatch: the ArrowArrayStream has a null get_schema or get_next"));
+    };
+    let last_error = |raw: &mut RawStream, what: &str, rc: i32| {
+        let text = match raw.get_last_error {
+            Some(f) => {
+                let p = f(raw);
+                if p.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(p).to_string_lossy().into_owned()
+                }
+            }
+            None => String::new(),
+        };
+        Error::invalid_row(format!("AppendArrowBatch: the stream's {what} failed (error {rc}): {text}"))
+    };
+    // The same checks as a single batch: the schema once, every array before arrow-rs reads it.
+    let mut schema = FFI_ArrowSchema::empty();
+    let rc = get_schema(raw, &mut schema as *mut FFI_ArrowSchema as *mut RawSchema);
+    if rc != 0 {
+        return Err(last_error(raw, "get_schema", rc));
     }
-    let reader = ArrowArrayStreamReader::from_raw(stream)?;
-    let schema = reader.schema();
-    let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
-    for b in &batches {
-        arrow_array::Array::to_data(&arrow_array::StructArray::from(b.clone()))
-            .validate_full()
-            .map_err(|e| Error::invalid_row(format!("AppendArrowBatch: invalid stream batch: {e}")))?;
+    let raw_s = &*(&schema as *const FFI_ArrowSchema as *const RawSchema);
+    check_schema(raw_s, "stream schema", 0)?;
+    let dt = DataType::try_from(&schema).map_err(|e| Error::invalid_row(format!("AppendArrowBatch: bad stream schema: {e}")))?;
+    if !matches!(dt, DataType::Struct(_)) {
+        return Err(Error::invalid_row(format!("AppendArrowBatch: expected a stream of struct arrays (record batches), got {dt}")));
     }
-    Ok(arrow_select::concat::concat_batches(&schema, &batches)?)
+    let arrow_schema = std::sync::Arc::new(arrow_schema::Schema::try_from(&schema)?);
+    let mut batches = Vec::new();
+    loop {
+        let mut array = FFI_ArrowArray::empty();
+        let rc = get_next(raw, &mut array as *mut FFI_ArrowArray as *mut RawArray);
+        if rc != 0 {
+            return Err(last_error(raw, "get_next", rc));
+        }
+        if array.is_released() {
+            break; // end of stream
+        }
+        let path = format!("stream batch {}", batches.len());
+        check_array(&*(&array as *const FFI_ArrowArray as *const RawArray), raw_s, &dt, &path, 0)?;
+        let data = from_ffi(array, &schema)?;
+        data.validate_full().map_err(|e| Error::invalid_row(format!("AppendArrowBatch: {path}: invalid ArrowArray: {e}")))?;
+        let batch = RecordBatch::from(StructArray::from(data));
+        batches.push(batch.with_schema(arrow_schema.clone())?);
+    }
+    Ok(arrow_select::concat::concat_batches(&arrow_schema, &batches)?)
 }
 
 pub(crate) unsafe fn writer_append_arrow(
