@@ -25,7 +25,7 @@
 // integer or two) is stored inline: a write with it, its dispatch and its call allocate nothing
 // per record. Larger callables cost one allocation per record. A SharedWriteCallback (one
 // callable for many records) costs nothing per record. The completion a callback receives is
-// built on the stack; its `table` is a view shared by the whole batch.
+// built on the stack; its `table` is a std::string_view (no std::string per callback).
 #pragma once
 
 // Feature macros (for code that builds against several versions of this header).
@@ -341,10 +341,10 @@ struct BucketResult {
 // WriteCompletion (a copy owns everything, including the table name) to keep it.
 struct WriteCompletion {
   Result result;
-  // "database.table". Inside a callback it views storage shared by the whole batch (no copy per
-  // record), valid for the duration of the call: copy it (std::string(c.table)) or copy the
-  // whole WriteCompletion to keep it. A WriteCompletion filled by WriteResult::Wait, and every
-  // copy of one, owns its name.
+  // "database.table". Inside a callback it views a buffer of the library's (no allocation),
+  // valid for the duration of the call: copy it (std::string(c.table)) or copy the whole
+  // WriteCompletion to keep it. A WriteCompletion filled by WriteResult::Wait, and every copy of
+  // one, owns its name.
   std::string_view table;
   int64_t table_id = -1;
   int64_t partition_id = -1;  // -1: not partitioned
