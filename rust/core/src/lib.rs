@@ -17,6 +17,7 @@
 //! See `docs/architecture.md` and `docs/callback-contract.md` in the repository for the design
 //! and the callback contract (C1-C12) that every test suite asserts.
 
+pub mod acl;
 pub mod admin;
 pub mod backend;
 pub mod cluster;
@@ -32,6 +33,7 @@ pub mod timeouts;
 pub mod wire;
 pub mod write;
 
+pub use acl::{AclBinding, AclFilter, AclOperation, AclResource};
 pub use admin::Admin;
 pub use config::Config;
 pub use connection::{ConnectOptions, Connection};

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_array::{Array, RecordBatch, UInt32Array};
+use arrow_array::{RecordBatch, UInt32Array};
 use fluss_writer_dispatch::{
     in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, LatencySnapshot, Permits, Scope,
     ScopeOptions, Ticket, UserExecutor, WaitBudget,
@@ -35,7 +35,7 @@ use crate::error::{ClientCode, Error, Result};
 use crate::metadata::{Schema, TableInfo};
 use crate::row::{check_value, Value};
 use crate::table::Table;
-use crate::wire::arrow::{arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
+use crate::wire::arrow::{arrow_row_sizes, arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
 use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::encode_row;
 use crate::wire::key::encode_key;
@@ -480,16 +480,25 @@ impl WriterCore {
         if rows == 0 {
             return Err(Error::invalid_row("the Arrow batch has no rows"));
         }
-        let total_bytes: usize = rb.columns().iter().map(|c| c.get_array_memory_size()).sum::<usize>().max(1);
-        let per_row = total_bytes.div_ceil(rows).max(1);
-        self.too_large(per_row)?;
+        // Per-row sizes decide the split: one row over the batch size rejects the whole call
+        // before anything is admitted (C5, C11), however small the average row is.
+        let sizes = arrow_row_sizes(&rb);
+        if let Some((r, &size)) = sizes.iter().enumerate().find(|(_, &s)| s > self.batch_size) {
+            return Err(Error::client(
+                ClientCode::RecordTooLarge,
+                format!(
+                    "row {r} of the Arrow batch needs about {size} bytes, more than client.writer.batch-size ({} bytes); nothing was written",
+                    self.batch_size
+                ),
+            ));
+        }
         // Bucket of every row.
-        let groups: Vec<(i32, RecordBatch)> = if self.bucket_key.is_empty() {
+        let groups: Vec<(i32, RecordBatch, Vec<usize>)> = if self.bucket_key.is_empty() {
             let bucket = match self.assigner {
                 NoKeyAssigner::Sticky => self.sticky.load(Ordering::Relaxed),
                 NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
             };
-            vec![(bucket, rb.clone())]
+            vec![(bucket, rb.clone(), sizes)]
         } else {
             let mut order: Vec<i32> = Vec::new();
             let mut idx: Vec<Vec<u32>> = Vec::new();
@@ -513,26 +522,29 @@ impl WriterCore {
             }
             let mut out = Vec::with_capacity(order.len());
             for (b, ix) in order.into_iter().zip(idx) {
+                let group_sizes: Vec<usize> = ix.iter().map(|&r| sizes[r as usize]).collect();
                 let indices = UInt32Array::from(ix);
                 let cols = rb
                     .columns()
                     .iter()
                     .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
                     .collect::<std::result::Result<Vec<_>, _>>()?;
-                out.push((b, RecordBatch::try_new(rb.schema(), cols)?));
+                out.push((b, RecordBatch::try_new(rb.schema(), cols)?, group_sizes));
             }
             out
         };
-        // Chunks that fit a batch.
-        let rows_per_chunk = (self.batch_size / per_row).max(1);
+        // Chunks of consecutive rows whose sizes add up to at most a batch.
         let mut chunks: Vec<(i32, RecordBatch, usize)> = Vec::new();
-        for (b, g) in groups {
-            let mut start = 0;
-            while start < g.num_rows() {
-                let len = rows_per_chunk.min(g.num_rows() - start);
-                chunks.push((b, g.slice(start, len), len * per_row));
-                start += len;
+        for (b, g, group_sizes) in groups {
+            let (mut start, mut bytes) = (0, 0usize);
+            for (r, &s) in group_sizes.iter().enumerate() {
+                if r > start && bytes + s > self.batch_size {
+                    chunks.push((b, g.slice(start, r - start), bytes.max(1)));
+                    (start, bytes) = (r, 0);
+                }
+                bytes += s;
             }
+            chunks.push((b, g.slice(start, group_sizes.len() - start), bytes.max(1)));
         }
         let total: usize = chunks.iter().map(|c| c.2).sum();
         let first_bucket = chunks[0].0;
