@@ -167,6 +167,8 @@ impl SenderShared {
     }
 }
 
+const IDLE_WAIT: Duration = Duration::from_secs(3600);
+
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
@@ -291,8 +293,9 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
             let soon = shared.clock.now_nanos() + 5_000_000;
             next = Some(next.map_or(soon, |n| n.min(soon)));
         }
-        let wait = next.map(|t| Duration::from_nanos(t.saturating_sub(shared.clock.now_nanos()).max(200_000)));
-        let sleep = tokio::time::sleep(wait.unwrap_or(Duration::from_secs(3600)));
+        // At most an hour: an unbounded delivery timeout has its deadline at the end of time.
+        let wait = next.map_or(IDLE_WAIT, |t| Duration::from_nanos(t.saturating_sub(shared.clock.now_nanos()).max(200_000)).min(IDLE_WAIT));
+        let sleep = tokio::time::sleep(wait);
         tokio::select! {
             _ = shared.acc.wake.notified() => {}
             e = rx.recv() => { if let Some(e) = e { on_event(&shared, &mut m, e) } }
