@@ -22,8 +22,12 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
 cluster_started=0
+sasl_started=0
+# The SASL cluster (client listener SASL/PLAIN, authorizer on) runs beside the plaintext one.
+sasl_env=(FLUSS_SASL=1 "FLUSS_RUN_DIR=$REPO/.fluss/run-sasl" FLUSS_COORDINATOR_PORT=9223 FLUSS_TABLET_PORT=9224 FLUSS_ZK_PORT=2281)
 cleanup() {
   if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 if [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
@@ -36,6 +40,14 @@ if [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   else
     echo "WARNING: no Java: the tests against a real Fluss cluster will not run (they must under CI)" >&2
   fi
+fi
+
+if [ -z "${FLUSS_SASL_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; }; then
+  step "start a second Fluss 0.9.1 cluster with SASL/PLAIN and the authorizer"
+  line=$(env "${sasl_env[@]}" scripts/fluss-cluster.sh start | tail -n 1)
+  export "$line"
+  sasl_started=1
+  echo "using $FLUSS_SASL_BOOTSTRAP_SERVERS"
 fi
 
 step "Rust workspace tests"

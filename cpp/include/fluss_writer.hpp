@@ -136,6 +136,7 @@ enum class ClientCode : int32_t {
   Internal = -1016,            // an SDK invariant broke
   CallbackFailed = -1017,      // a callback threw (reported to the error handler only)
   SequenceReset = -1018,       // idempotent sequence reset; this in-flight batch was not retried
+  Interrupted = -1019,         // a blocking call was interrupted (Python: a signal handler raised)
 };
 
 // Every client code, in numeric order.
@@ -146,6 +147,7 @@ inline constexpr ClientCode kAllClientCodes[] = {
     ClientCode::Timeout,            ClientCode::InvalidTable,   ClientCode::Unsupported,
     ClientCode::Protocol,           ClientCode::Io,             ClientCode::ForkedProcess,
     ClientCode::Internal,           ClientCode::CallbackFailed, ClientCode::SequenceReset,
+    ClientCode::Interrupted,
 };
 
 // The outcome of a call or of an operation: code 0 is success.

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::acl::{AclBinding, AclFilter};
 use crate::backend::{call, Backend, Dest};
 use crate::connection::ConnInner;
 use crate::error::{Error, Result};
@@ -92,6 +93,43 @@ impl Admin {
 
     pub fn table_exists(&self, path: &TablePath) -> Result<bool> {
         Ok(self.run(Dest::Any, proto::TableExistsRequest { table_path: pb_path(path) })?.exists)
+    }
+
+    /// Create ACLs (needs ALTER on the cluster, which super users have). Each entry the server
+    /// refuses makes this an error naming it; entries it accepted stay.
+    pub fn create_acls(&self, acls: &[AclBinding]) -> Result<()> {
+        let r = self.run(Dest::Coordinator, proto::CreateAclsRequest { acl: acls.iter().map(AclBinding::to_pb).collect() })?;
+        for res in r.acl_res {
+            if let Some(code) = res.error_code.filter(|c| *c != 0) {
+                let what = AclBinding::from_pb(&res.acl).map_or_else(|_| format!("{:?}", res.acl), |b| format!("{b:?}"));
+                return Err(Error::server(code, res.error_message.unwrap_or_default()).context(format!("create ACL {what}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The ACLs that match `filter`.
+    pub fn list_acls(&self, filter: &AclFilter) -> Result<Vec<AclBinding>> {
+        let r = self.run(Dest::Coordinator, proto::ListAclsRequest { acl_filter: filter.to_pb() })?;
+        r.acl.iter().map(AclBinding::from_pb).collect()
+    }
+
+    /// Drop every ACL that matches one of `filters`; returns the ACLs dropped.
+    pub fn drop_acls(&self, filters: &[AclFilter]) -> Result<Vec<AclBinding>> {
+        let r = self.run(Dest::Coordinator, proto::DropAclsRequest { acl_filter: filters.iter().map(AclFilter::to_pb).collect() })?;
+        let mut dropped = Vec::new();
+        for f in r.filter_results {
+            if let Some(code) = f.error_code.filter(|c| *c != 0) {
+                return Err(Error::server(code, f.error_message.unwrap_or_default()).context("drop ACLs"));
+            }
+            for m in f.matching_acls {
+                if let Some(code) = m.error_code.filter(|c| *c != 0) {
+                    return Err(Error::server(code, m.error_message.unwrap_or_default()).context("drop ACL"));
+                }
+                dropped.push(AclBinding::from_pb(&m.acl)?);
+            }
+        }
+        Ok(dropped)
     }
 
     /// The table as the server knows it.

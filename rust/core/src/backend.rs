@@ -78,6 +78,10 @@ macro_rules! requests {
 
 requests! {
     ApiVersions(ApiVersionsRequest, ApiVersionsResponse) = 1000, 0;
+    Authenticate(AuthenticateRequest, AuthenticateResponse) = 1038, 0;
+    CreateAcls(CreateAclsRequest, CreateAclsResponse) = 1039, 0;
+    ListAcls(ListAclsRequest, ListAclsResponse) = 1040, 0;
+    DropAcls(DropAclsRequest, DropAclsResponse) = 1041, 0;
     CreateDatabase(CreateDatabaseRequest, CreateDatabaseResponse) = 1001, 0;
     DropDatabase(DropDatabaseRequest, DropDatabaseResponse) = 1002, 0;
     ListDatabases(ListDatabasesRequest, ListDatabasesResponse) = 1003, 0;

@@ -26,8 +26,73 @@ pub enum FsyncPolicy {
     Never,
 }
 
+/// `client.security.protocol`: how the client authenticates to the servers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecurityProtocol {
+    /// No authentication (default).
+    Plaintext,
+    /// SASL (`client.security.sasl.mechanism`, only PLAIN in Fluss 0.9) on every connection,
+    /// right after ApiVersions and before any other request.
+    Sasl,
+}
+
+/// A value that must never be shown: its `Debug` and `Display` print `***`. Used for passwords
+/// and for JAAS configurations (which carry one).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Secret {
+        Secret(s.into())
+    }
+
+    /// The secret itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl std::fmt::Display for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// SASL/PLAIN credentials resolved from the configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaslPlain {
+    pub username: String,
+    pub password: Secret,
+}
+
+impl SaslPlain {
+    /// The PLAIN initial response (RFC 4616): empty authorization id, NUL, user, NUL, password.
+    pub fn token(&self) -> Vec<u8> {
+        let mut t = Vec::with_capacity(2 + self.username.len() + self.password.0.len());
+        t.push(0);
+        t.extend_from_slice(self.username.as_bytes());
+        t.push(0);
+        t.extend_from_slice(self.password.0.as_bytes());
+        t
+    }
+}
+
+/// Keys whose values are secrets: never echoed in errors, logs or `repr`s.
+pub const SECRET_KEYS: &[&str] = &["client.security.sasl.password", "client.security.sasl.jaas.config"];
+
+/// Whether `key`'s value must never be shown (bindings use it to redact configuration reprs).
+pub fn is_secret_key(key: &str) -> bool {
+    SECRET_KEYS.contains(&key)
+}
+
 /// Parsed configuration. Build it with [`Config::from_pairs`] or start from
-/// [`Config::default`] and set fields.
+/// [`Config::default`] and set fields. Its `Debug` never shows a secret.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// `bootstrap.servers`: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
@@ -65,6 +130,17 @@ pub struct Config {
     pub embedded_fsync: FsyncPolicy,
     /// `embedded.default-bucket-number` (1): bucket count when a descriptor gives none.
     pub default_bucket_number: i32,
+    /// `client.security.protocol` (PLAINTEXT).
+    pub security_protocol: SecurityProtocol,
+    /// `client.security.sasl.mechanism` (PLAIN, the only one Fluss 0.9 has), upper case.
+    pub sasl_mechanism: String,
+    /// `client.security.sasl.username`.
+    pub sasl_username: Option<String>,
+    /// `client.security.sasl.password`.
+    pub sasl_password: Option<Secret>,
+    /// `client.security.sasl.jaas.config`: `username` and `password` are taken from it when the
+    /// two keys above are absent.
+    pub sasl_jaas_config: Option<Secret>,
 }
 
 impl Default for Config {
@@ -87,6 +163,11 @@ impl Default for Config {
             io_threads: 1,
             embedded_fsync: FsyncPolicy::Always,
             default_bucket_number: 1,
+            security_protocol: SecurityProtocol::Plaintext,
+            sasl_mechanism: "PLAIN".into(),
+            sasl_username: None,
+            sasl_password: None,
+            sasl_jaas_config: None,
         }
     }
 }
@@ -110,6 +191,11 @@ pub const KEYS: &[&str] = &[
     "client.io-threads",
     "embedded.fsync",
     "embedded.default-bucket-number",
+    "client.security.protocol",
+    "client.security.sasl.mechanism",
+    "client.security.sasl.username",
+    "client.security.sasl.password",
+    "client.security.sasl.jaas.config",
 ];
 
 fn invalid(key: &str, value: &str, why: &str) -> Error {
@@ -133,7 +219,13 @@ pub fn parse_size(s: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
+/// The longest duration a configuration key accepts (365 days). Longer values are
+/// [`ClientCode::InvalidConfig`]: they mean a typo or a wish for "no bound", which the keys that
+/// allow it spell `unbounded`.
+pub const MAX_CONFIG_DURATION: Duration = Duration::from_secs(365 * 86_400);
+
 /// Parse a duration: `"30s"`, `"100 ms"`, `"2min"`, `"1h"`, `"500us"`, or plain milliseconds.
+/// `None` for anything unparsable, negative, or longer than [`MAX_CONFIG_DURATION`].
 pub fn parse_duration(s: &str) -> Option<Duration> {
     let t = s.trim().to_ascii_lowercase();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -152,6 +244,9 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         "d" | "day" | "days" => n * 86400.0,
         _ => return None,
     };
+    if secs > MAX_CONFIG_DURATION.as_secs_f64() {
+        return None;
+    }
     Some(Duration::from_secs_f64(secs))
 }
 
@@ -167,8 +262,10 @@ impl Config {
     /// Set one key. Unknown keys and unparsable values are [`ClientCode::InvalidConfig`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let size = || parse_size(value).ok_or_else(|| invalid(key, value, "expected a size such as \"64mb\" or a number of bytes"));
-        let dur =
-            || parse_duration(value).ok_or_else(|| invalid(key, value, "expected a duration such as \"30s\" or a number of milliseconds"));
+        let dur = || {
+            parse_duration(value)
+                .ok_or_else(|| invalid(key, value, "expected a duration such as \"30s\" or a number of milliseconds, at most 365 days"))
+        };
         let int = |lo: i64, hi: i64| {
             value
                 .trim()
@@ -232,6 +329,18 @@ impl Config {
                 }
             }
             "embedded.default-bucket-number" => self.default_bucket_number = int(1, 128_000)? as i32,
+            "client.security.protocol" => {
+                self.security_protocol = match value.trim().to_ascii_uppercase().as_str() {
+                    "PLAINTEXT" => SecurityProtocol::Plaintext,
+                    "SASL" => SecurityProtocol::Sasl,
+                    _ => return Err(invalid(key, value, "expected PLAINTEXT or SASL")),
+                }
+            }
+            "client.security.sasl.mechanism" => self.sasl_mechanism = value.trim().to_ascii_uppercase(),
+            "client.security.sasl.username" => self.sasl_username = Some(value.to_string()),
+            // Never echo these values, not even in an error.
+            "client.security.sasl.password" => self.sasl_password = Some(Secret::new(value)),
+            "client.security.sasl.jaas.config" => self.sasl_jaas_config = Some(Secret::new(value)),
             _ => {
                 return Err(Error::client(
                     ClientCode::InvalidConfig,
@@ -252,6 +361,37 @@ impl Config {
         Ok(c)
     }
 
+    /// Build from an explicit address (a binding's `bootstrap` argument or field) and key/value
+    /// pairs. The address argument and the `bootstrap.servers` key are one setting: either may
+    /// give it; both given and different (after trimming) is [`ClientCode::InvalidConfig`];
+    /// neither given means the default, `"embedded"`. Every binding builds its configuration here.
+    pub fn resolve<K: AsRef<str>, V: AsRef<str>>(bootstrap: Option<&str>, pairs: impl IntoIterator<Item = (K, V)>) -> Result<Config> {
+        let mut c = Config::default();
+        let mut from_key: Option<String> = None;
+        for (k, v) in pairs {
+            let (k, v) = (k.as_ref(), v.as_ref());
+            c.set(k, v)?;
+            if k == "bootstrap.servers" {
+                from_key = Some(c.bootstrap_servers.clone());
+            }
+        }
+        match (bootstrap, from_key) {
+            (Some(arg), Some(key)) if arg.trim() != key => {
+                return Err(Error::client(
+                    ClientCode::InvalidConfig,
+                    format!(
+                        "two different addresses: the bootstrap argument is {:?} but the bootstrap.servers key is {key:?}; give one, or the same in both",
+                        arg.trim()
+                    ),
+                ))
+            }
+            (Some(arg), _) => c.set("bootstrap.servers", arg)?,
+            (None, _) => {}
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
     /// Build from a map.
     pub fn from_map(map: &BTreeMap<String, String>) -> Result<Config> {
         Config::from_pairs(map.iter())
@@ -259,6 +399,7 @@ impl Config {
 
     /// Cross-key rules: idempotence needs acks=all and at most 5 requests in flight per bucket.
     pub fn validate(&self) -> Result<()> {
+        self.sasl_credentials()?;
         if self.enable_idempotence {
             if self.acks != -1 {
                 return Err(Error::client(ClientCode::InvalidConfig, "client.writer.enable-idempotence requires client.writer.acks = all"));
@@ -279,6 +420,45 @@ impl Config {
         Ok(())
     }
 
+    /// The SASL/PLAIN credentials to authenticate with, `None` for PLAINTEXT. Errors
+    /// ([`ClientCode::InvalidConfig`]) name the keys, never a secret value.
+    pub fn sasl_credentials(&self) -> Result<Option<SaslPlain>> {
+        if self.security_protocol == SecurityProtocol::Plaintext {
+            return Ok(None);
+        }
+        if self.sasl_mechanism != "PLAIN" {
+            return Err(Error::client(
+                ClientCode::InvalidConfig,
+                format!("client.security.sasl.mechanism = {:?}: only PLAIN is supported (as in Fluss 0.9)", self.sasl_mechanism),
+            ));
+        }
+        let (username, password) = match (&self.sasl_username, &self.sasl_password) {
+            (Some(u), Some(p)) => (u.clone(), p.clone()),
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(Error::client(
+                    ClientCode::InvalidConfig,
+                    "client.security.sasl.username and client.security.sasl.password must be set together",
+                ))
+            }
+            (None, None) => match &self.sasl_jaas_config {
+                Some(jaas) => parse_jaas_plain(jaas.expose())?,
+                None => {
+                    return Err(Error::client(
+                        ClientCode::InvalidConfig,
+                        "client.security.protocol = SASL needs client.security.sasl.username and client.security.sasl.password, or client.security.sasl.jaas.config",
+                    ))
+                }
+            },
+        };
+        if username.is_empty() || username.contains('\0') || password.expose().contains('\0') {
+            return Err(Error::client(
+                ClientCode::InvalidConfig,
+                "the SASL username must be non-empty, and neither it nor the password may contain a NUL character",
+            ));
+        }
+        Ok(Some(SaslPlain { username, password }))
+    }
+
     /// Requests in flight per bucket that the sender actually allows: without idempotence a retry
     /// could overtake a later batch, so it is 1 (C3).
     pub fn effective_inflight_per_bucket(&self) -> usize {
@@ -287,6 +467,60 @@ impl Config {
         } else {
             1
         }
+    }
+}
+
+/// `username` and `password` of a JAAS configuration as the Java client reads it:
+/// `<LoginModule class> <flag> key="value" ... ;` (values may be quoted with `"` and use `\"`).
+/// Errors never include the configuration text, which holds the password.
+fn parse_jaas_plain(jaas: &str) -> Result<(String, Secret)> {
+    let bad = |why: &str| Error::client(ClientCode::InvalidConfig, format!("client.security.sasl.jaas.config: {why} (value not shown)"));
+    let body = jaas.trim().strip_suffix(';').unwrap_or(jaas.trim());
+    let mut chars = body.chars().peekable();
+    let mut word = || -> Option<String> {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut w = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() {
+                break;
+            }
+            chars.next();
+            if c == '"' {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => w.push(chars.next()?),
+                        '"' => break,
+                        c => w.push(c),
+                    }
+                }
+            } else {
+                w.push(c);
+            }
+        }
+        (!w.is_empty()).then_some(w)
+    };
+    let module = word().ok_or_else(|| bad("empty"))?;
+    if !module.contains('.') {
+        return Err(bad("expected a login module class first"));
+    }
+    let flag = word().ok_or_else(|| bad("expected a control flag (required) after the login module"))?;
+    if !["required", "requisite", "sufficient", "optional"].contains(&flag.to_ascii_lowercase().as_str()) {
+        return Err(bad("expected a control flag (required) after the login module"));
+    }
+    let (mut user, mut pass) = (None, None);
+    while let Some(option) = word() {
+        let (k, v) = option.split_once('=').ok_or_else(|| bad("expected key=\"value\" options"))?;
+        match k {
+            "username" => user = Some(v.to_string()),
+            "password" => pass = Some(Secret::new(v)),
+            _ => {}
+        }
+    }
+    match (user, pass) {
+        (Some(u), Some(p)) => Ok((u, p)),
+        _ => Err(bad("needs both username=\"...\" and password=\"...\"")),
     }
 }
 
@@ -314,6 +548,84 @@ mod tests {
         assert!(e.message().contains("unknown configuration key"));
         let e = Config::from_pairs([("client.writer.batch-size", "lots")]).unwrap_err();
         assert!(e.message().contains("client.writer.batch-size"));
+    }
+
+    #[test]
+    fn bootstrap_argument_and_key_are_one_setting() {
+        let none: [(&str, &str); 0] = [];
+        assert_eq!(Config::resolve(None, none).unwrap().bootstrap_servers, "embedded");
+        let c = Config::resolve(None, [("bootstrap.servers", "h:9123")]).unwrap();
+        assert_eq!(c.bootstrap_servers, "h:9123");
+        let c = Config::resolve(Some("h:9123"), none).unwrap();
+        assert_eq!(c.bootstrap_servers, "h:9123");
+        let c = Config::resolve(Some(" h:9123 "), [("bootstrap.servers", "h:9123")]).unwrap();
+        assert_eq!(c.bootstrap_servers, "h:9123");
+        let e = Config::resolve(Some("embedded"), [("bootstrap.servers", "h:9123")]).unwrap_err();
+        assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
+        assert!(e.message().contains("h:9123") && e.message().contains("embedded"), "{}", e.message());
+        assert!(Config::resolve(Some(""), none).is_err(), "an empty address is no address");
+    }
+
+    #[test]
+    fn durations_beyond_a_year_are_invalid_not_panics() {
+        for v in ["100000000000000000000000s", "9223372036854775807s", "18446744073709551615", "1e308s", "366d"] {
+            let e = Config::from_pairs([("client.request-timeout", v)]).unwrap_err();
+            assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{v}");
+        }
+        assert_eq!(Config::from_pairs([("client.request-timeout", "365d")]).unwrap().request_timeout, MAX_CONFIG_DURATION);
+    }
+
+    #[test]
+    fn sasl_credentials_from_keys_or_jaas_and_never_shown() {
+        let none: [(&str, &str); 0] = [];
+        assert_eq!(Config::from_pairs(none).unwrap().sasl_credentials().unwrap(), None);
+        let keys = Config::from_pairs([
+            ("client.security.protocol", "sasl"),
+            ("client.security.sasl.username", "alice"),
+            ("client.security.sasl.password", "s3cr3t-pw"),
+        ])
+        .unwrap();
+        let c = keys.sasl_credentials().unwrap().unwrap();
+        assert_eq!((c.username.as_str(), c.password.expose()), ("alice", "s3cr3t-pw"));
+        assert_eq!(c.token(), b"\0alice\0s3cr3t-pw");
+        assert!(!format!("{keys:?}").contains("s3cr3t-pw"), "Debug of a Config shows no password");
+        assert!(!format!("{c:?}").contains("s3cr3t-pw"));
+        let jaas = r#"org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required username="bob" password="p\"w d";"#;
+        let c = Config::from_pairs([("client.security.protocol", "SASL"), ("client.security.sasl.jaas.config", jaas)]).unwrap();
+        let cred = c.sasl_credentials().unwrap().unwrap();
+        assert_eq!((cred.username.as_str(), cred.password.expose()), ("bob", "p\"w d"));
+        assert!(!format!("{c:?}").contains("p\"w d"));
+        for (pairs, what) in [
+            (vec![("client.security.protocol", "SASL")], "no credentials"),
+            (vec![("client.security.protocol", "SASL"), ("client.security.sasl.username", "a")], "user without password"),
+            (
+                vec![
+                    ("client.security.protocol", "SASL"),
+                    ("client.security.sasl.jaas.config", "PlainLoginModule required password=\"hunter2\";"),
+                ],
+                "no module class",
+            ),
+            (
+                vec![("client.security.protocol", "SASL"), ("client.security.sasl.jaas.config", "a.b.C required password=\"hunter2\";")],
+                "no username",
+            ),
+            (
+                vec![
+                    ("client.security.protocol", "SASL"),
+                    ("client.security.sasl.mechanism", "SCRAM-SHA-256"),
+                    ("client.security.sasl.username", "a"),
+                    ("client.security.sasl.password", "hunter2"),
+                ],
+                "mechanism",
+            ),
+        ] {
+            // `from_pairs` validates the credentials, so a connection never starts without them.
+            let e = Config::from_pairs(pairs).unwrap_err();
+            assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{what}");
+            assert!(!e.message().contains("hunter2"), "{what}: {}", e.message());
+        }
+        let e = Config::from_pairs([("client.security.protocol", "kerberos")]).unwrap_err();
+        assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
     }
 
     #[test]

@@ -126,14 +126,18 @@ impl Connection {
             .map_err(|e| Error::client(ClientCode::Io, format!("cannot start the I/O runtime: {e}")))?;
         let handle = runtime.handle().clone();
         let bootstrap = config.bootstrap_servers.clone();
-        let (backend, embedded): (Arc<dyn Backend>, Option<Arc<EmbeddedEngine>>) =
-            if bootstrap == "embedded" || bootstrap.starts_with("embedded:") {
-                let engine = EmbeddedEngine::open(&bootstrap, &config)?;
-                (engine.clone(), Some(engine))
-            } else {
-                let backend = runtime.block_on(crate::cluster::NetworkBackend::connect(&bootstrap, config.clone()))?;
-                (backend, None)
-            };
+        let (backend, embedded): (Arc<dyn Backend>, Option<Arc<EmbeddedEngine>>) = if bootstrap == "embedded"
+            || bootstrap.starts_with("embedded:")
+        {
+            if config.security_protocol != crate::config::SecurityProtocol::Plaintext {
+                log::warn!("client.security.protocol is ignored by the embedded engine: it runs in this process, with no listener to authenticate on");
+            }
+            let engine = EmbeddedEngine::open(&bootstrap, &config)?;
+            (engine.clone(), Some(engine))
+        } else {
+            let backend = runtime.block_on(crate::cluster::NetworkBackend::connect(&bootstrap, config.clone()))?;
+            (backend, None)
+        };
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock::new()));
         let executor = Executor::fifo("fluss-writer-callbacks", opts.worker_hooks.clone());
         Ok(Connection {
@@ -216,7 +220,7 @@ impl Connection {
         // A writer that timed out was aborted: its sender dispatches the pending operations with
         // WRITER_CLOSED. Let those jobs reach the executor before it stops, or their callbacks
         // would be dropped unrun (C1).
-        let exit_by = timeout.map(|t| std::time::Instant::now() + t);
+        let exit_by = crate::timeouts::deadline_after(timeout);
         for w in &writers {
             let left = exit_by.map(|d| d.saturating_duration_since(std::time::Instant::now()));
             w.wait_sender_exited(left);

@@ -62,11 +62,15 @@ pub enum ClientCode {
     /// had no final answer, so it may or may not have been written: not retriable, because a
     /// blind resubmission could duplicate it.
     SequenceReset = -1018,
+    /// A blocking call (`flush`, `close`, `wait`, an admission wait) was interrupted by the
+    /// binding's interrupt check (in Python: a signal handler raised, e.g. Ctrl-C). Nothing was
+    /// accepted by an interrupted admission; pending operations still complete exactly once.
+    Interrupted = -1019,
 }
 
 impl ClientCode {
     /// Every client code, in numeric order (for bindings and drift tests).
-    pub const ALL: [ClientCode; 18] = [
+    pub const ALL: [ClientCode; 19] = [
         ClientCode::InvalidRow,
         ClientCode::RecordTooLarge,
         ClientCode::CapacityExhausted,
@@ -85,6 +89,7 @@ impl ClientCode {
         ClientCode::Internal,
         ClientCode::CallbackFailed,
         ClientCode::SequenceReset,
+        ClientCode::Interrupted,
     ];
 
     /// Stable upper-snake name, used by the bindings for exception class lookup.
@@ -108,6 +113,7 @@ impl ClientCode {
             ClientCode::Internal => "INTERNAL",
             ClientCode::CallbackFailed => "CALLBACK_FAILED",
             ClientCode::SequenceReset => "SEQUENCE_RESET",
+            ClientCode::Interrupted => "WAIT_INTERRUPTED",
         }
     }
 
@@ -164,11 +170,15 @@ impl FlussCode {
     pub const INVALID_TARGET_COLUMN: i32 = 35;
     pub const INVALID_CONFIG: i32 = 39;
     pub const LEADER_NOT_AVAILABLE: i32 = 44;
+    pub const AUTHENTICATE_EXCEPTION: i32 = 46;
+    pub const SECURITY_DISABLED: i32 = 47;
+    pub const AUTHORIZATION_EXCEPTION: i32 = 48;
+    pub const RETRIABLE_AUTHENTICATE_EXCEPTION: i32 = 51;
 
     /// Whether Fluss marks this server code retriable (its exception extends
     /// `RetriableException`). Codes 31-33 follow the idempotence rules instead.
     pub fn is_retriable(code: i32) -> bool {
-        matches!(code, 1 | 3 | 9 | 10 | 11 | 12 | 14 | 21 | 25 | 26 | 28 | 29 | 44)
+        matches!(code, 1 | 3 | 9 | 10 | 11 | 12 | 14 | 21 | 25 | 26 | 28 | 29 | 44 | 51)
     }
 
     /// Whether the error means the client's metadata (bucket leaders) is stale.
@@ -235,6 +245,7 @@ impl FlussCode {
             47 => "SECURITY_DISABLED_EXCEPTION",
             48 => "AUTHORIZATION_EXCEPTION",
             49 => "BUCKET_MAX_NUM_EXCEPTION",
+            51 => "RETRIABLE_AUTHENTICATE_EXCEPTION",
             57 => "DELETION_DISABLED_EXCEPTION",
             _ => "SERVER_ERROR",
         }

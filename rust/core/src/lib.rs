@@ -17,6 +17,7 @@
 //! See `docs/architecture.md` and `docs/callback-contract.md` in the repository for the design
 //! and the callback contract (C1-C12) that every test suite asserts.
 
+pub mod acl;
 pub mod admin;
 pub mod backend;
 pub mod cluster;
@@ -28,19 +29,22 @@ pub mod metadata;
 mod readback;
 pub mod row;
 pub mod table;
+pub mod timeouts;
 pub mod wire;
 pub mod write;
 
+pub use acl::{AclBinding, AclFilter, AclOperation, AclResource};
 pub use admin::Admin;
 pub use config::Config;
 pub use connection::{ConnectOptions, Connection};
 pub use error::{ClientCode, Error, FlussCode, Result};
 pub use fluss_writer_dispatch as dispatch;
+pub use fluss_writer_dispatch::interrupt;
 pub use fluss_writer_dispatch::{CallbackError, Executor, Job, UserExecutor, WorkerHooks};
 pub use metadata::{Column, DataType, Schema, TableDescriptor, TableInfo, TablePath};
 pub use row::{Decimal, Row, Timestamp, Value};
 pub use table::{Table, TableAppend, TableUpsert};
 pub use write::{
     AppendWriter, BucketResult, CallbackExecutor, SharedCallback, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions,
-    WriterStats, PENDING_ENTRY_BYTES,
+    WriterStats, MAX_CALLBACK_SHARDS, MAX_PENDING_CALLBACKS, PENDING_ENTRY_BYTES,
 };

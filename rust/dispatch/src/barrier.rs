@@ -56,6 +56,7 @@ use std::fmt;
 
 use crate::budget::Deadline;
 use crate::clock::Clock;
+use crate::interrupt;
 use crate::loom::sync::atomic::{AtomicU64, Ordering::*};
 use crate::loom::sync::{Condvar, Mutex};
 use crate::loom::{lock, wait};
@@ -66,7 +67,7 @@ const WAITING: u64 = 1 << 62;
 const PARITY: u64 = 1 << 63;
 
 /// Most tickets that can be outstanding at once in one barrier.
-pub(crate) const MAX_TICKETS: u64 = COUNT_MASK;
+pub const MAX_TICKETS: u64 = COUNT_MASK;
 
 /// Why a flush or wait for idle did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +78,9 @@ pub enum FlushError {
     CalledFromCallback,
     /// The deadline passed before the operations waited for completed. Retriable.
     Timeout,
+    /// The thread's interrupt check (`crate::interrupt`) asked to stop waiting. The operations
+    /// waited for keep going and complete as usual.
+    Interrupted,
 }
 
 impl fmt::Display for FlushError {
@@ -84,6 +88,7 @@ impl fmt::Display for FlushError {
         f.write_str(match self {
             FlushError::CalledFromCallback => "flush, close or wait called from inside a callback",
             FlushError::Timeout => "timed out waiting for pending callbacks",
+            FlushError::Interrupted => "interrupted while waiting for pending callbacks",
         })
     }
 }
@@ -191,7 +196,10 @@ impl FlushBarrier {
             if deadline.is_expired(clock) {
                 break Err(FlushError::Timeout);
             }
-            g = wait(&self.cv, g, deadline.sleep_for(clock));
+            if interrupt::interrupted() {
+                break Err(FlushError::Interrupted);
+            }
+            g = wait(&self.cv, g, interrupt::cap_sleep(deadline.sleep_for(clock)));
         };
         self.leave(&mut g);
         result
@@ -210,7 +218,10 @@ impl FlushBarrier {
             if deadline.is_expired(clock) {
                 break Err(FlushError::Timeout);
             }
-            g = wait(&self.cv, g, deadline.sleep_for(clock));
+            if interrupt::interrupted() {
+                break Err(FlushError::Interrupted);
+            }
+            g = wait(&self.cv, g, interrupt::cap_sleep(deadline.sleep_for(clock)));
         };
         self.leave(&mut g);
         result

@@ -275,10 +275,10 @@ impl ExecInner {
         for shard in shards {
             let mut q = lock(&shard.q);
             while !q.exited {
-                if deadline.is_expired(clock) {
+                if deadline.is_expired(clock) || crate::interrupt::interrupted() {
                     return false;
                 }
-                q = wait(&shard.done, q, deadline.sleep_for(clock));
+                q = wait(&shard.done, q, crate::interrupt::cap_sleep(deadline.sleep_for(clock)));
             }
         }
         let handles: Vec<_> = lock(threads).drain(..).collect();

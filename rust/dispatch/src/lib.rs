@@ -63,6 +63,7 @@ pub mod budget;
 pub mod clock;
 pub mod context;
 pub mod executor;
+pub mod interrupt;
 pub mod job;
 pub(crate) mod loom;
 pub mod permits;

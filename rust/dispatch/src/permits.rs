@@ -44,6 +44,7 @@ use std::sync::Arc;
 use crate::budget::Deadline;
 use crate::clock::Clock;
 use crate::context::in_callback;
+use crate::interrupt;
 use crate::loom::sync::atomic::{AtomicU64, Ordering::*};
 use crate::loom::sync::{Condvar, Mutex};
 use crate::loom::{lock, wait};
@@ -65,6 +66,8 @@ pub enum AcquireError {
     TooLarge,
     /// The semaphore was closed. Not retriable.
     Closed,
+    /// The thread's interrupt check (`crate::interrupt`) asked to stop waiting. Nothing was taken.
+    Interrupted,
 }
 
 impl fmt::Display for AcquireError {
@@ -74,6 +77,7 @@ impl fmt::Display for AcquireError {
             AcquireError::WouldBlockInCallback => "capacity exhausted inside a callback, which never blocks",
             AcquireError::TooLarge => "request larger than the total capacity",
             AcquireError::Closed => "closed",
+            AcquireError::Interrupted => "interrupted while waiting for capacity",
         })
     }
 }
@@ -178,7 +182,8 @@ impl Permits {
                 CANCELLED => return Err(AcquireError::Closed),
                 _ => {}
             }
-            if deadline.is_expired(clock) {
+            let expired = deadline.is_expired(clock);
+            if expired || interrupt::interrupted() {
                 if let Some(pos) = q.iter().position(|x| Arc::ptr_eq(x, &w)) {
                     q.remove(pos);
                 }
@@ -187,9 +192,9 @@ impl Permits {
                     self.state.fetch_add(given, AcqRel);
                 }
                 self.assign_locked(&mut q);
-                return Err(AcquireError::Exhausted);
+                return Err(if expired { AcquireError::Exhausted } else { AcquireError::Interrupted });
             }
-            q = wait(&w.cv, q, deadline.sleep_for(clock));
+            q = wait(&w.cv, q, interrupt::cap_sleep(deadline.sleep_for(clock)));
         }
     }
 

@@ -62,6 +62,9 @@ pub struct ScopeOptions {
 }
 
 impl ScopeOptions {
+    /// The largest `max_pending_callbacks` (2^31 - 1: the flush barrier counts tickets in 31 bits).
+    pub const MAX_PENDING_CALLBACKS: u64 = MAX_TICKETS;
+
     /// The default `max_pending_callbacks`.
     pub const DEFAULT_MAX_PENDING_CALLBACKS: u64 = 262_144;
 }
@@ -92,6 +95,9 @@ pub enum AdmitError {
     WouldBlockInCallback,
     /// The scope was closed. Not retriable.
     Closed,
+    /// The thread's interrupt check (`crate::interrupt`) asked to stop waiting for a slot.
+    /// Nothing was accepted.
+    Interrupted,
 }
 
 impl fmt::Display for AdmitError {
@@ -100,6 +106,7 @@ impl fmt::Display for AdmitError {
             AdmitError::Exhausted => "callback capacity exhausted: the wait budget ran out",
             AdmitError::WouldBlockInCallback => "callback capacity exhausted inside a callback, which never blocks",
             AdmitError::Closed => "writer closed",
+            AdmitError::Interrupted => "interrupted while waiting for a callback slot",
         })
     }
 }
@@ -165,9 +172,11 @@ pub struct ScopeStats {
     pub pending: u64,
     /// Callbacks invoked (including those that panicked).
     pub callbacks_run: u64,
-    /// Callback errors reported (panics in callbacks or in a job body).
+    /// Errors reported to the error handler: panics in callbacks or in a job body, and one per
+    /// job dropped without being run.
     pub callback_errors: u64,
-    /// Jobs dropped without being run (their tickets were retired anyway).
+    /// Jobs dropped without being run (their tickets were retired anyway; each is also counted
+    /// in `callback_errors`).
     pub jobs_dropped_unrun: u64,
 }
 
@@ -229,6 +238,7 @@ impl Scope {
                 AcquireError::Exhausted | AcquireError::TooLarge => AdmitError::Exhausted,
                 AcquireError::WouldBlockInCallback => AdmitError::WouldBlockInCallback,
                 AcquireError::Closed => AdmitError::Closed,
+                AcquireError::Interrupted => AdmitError::Interrupted,
             })?;
         }
         Ok(Ticket { parity: i.barrier.register() })
@@ -343,6 +353,7 @@ impl Scope {
 
     pub(crate) fn count_dropped_job(&self) {
         self.inner.jobs_dropped_unrun.fetch_add(1, Relaxed);
+        self.inner.callback_errors.fetch_add(1, Relaxed);
     }
 
     /// A snapshot of this scope's counters.

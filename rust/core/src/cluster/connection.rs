@@ -41,11 +41,14 @@ use tokio::time::Instant;
 
 use super::frame::{self, network_error, ResponseFrame};
 use crate::backend::{Request, Response};
-use crate::error::{ClientCode, Error, Result};
+use crate::config::SaslPlain;
+use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::wire::proto;
 
 /// API key of ApiVersions.
 pub const API_VERSIONS_KEY: i16 = 1000;
+/// API key of Authenticate (SASL).
+pub const AUTHENTICATE_KEY: i16 = 1038;
 /// `client_software_name` sent in ApiVersions.
 pub const CLIENT_SOFTWARE_NAME: &str = "fluss-writer";
 /// `client_software_version` sent in ApiVersions.
@@ -198,6 +201,15 @@ impl Connection {
     /// the ApiVersions handshake. Connecting and the handshake each take at most
     /// `request_timeout`. Failures are `NETWORK_EXCEPTION` (1, retriable).
     pub async fn open(addr: &str, request_timeout: Duration, runtime: &Handle) -> Result<Arc<Connection>> {
+        Connection::open_with(addr, request_timeout, runtime, None).await
+    }
+
+    /// [`open`](Self::open), then, with `sasl`, authenticate with SASL/PLAIN (Authenticate, 1038)
+    /// before anything else is sent. A refused authentication is the server's
+    /// `AUTHENTICATE_EXCEPTION` (46, not retriable; 51 is its retriable form); a server that
+    /// does not answer it within `request_timeout` (a plaintext listener ignores the request)
+    /// fails with a non-retriable error that says so. The password never appears in an error.
+    pub async fn open_with(addr: &str, request_timeout: Duration, runtime: &Handle, sasl: Option<&SaslPlain>) -> Result<Arc<Connection>> {
         let stream = match tokio::time::timeout(request_timeout, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(network_error(format!("cannot connect to {addr}: {e}"))),
@@ -219,12 +231,52 @@ impl Connection {
                 let v = ApiVersions::from_response(&resp);
                 log::debug!("fluss connection {addr}: {} server, {} api keys", v.kind(), v.ranges.len());
                 let _ = conn.versions.set(v);
-                Ok(conn)
             }
             Err(e) => {
                 conn.shared.fail_all(e.clone());
-                Err(e.context(format!("ApiVersions handshake with {addr}")))
+                return Err(e.context(format!("ApiVersions handshake with {addr}")));
             }
+        }
+        if let Some(sasl) = sasl {
+            if let Err(e) = conn.authenticate(sasl).await {
+                conn.shared.fail_all(e.clone());
+                return Err(e.context(format!("SASL/PLAIN authentication of user {:?} with {addr}", sasl.username)));
+            }
+            log::debug!("fluss connection {addr}: authenticated as {:?}", sasl.username);
+        }
+        Ok(conn)
+    }
+
+    /// One SASL/PLAIN exchange: PLAIN sends its single token and expects no further challenge.
+    async fn authenticate(&self, sasl: &SaslPlain) -> Result<()> {
+        if !self.api_versions().ranges.is_empty() && !self.api_versions().ranges.contains_key(&AUTHENTICATE_KEY) {
+            return Err(Error::server(
+                FlussCode::AUTHENTICATE_EXCEPTION,
+                "the server does not offer Authenticate: is this a PLAINTEXT listener while client.security.protocol = SASL?",
+            ));
+        }
+        let body = proto::AuthenticateRequest { protocol: "PLAIN".into(), token: sasl.token().into() }.encode_to_vec();
+        let answer = match self.enqueue(AUTHENTICATE_KEY, 0, "Authenticate", body) {
+            Ok(f) => f.await,
+            Err(e) => Err(e),
+        };
+        match answer {
+            Ok(body) => {
+                let resp =
+                    proto::AuthenticateResponse::decode(body).map_err(|e| Error::protocol(format!("bad AuthenticateResponse: {e}")))?;
+                match resp.challenge {
+                    Some(c) if !c.is_empty() => Err(Error::protocol("the server sent a SASL challenge after the PLAIN token")),
+                    _ => Ok(()),
+                }
+            }
+            // No answer in time: a plaintext listener drops an Authenticate it does not expect.
+            Err(e) if e.code() == FlussCode::REQUEST_TIME_OUT || e.code() == FlussCode::NETWORK_EXCEPTION => Err(Error::server(
+                FlussCode::AUTHENTICATE_EXCEPTION,
+                format!(
+                    "the server did not complete SASL authentication ({e}); is client.security.protocol = SASL right for this listener?"
+                ),
+            )),
+            Err(e) => Err(e),
         }
     }
 

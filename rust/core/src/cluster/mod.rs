@@ -49,7 +49,7 @@ pub use connection::{ApiVersions, Connection};
 pub use frame::network_error;
 
 use crate::backend::{Backend, BoxFuture, Dest, Request, Response};
-use crate::config::Config;
+use crate::config::{Config, SaslPlain};
 use crate::error::{ClientCode, Error, Result};
 use crate::wire::proto;
 
@@ -139,6 +139,9 @@ impl Slot {
 
 struct Inner {
     config: Arc<Config>,
+    /// SASL/PLAIN credentials when `client.security.protocol = SASL`: every connection
+    /// authenticates with them before its first request.
+    sasl: Option<SaslPlain>,
     bootstrap: Vec<String>,
     runtime: Handle,
     nodes: Mutex<Nodes>,
@@ -163,7 +166,9 @@ impl NetworkBackend {
         async move {
             let addrs = parse_bootstrap(&bootstrap)?;
             let runtime = Handle::try_current().map_err(|_| Error::internal("NetworkBackend::connect must run inside a tokio runtime"))?;
+            let sasl = config.sasl_credentials()?;
             let inner = Arc::new(Inner {
+                sasl,
                 config,
                 bootstrap: addrs.clone(),
                 runtime,
@@ -174,6 +179,7 @@ impl NetworkBackend {
                 refresh_generation: AtomicU64::new(0),
             });
             let mut errors = String::new();
+            let mut fatal: Option<Error> = None;
             for addr in &addrs {
                 let attempt = async {
                     let conn = inner.connection(addr).await?;
@@ -191,10 +197,15 @@ impl NetworkBackend {
                     Err(e) => {
                         log::debug!("bootstrap server {addr}: {e}");
                         let _ = write!(errors, "; {addr}: {e}");
+                        if !e.is_retriable() && fatal.is_none() {
+                            fatal = Some(e.context(format!("bootstrap server {addr}")));
+                        }
                     }
                 }
             }
-            Err(network_error(format!("no bootstrap server of {bootstrap:?} answered{errors}")))
+            // A non-retriable answer (failed authentication, ...) is the error to report: a
+            // retry of `connect` would meet it again.
+            Err(fatal.unwrap_or_else(|| network_error(format!("no bootstrap server of {bootstrap:?} answered{errors}"))))
         }
     }
 
@@ -292,7 +303,7 @@ impl Inner {
                 }
             }
         }
-        let result = Connection::open(addr, self.config.request_timeout, &self.runtime).await;
+        let result = Connection::open_with(addr, self.config.request_timeout, &self.runtime, self.sasl.as_ref()).await;
         let mut st = lock(&slot.state);
         match result {
             Ok(conn) => {

@@ -238,6 +238,14 @@ impl EmbeddedEngine {
         }
         let r = match request {
             Request::ApiVersions(_) => Ok(Response::ApiVersions(api_versions())),
+            // In-process: there is no listener to authenticate on (what a PLAINTEXT server says).
+            Request::Authenticate(_) => {
+                Err(Error::server(FlussCode::SECURITY_DISABLED, "the embedded engine has no authentication (it runs in this process)"))
+            }
+            // What a server without `authorizer.enabled` answers.
+            Request::CreateAcls(_) | Request::ListAcls(_) | Request::DropAcls(_) => {
+                Err(Error::server(FlussCode::SECURITY_DISABLED, "the embedded engine has no authorizer: ACLs are a cluster feature"))
+            }
             Request::CreateDatabase(r) => self.create_database(r).map(Response::CreateDatabase),
             Request::DropDatabase(r) => self.drop_database(r).map(Response::DropDatabase),
             Request::ListDatabases(_) => Ok(Response::ListDatabases(proto::ListDatabasesResponse {

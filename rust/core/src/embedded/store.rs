@@ -98,6 +98,7 @@ impl Store {
             }
             Err(fs::TryLockError::Error(e)) => return Err(io_err(format!("cannot lock {}", lock_path.display()), e)),
         }
+        fork_guard::register(&lock);
         let store = Store { dir: dir.to_path_buf(), fsync, lock: Mutex::new(Some(lock)) };
         store.sync_dir(dir)?;
         Ok(store)
@@ -238,12 +239,93 @@ impl Store {
         Ok((BucketFile { file, len: good_len as u64, fsync: self.fsync, path }, payloads))
     }
 
-    /// Release the directory lock (on close). Idempotent.
+    /// Release the directory lock (on close and on drop). Idempotent.
+    ///
+    /// The lock is an flock on the LOCK file's open file description, which `fork()` shares with
+    /// a child: merely closing our descriptor would leave the directory locked for as long as a
+    /// child that inherited it lives. Unlocking explicitly releases it for every holder of the
+    /// description at once; and a forked child never keeps a copy (see `fork_guard`).
     pub(crate) fn unlock(&self) {
         let mut lock = self.lock.lock().unwrap_or_else(|p| p.into_inner());
-        // Closing the file releases the flock.
-        drop(lock.take());
+        if let Some(file) = lock.take() {
+            fork_guard::unregister(&file);
+            if let Err(e) = file.unlock() {
+                log::warn!("cannot unlock {}: {e}", self.dir.join("LOCK").display());
+            }
+        }
     }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.unlock();
+    }
+}
+
+/// Keeps forked children from holding an engine directory's lock.
+///
+/// A child created by `fork()` inherits every descriptor, including the one that holds the
+/// flock of an open `embedded:<dir>`; the lock then stays taken until the child exits, even
+/// after the parent closed its engine. In the child, right after the fork, this replaces each
+/// registered lock descriptor with `/dev/null` (open, dup2 and close are async-signal-safe), so
+/// the child's copy of the descriptor no longer refers to the lock while the child's `File`
+/// objects stay valid. The child cannot use the parent's connection anyway (`FORKED_PROCESS`).
+#[cfg(unix)]
+mod fork_guard {
+    use std::fs::File;
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::Once;
+
+    /// Lock descriptors of open engines; -1 = free. More engine directories open at once than
+    /// this are still locked correctly, but their locks are not hidden from forked children.
+    static FDS: [AtomicI32; 64] = [const { AtomicI32::new(-1) }; 64];
+    static INSTALL: Once = Once::new();
+
+    extern "C" fn in_child() {
+        const DEV_NULL: &[u8] = b"/dev/null\0";
+        for slot in &FDS {
+            let fd = slot.load(Ordering::Relaxed);
+            if fd < 0 {
+                continue;
+            }
+            // SAFETY: async-signal-safe calls only; `fd` is a descriptor this process owns.
+            unsafe {
+                let null = libc::open(DEV_NULL.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+                if null >= 0 {
+                    libc::dup2(null, fd);
+                    libc::close(null);
+                }
+            }
+        }
+    }
+
+    pub(super) fn register(file: &File) {
+        INSTALL.call_once(|| {
+            // SAFETY: registers a handler that only makes async-signal-safe calls.
+            let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+            if rc != 0 {
+                log::warn!("pthread_atfork failed ({rc}): forked children may keep embedded directories locked");
+            }
+        });
+        let fd = file.as_raw_fd();
+        if !FDS.iter().any(|s| s.compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Relaxed).is_ok()) {
+            log::warn!("more than {} embedded directories open: forked children may keep this one locked", FDS.len());
+        }
+    }
+
+    pub(super) fn unregister(file: &File) {
+        let fd = file.as_raw_fd();
+        for s in &FDS {
+            let _ = s.compare_exchange(fd, -1, Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod fork_guard {
+    pub(super) fn register(_: &std::fs::File) {}
+    pub(super) fn unregister(_: &std::fs::File) {}
 }
 
 enum Frame<'a> {

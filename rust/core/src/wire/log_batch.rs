@@ -346,6 +346,7 @@ impl<'a> LogBatch<'a> {
         if body_len > payload.len() - body_start {
             return Err(corrupt(format!("Arrow body of {body_len} bytes exceeds the payload")));
         }
+        check_ipc_layout(header, &payload[body_start..body_start + body_len], count, &arrow)?;
         let body = Buffer::from(&payload[body_start..body_start + body_len]);
         let batch = arrow_ipc::reader::read_record_batch(&body, header, arrow, &HashMap::new(), None, &message.version())
             .map_err(|e| corrupt(format!("Arrow RecordBatch does not decode: {e}")))?;
@@ -354,6 +355,105 @@ impl<'a> LogBatch<'a> {
         }
         Ok(batch)
     }
+}
+
+/// The largest buffer a compressed Arrow body may declare once decompressed (1 GiB, the largest
+/// response frame): a hostile length prefix must not make the client allocate more.
+const MAX_DECOMPRESSED_BUFFER: i64 = 1 << 30;
+
+/// Buffers the Arrow IPC format stores per column of a flat (non-nested) type: validity, then
+/// offsets and data for variable-length types, data otherwise. `None` for types whose layout this
+/// check does not know (they are left to the Arrow reader's own validation).
+fn ipc_buffers(t: &arrow_schema::DataType) -> Option<(usize, BufferKind)> {
+    use arrow_schema::DataType as A;
+    match t {
+        A::Utf8 | A::Binary => Some((3, BufferKind::VarLen)),
+        A::Boolean => Some((2, BufferKind::Bits)),
+        t => t.primitive_width().map(|w| (2, BufferKind::Fixed(w))),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum BufferKind {
+    Bits,
+    Fixed(usize),
+    VarLen,
+}
+
+/// Check an Arrow IPC RecordBatch message against its body before the Arrow reader touches it.
+/// The reader trusts buffer offsets and lengths (a bad one panics inside arrow-buffer), so a
+/// batch from a server or a client is checked here first: every buffer inside the body, one node
+/// per column with the batch's row count, buffers large enough for that many rows, and compressed
+/// buffers declaring a sane decompressed size. Anything else is `CORRUPT_MESSAGE`.
+fn check_ipc_layout(header: arrow_ipc::RecordBatch<'_>, body: &[u8], rows: usize, schema: &arrow_schema::SchemaRef) -> Result<()> {
+    if header.length() != rows as i64 {
+        return Err(corrupt(format!("the Arrow batch says {} rows but the log batch header says {rows}", header.length())));
+    }
+    let nodes = header.nodes().ok_or_else(|| corrupt("the Arrow batch has no field nodes"))?;
+    let buffers = header.buffers().ok_or_else(|| corrupt("the Arrow batch has no buffers"))?;
+    for b in buffers.iter() {
+        let end = b.offset().checked_add(b.length());
+        if b.offset() < 0 || b.length() < 0 || end.is_none_or(|e| e as u64 > body.len() as u64) {
+            return Err(corrupt(format!(
+                "Arrow buffer at {} of {} bytes lies outside the {}-byte body",
+                b.offset(),
+                b.length(),
+                body.len()
+            )));
+        }
+    }
+    let layouts: Option<Vec<(usize, BufferKind)>> = schema.fields().iter().map(|f| ipc_buffers(f.data_type())).collect();
+    let Some(layouts) = layouts else { return Ok(()) };
+    if nodes.len() != layouts.len() || buffers.len() != layouts.iter().map(|l| l.0).sum::<usize>() {
+        return Err(corrupt(format!(
+            "the Arrow batch has {} field nodes and {} buffers, not what the table's {} columns need",
+            nodes.len(),
+            buffers.len(),
+            layouts.len()
+        )));
+    }
+    let compressed = header.compression().is_some();
+    // The size a buffer has once read: its length, or for a compressed body the decompressed
+    // length in its 8-byte prefix (-1 = stored uncompressed after the prefix).
+    let size_of = |b: &arrow_ipc::Buffer| -> Result<u64> {
+        let (off, len) = (b.offset() as usize, b.length() as usize);
+        if !compressed || len == 0 {
+            return Ok(len as u64);
+        }
+        if len < 8 {
+            return Err(corrupt("a compressed Arrow buffer is shorter than its length prefix"));
+        }
+        let declared = le_i64(body, off);
+        match declared {
+            -1 => Ok((len - 8) as u64),
+            d if (0..=MAX_DECOMPRESSED_BUFFER).contains(&d) => Ok(d as u64),
+            d => Err(corrupt(format!("a compressed Arrow buffer declares {d} bytes once decompressed"))),
+        }
+    };
+    let rows = rows as u64;
+    let mut next = 0;
+    for (node, (count, kind)) in nodes.iter().zip(&layouts) {
+        if node.length() != rows as i64 || node.null_count() < 0 || node.null_count() > node.length() {
+            return Err(corrupt(format!(
+                "an Arrow field node has {} rows and {} nulls in a batch of {rows}",
+                node.length(),
+                node.null_count()
+            )));
+        }
+        let bufs: Vec<u64> = (next..next + count).map(|i| size_of(buffers.get(i))).collect::<Result<_>>()?;
+        next += count;
+        let bitmap = rows.div_ceil(8);
+        let validity_ok = bufs[0] == 0 && node.null_count() == 0 || bufs[0] >= bitmap;
+        let values_ok = match kind {
+            BufferKind::Bits => bufs[1] >= bitmap,
+            BufferKind::Fixed(w) => bufs[1] >= rows.saturating_mul(*w as u64),
+            BufferKind::VarLen => rows == 0 || bufs[1] >= (rows + 1) * 4,
+        };
+        if !(validity_ok && values_ok) {
+            return Err(corrupt(format!("Arrow buffers of {bufs:?} bytes are too small for {rows} rows")));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

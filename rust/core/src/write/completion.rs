@@ -171,21 +171,25 @@ impl WriteResult {
         if in_callback() {
             return Err(Error::client(ClientCode::CalledFromCallback, "WriteResult::wait called from inside a completion callback"));
         }
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let deadline = crate::timeouts::deadline_after(timeout);
         let mut st = self.cell.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if let CellState::Done(c) = &*st {
                 return Ok(c.clone());
             }
-            st = match deadline {
+            let left = match deadline {
+                None => None,
+                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return Err(Error::client(ClientCode::Timeout, "WriteResult::wait timed out; the operation is still pending")),
+                },
+            };
+            if crate::interrupt::interrupted() {
+                return Err(crate::write::writer::interrupted_error("waiting for a WriteResult; the operation is still pending"));
+            }
+            st = match crate::interrupt::cap_sleep(left) {
                 None => self.cell.cond.wait(st).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let now = std::time::Instant::now();
-                    if now >= d {
-                        return Err(Error::client(ClientCode::Timeout, "WriteResult::wait timed out; the operation is still pending"));
-                    }
-                    self.cell.cond.wait_timeout(st, d - now).unwrap_or_else(|p| p.into_inner()).0
-                }
+                Some(d) => self.cell.cond.wait_timeout(st, d).unwrap_or_else(|p| p.into_inner()).0,
             };
         }
     }

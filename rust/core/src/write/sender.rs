@@ -149,18 +149,22 @@ impl SenderShared {
     /// Wait until the sender task exited (every batch completed and dispatched); `false` if
     /// `timeout` passed first.
     pub fn wait_exited(&self, timeout: Option<Duration>) -> bool {
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        let deadline = crate::timeouts::deadline_after(timeout);
         let mut g = self.exited.lock().unwrap_or_else(|p| p.into_inner());
         while !*g {
-            g = match deadline {
+            let left = match deadline {
+                None => None,
+                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return false,
+                },
+            };
+            if crate::interrupt::interrupted() {
+                return false;
+            }
+            g = match crate::interrupt::cap_sleep(left) {
                 None => self.exited_cv.wait(g).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let now = std::time::Instant::now();
-                    if now >= d {
-                        return false;
-                    }
-                    self.exited_cv.wait_timeout(g, d - now).unwrap_or_else(|p| p.into_inner()).0
-                }
+                Some(d) => self.exited_cv.wait_timeout(g, d).unwrap_or_else(|p| p.into_inner()).0,
             };
         }
         true

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arrow_array::{Array, RecordBatch, UInt32Array};
+use arrow_array::{RecordBatch, UInt32Array};
 use fluss_writer_dispatch::{
     in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, LatencySnapshot, Permits, Scope,
     ScopeOptions, Ticket, UserExecutor, WaitBudget,
@@ -35,12 +35,19 @@ use crate::error::{ClientCode, Error, Result};
 use crate::metadata::{Schema, TableInfo};
 use crate::row::{check_value, Value};
 use crate::table::Table;
-use crate::wire::arrow::{arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
+use crate::wire::arrow::{arrow_row_sizes, arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
 use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::encode_row;
 use crate::wire::key::encode_key;
 use crate::wire::kv_batch::KvBatchBuilder;
 use crate::wire::log_batch::ArrowCompression;
+
+/// The most workers a [`CallbackExecutor::Sharded`] executor may have (64). Each is an OS
+/// thread; more than the machine has cores only adds context switches.
+pub const MAX_CALLBACK_SHARDS: usize = 64;
+
+/// The most operations a writer may have pending (`max_pending_callbacks`, 2^31 - 1).
+pub const MAX_PENDING_CALLBACKS: u64 = ScopeOptions::MAX_PENDING_CALLBACKS;
 
 /// Where a writer's callbacks run.
 #[derive(Clone, Default)]
@@ -51,6 +58,7 @@ pub enum CallbackExecutor {
     Connection,
     /// `n` FIFO workers owned by this writer; a bucket always maps to the same worker (hash of
     /// table, partition and bucket mod n), so per-bucket order holds and buckets run in parallel.
+    /// `n` is 1 to [`MAX_CALLBACK_SHARDS`]; anything else is `INVALID_CONFIG`.
     Sharded(usize),
     /// An executor of the application's: it receives one job per completed batch and must call
     /// `Job::run` on it. Only the order of hand-off is promised.
@@ -124,7 +132,12 @@ pub struct WriterStats {
     /// Operations accepted and not yet retired (callback not yet returned).
     pub pending_callbacks: u64,
     pub callbacks_run: u64,
+    /// Errors reported to the writer's error handler: callbacks that panicked (raised, threw) and
+    /// jobs that a user executor dropped without running them (one per job).
     pub callback_errors: u64,
+    /// Jobs (completed batches) that a user executor dropped without running them: their
+    /// callbacks never ran, their slots were released, and each was reported as an error.
+    pub jobs_dropped: u64,
     /// Jobs queued on the writer's executor, not yet run.
     pub queued_jobs: u64,
     /// Buffer bytes held by this connection's unsent or unacknowledged batches.
@@ -206,14 +219,23 @@ impl WriterCore {
         target_columns: Option<Vec<usize>>,
     ) -> Result<Arc<WriterCore>> {
         conn.check_usable()?;
+        if !(1..=MAX_PENDING_CALLBACKS).contains(&opts.max_pending_callbacks) {
+            return Err(Error::client(
+                ClientCode::InvalidConfig,
+                format!("max_pending_callbacks must be 1 to {MAX_PENDING_CALLBACKS}, not {}", opts.max_pending_callbacks),
+            ));
+        }
         let info: &TableInfo = table.info();
         let schema = Arc::new(info.schema().clone());
         let kind = if info.has_primary_key() { BatchKind::Kv } else { BatchKind::Log };
         let executor = match opts.executor {
             CallbackExecutor::Connection => conn.executor.clone(),
             CallbackExecutor::Sharded(n) => {
-                if n == 0 {
-                    return Err(Error::client(ClientCode::InvalidConfig, "sharded executor needs at least one worker"));
+                if !(1..=MAX_CALLBACK_SHARDS).contains(&n) {
+                    return Err(Error::client(
+                        ClientCode::InvalidConfig,
+                        format!("a sharded executor needs 1 to {MAX_CALLBACK_SHARDS} workers, not {n}"),
+                    ));
                 }
                 Executor::sharded(&format!("fluss-writer-cb-{}", info.path), n, conn.worker_hooks.clone())
             }
@@ -221,7 +243,7 @@ impl WriterCore {
             CallbackExecutor::Shared(e) => e,
         };
         let scope = Scope::new(
-            ScopeOptions { max_pending_callbacks: opts.max_pending_callbacks.max(1), error_handler: opts.error_handler.map(|h| h.0) },
+            ScopeOptions { max_pending_callbacks: opts.max_pending_callbacks, error_handler: opts.error_handler.map(|h| h.0) },
             executor,
             conn.clock.clone(),
         );
@@ -308,6 +330,7 @@ impl WriterCore {
                 "no callback slot is free and a submission from inside a callback never blocks",
             ),
             AdmitError::Closed => Error::client(ClientCode::WriterClosed, "the writer is closed"),
+            AdmitError::Interrupted => interrupted_error("waiting for a callback slot"),
         })?;
         if let Err(e) = self.buffer.acquire(bytes, deadline, &*self.clock) {
             self.scope.cancel(ticket);
@@ -327,6 +350,7 @@ impl WriterCore {
                     Error::client(ClientCode::RecordTooLarge, format!("{bytes} bytes exceed client.writer.buffer.memory-size"))
                 }
                 AcquireError::Closed => Error::client(ClientCode::ConnectionClosed, "the connection is closed"),
+                AcquireError::Interrupted => interrupted_error("waiting for buffer memory"),
             });
         }
         Ok(ticket)
@@ -456,16 +480,25 @@ impl WriterCore {
         if rows == 0 {
             return Err(Error::invalid_row("the Arrow batch has no rows"));
         }
-        let total_bytes: usize = rb.columns().iter().map(|c| c.get_array_memory_size()).sum::<usize>().max(1);
-        let per_row = total_bytes.div_ceil(rows).max(1);
-        self.too_large(per_row)?;
+        // Per-row sizes decide the split: one row over the batch size rejects the whole call
+        // before anything is admitted (C5, C11), however small the average row is.
+        let sizes = arrow_row_sizes(&rb);
+        if let Some((r, &size)) = sizes.iter().enumerate().find(|(_, &s)| s > self.batch_size) {
+            return Err(Error::client(
+                ClientCode::RecordTooLarge,
+                format!(
+                    "row {r} of the Arrow batch needs about {size} bytes, more than client.writer.batch-size ({} bytes); nothing was written",
+                    self.batch_size
+                ),
+            ));
+        }
         // Bucket of every row.
-        let groups: Vec<(i32, RecordBatch)> = if self.bucket_key.is_empty() {
+        let groups: Vec<(i32, RecordBatch, Vec<usize>)> = if self.bucket_key.is_empty() {
             let bucket = match self.assigner {
                 NoKeyAssigner::Sticky => self.sticky.load(Ordering::Relaxed),
                 NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
             };
-            vec![(bucket, rb.clone())]
+            vec![(bucket, rb.clone(), sizes)]
         } else {
             let mut order: Vec<i32> = Vec::new();
             let mut idx: Vec<Vec<u32>> = Vec::new();
@@ -489,26 +522,29 @@ impl WriterCore {
             }
             let mut out = Vec::with_capacity(order.len());
             for (b, ix) in order.into_iter().zip(idx) {
+                let group_sizes: Vec<usize> = ix.iter().map(|&r| sizes[r as usize]).collect();
                 let indices = UInt32Array::from(ix);
                 let cols = rb
                     .columns()
                     .iter()
                     .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
                     .collect::<std::result::Result<Vec<_>, _>>()?;
-                out.push((b, RecordBatch::try_new(rb.schema(), cols)?));
+                out.push((b, RecordBatch::try_new(rb.schema(), cols)?, group_sizes));
             }
             out
         };
-        // Chunks that fit a batch.
-        let rows_per_chunk = (self.batch_size / per_row).max(1);
+        // Chunks of consecutive rows whose sizes add up to at most a batch.
         let mut chunks: Vec<(i32, RecordBatch, usize)> = Vec::new();
-        for (b, g) in groups {
-            let mut start = 0;
-            while start < g.num_rows() {
-                let len = rows_per_chunk.min(g.num_rows() - start);
-                chunks.push((b, g.slice(start, len), len * per_row));
-                start += len;
+        for (b, g, group_sizes) in groups {
+            let (mut start, mut bytes) = (0, 0usize);
+            for (r, &s) in group_sizes.iter().enumerate() {
+                if r > start && bytes + s > self.batch_size {
+                    chunks.push((b, g.slice(start, r - start), bytes.max(1)));
+                    (start, bytes) = (r, 0);
+                }
+                bytes += s;
             }
+            chunks.push((b, g.slice(start, group_sizes.len() - start), bytes.max(1)));
         }
         let total: usize = chunks.iter().map(|c| c.2).sum();
         let first_bucket = chunks[0].0;
@@ -586,6 +622,7 @@ impl WriterCore {
             pending_callbacks: s.pending,
             callbacks_run: s.callbacks_run,
             callback_errors: s.callback_errors,
+            jobs_dropped: s.jobs_dropped_unrun,
             queued_jobs: e.queued_jobs,
             buffer_bytes_in_use: self.buffer.in_use(),
             ack_to_callback: e.ack_to_callback,
@@ -601,7 +638,13 @@ fn flush_error(e: FlushError) -> Error {
     match e {
         FlushError::CalledFromCallback => Error::client(ClientCode::CalledFromCallback, "called from inside a completion callback"),
         FlushError::Timeout => Error::client(ClientCode::Timeout, "timed out waiting for pending operations"),
+        FlushError::Interrupted => interrupted_error("waiting for pending operations"),
     }
+}
+
+/// The error of a wait that the thread's interrupt check ended (`crate::interrupt`).
+pub(crate) fn interrupted_error(what: &str) -> Error {
+    Error::client(ClientCode::Interrupted, format!("interrupted while {what}"))
 }
 
 thread_local! {
