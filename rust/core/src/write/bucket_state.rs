@@ -680,7 +680,9 @@ impl<B> Machine<B> {
 mod tests {
     //! The machine under random fault plans: every batch completes exactly once (C1), per
     //! bucket in creation order (C3), and never later than its delivery deadline plus one request
-    //! timeout (C7); sequences are consecutive per writer id and bucket (C4).
+    //! timeout (C7; in fact by 1 ms at most); sequences are consecutive from 0 per writer id and
+    //! bucket (C4); the machine asks to be woken whenever anything is pending; and a bucket that
+    //! can send, has room and is not retrying never leaves a ready batch behind.
 
     use std::collections::{HashMap, VecDeque};
 
