@@ -50,6 +50,8 @@ const FATAL_RECHECK: u64 = 1_000 * MS;
 /// The configuration the machine needs, in clock nanoseconds.
 #[derive(Clone, Debug)]
 pub(crate) struct Params {
+    /// The table, for log messages.
+    pub table: String,
     pub delivery_timeout: u64,
     pub request_timeout: u64,
     /// `client.writer.batch-timeout`.
@@ -340,7 +342,7 @@ impl<B> Machine<B> {
                     self.metadata_wanted = true;
                 }
                 if retriable && f.attempts <= retries && !expired {
-                    log::debug!("bucket {b}: attempt {} failed, retrying: {e}", f.attempts);
+                    log::debug!("{} bucket {b}: attempt {} failed, retrying: {e}", self.p.table, f.attempts);
                     f.state = State::Backoff { at: now.saturating_add(backoff(backoff_base, f.attempts)) };
                     f.last_error = Some(e);
                 } else {
@@ -351,7 +353,7 @@ impl<B> Machine<B> {
                     } else {
                         e
                     };
-                    log::warn!("bucket {b}: batch failed: {err}");
+                    log::warn!("{} bucket {b}: batch failed: {err}", self.p.table);
                     reset = idempotent && f.stamp.is_some() && !f.no_retry;
                     f.state = done_err(err);
                 }
@@ -371,7 +373,7 @@ impl<B> Machine<B> {
     /// The stamped flight at `idx` of bucket `b` failed for good: ask for a new writer id and
     /// stop retrying the bucket's later flights.
     fn reset_sequences(&mut self, b: usize, idx: usize) {
-        log::warn!("bucket {b}: resetting the idempotent writer's sequence state");
+        log::warn!("{} bucket {b}: resetting the idempotent writer's sequence state", self.p.table);
         self.writer_id = None;
         // An InitWriter already out was asked for before this failure: ask again.
         self.init = Side::Idle { retry_at: 0 };
@@ -387,7 +389,7 @@ impl<B> Machine<B> {
     fn fail_flight(&mut self, b: usize, idx: usize, err: Error) {
         let f = &mut self.buckets[b][idx];
         let reset = self.p.idempotent && f.stamp.is_some() && !f.no_retry;
-        log::warn!("bucket {b}: batch failed: {err}");
+        log::warn!("{} bucket {b}: batch failed: {err}", self.p.table);
         f.state = done_err(err);
         if reset {
             self.reset_sequences(b, idx);
@@ -411,16 +413,16 @@ impl<B> Machine<B> {
                 now.saturating_add(backoff(self.p.retry_backoff, 1))
             }
             Ok(MetadataAnswer::TableGone(e)) => {
-                log::error!("{e}");
+                log::error!("{}: {e}", self.p.table);
                 self.fatal = Some(e);
                 now.saturating_add(FATAL_RECHECK)
             }
             Err(e) if e.is_retriable() => {
-                log::warn!("metadata refresh failed, will retry: {e}");
+                log::warn!("metadata refresh for {} failed, will retry: {e}", self.p.table);
                 now.saturating_add(backoff(self.p.retry_backoff, 2))
             }
             Err(e) => {
-                log::error!("metadata refresh failed: {e}");
+                log::error!("metadata refresh for {} failed: {e}", self.p.table);
                 self.fatal = Some(e);
                 now.saturating_add(FATAL_RECHECK)
             }
@@ -435,7 +437,7 @@ impl<B> Machine<B> {
         }
         let retry_at = match res {
             Ok(id) => {
-                log::debug!("got writer id {id}");
+                log::debug!("writer for {} got writer id {id}", self.p.table);
                 self.writer_id = Some(id);
                 self.next_seq.iter_mut().for_each(|s| *s = 0);
                 self.init_attempts = 0;
@@ -447,11 +449,11 @@ impl<B> Machine<B> {
                 if FlussCode::is_invalid_metadata(e.code()) {
                     self.metadata_wanted = true;
                 }
-                log::warn!("InitWriter failed, will retry: {e}");
+                log::warn!("InitWriter for {} failed, will retry: {e}", self.p.table);
                 now.saturating_add(backoff(self.p.retry_backoff, self.init_attempts))
             }
             Err(e) => {
-                log::error!("InitWriter failed: {e}");
+                log::error!("InitWriter for {} failed: {e}", self.p.table);
                 self.fatal = Some(e);
                 now.saturating_add(FATAL_RECHECK)
             }
@@ -485,13 +487,13 @@ impl<B> Machine<B> {
         }
         if let Side::InFlight { until, .. } = self.metadata {
             if now >= until {
-                log::warn!("metadata request timed out, will retry");
+                log::warn!("metadata request for {} timed out, will retry", self.p.table);
                 self.metadata = Side::Idle { retry_at: now };
             }
         }
         if let Side::InFlight { until, .. } = self.init {
             if now >= until {
-                log::warn!("InitWriter request timed out, will retry");
+                log::warn!("InitWriter for {} timed out, will retry", self.p.table);
                 self.init_attempts += 1;
                 self.init = Side::Idle { retry_at: now };
             }
@@ -813,6 +815,7 @@ mod tests {
     fn params() -> impl Strategy<Value = Params> {
         (50u64..3_000, 10u64..1_000, 0u64..50, prop_oneof![0u32..4, Just(u32::MAX)], 1u64..200, 1usize..=5, any::<bool>()).prop_map(
             |(dt, rt, linger, retries, backoff, inflight, idempotent)| Params {
+                table: "db.t".into(),
                 delivery_timeout: dt * MS,
                 request_timeout: rt * MS,
                 linger: linger * MS,
@@ -1058,6 +1061,7 @@ mod tests {
 
     fn fixed(idempotent: bool) -> Params {
         Params {
+            table: "db.t".into(),
             delivery_timeout: 3_000 * MS,
             request_timeout: 2_000 * MS,
             linger: 0,

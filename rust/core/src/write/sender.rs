@@ -256,6 +256,7 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
     let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
     let cfg = &shared.config;
     let params = Params {
+        table: shared.path.to_string(),
         delivery_timeout: nanos(cfg.delivery_timeout),
         request_timeout: nanos(cfg.request_timeout),
         linger: nanos(cfg.batch_timeout),
@@ -400,10 +401,7 @@ fn spawn_init_writer(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSende
                 Ok(r.writer_id)
             }
             Ok(other) => Err(Error::protocol(format!("InitWriter answered with {other:?}"))),
-            Err(e) => {
-                log::warn!("InitWriter for {path} failed: {e}");
-                Err(e)
-            }
+            Err(e) => Err(e),
         };
         Event::WriterId { token, result }
     });
