@@ -213,6 +213,35 @@ def get_metadata(conn: Conn) -> dict:
             "tables": len(m.get(3, []))}
 
 
+def packed_int32s(raw) -> list:
+    """A repeated int32 field's values: packed (bytes) or one varint per entry (ints)."""
+    out = []
+    for v in raw:
+        if isinstance(v, (bytes, bytearray)):
+            pos = 0
+            while pos < len(v):
+                x, pos = dec_varint(v, pos)
+                out.append(to_int32(x))
+        else:
+            out.append(to_int32(v))
+    return out
+
+
+def table_leaders(conn: Conn, table: str) -> list:
+    """[(bucket, leader or None, [replicas])] of DB.TABLE from GetMetadata with its path."""
+    db, _, name = table.partition(".")
+    body = enc_key(1, 2) + enc_varint(len(enc_string(1, db) + enc_string(2, name))) + enc_string(1, db) + enc_string(2, name)
+    _, _, resp = conn.call(GET_METADATA, 0, body)
+    out = []
+    for tm in dec_message(resp).get(3, []):
+        for bm in dec_message(tm).get(5, []):
+            b = dec_message(bm)
+            leader = first(b, 2)
+            leader = to_int32(leader) if leader is not None else None
+            out.append((to_int32(first(b, 1, 0)), None if leader == -1 else leader, packed_int32s(b.get(3, []))))
+    return sorted(out)
+
+
 def create_database(conn: Conn, name: str, ignore_if_exists: bool) -> int:
     body = enc_string(1, name) + enc_bool(2, ignore_if_exists)
     rtype, _, _ = conn.call(CREATE_DATABASE, 0, body)
@@ -307,7 +336,25 @@ def main(argv=None):
     p.add_argument("--interval", type=float, default=0.5, help="seconds between retries (0.5)")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.add_argument("--leaders", metavar="DB.TABLE", help="print the leader and replicas of every bucket of a table")
     args = p.parse_args(argv)
+    if args.leaders:
+        if not args.bootstrap:
+            p.error("--leaders needs --bootstrap")
+        conn = Conn(args.bootstrap, args.timeout)
+        try:
+            rows = table_leaders(conn, args.leaders)
+        except (OSError, ProbeError) as e:
+            print(f"fluss_probe: {e}", file=sys.stderr)
+            return 1
+        finally:
+            conn.close()
+        if not rows:
+            print(f"fluss_probe: no buckets for {args.leaders} (does the table exist?)", file=sys.stderr)
+            return 1
+        for bucket, leader, replicas in rows:
+            print(f"bucket {bucket}: leader {'none' if leader is None else leader}, replicas {replicas}")
+        return 0
     for a in [args.bootstrap, args.zk] + (args.tablet or []):
         if a:
             parse_addr(a)

@@ -25,9 +25,16 @@ cluster_started=0
 sasl_started=0
 # The SASL cluster (client listener SASL/PLAIN, authorizer on) runs beside the plaintext one.
 sasl_env=(FLUSS_SASL=1 "FLUSS_RUN_DIR=$REPO/.fluss/run-sasl" FLUSS_COORDINATOR_PORT=9223 FLUSS_TABLET_PORT=9224 FLUSS_ZK_PORT=2281)
+# The replicated cluster (3 tablet servers, replication factor 3) for the failover tests, whose
+# servers they kill. A short ZooKeeper session and replica lag make a crashed server's buckets
+# move within seconds instead of Fluss's defaults (60 s, 30 s).
+replicated_started=0
+replicated_env=(FLUSS_TABLETS=3 "FLUSS_RUN_DIR=$REPO/.fluss/run-replicated" FLUSS_COORDINATOR_PORT=9323 FLUSS_TABLET_PORT=9324
+  FLUSS_ZK_PORT=2381)
 cleanup() {
   if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$replicated_started" = 1 ]; then env "${replicated_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 if [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
@@ -48,6 +55,16 @@ if [ -z "${FLUSS_SASL_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>
   export "$line"
   sasl_started=1
   echo "using $FLUSS_SASL_BOOTSTRAP_SERVERS"
+fi
+
+if [ -z "${FLUSS_REPLICATED_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; }; then
+  step "start a third Fluss 0.9.1 cluster: 3 tablet servers, replication factor 3"
+  line=$(env "${replicated_env[@]}" FLUSS_OUT_VAR=FLUSS_REPLICATED_BOOTSTRAP_SERVERS \
+    FLUSS_EXTRA_CONF=$'zookeeper.client.session-timeout: 6s\nlog.replica.max-lag-time: 5s' scripts/fluss-cluster.sh start | tail -n 1)
+  export "$line"
+  export FLUSS_REPLICATED_CLUSTER_ENV="${replicated_env[*]}"
+  replicated_started=1
+  echo "using $FLUSS_REPLICATED_BOOTSTRAP_SERVERS"
 fi
 
 step "Rust workspace tests"

@@ -11,7 +11,8 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-export CARGO_TARGET_DIR="$REPO/target"
+# One cargo target dir (the caller's CARGO_TARGET_DIR, else the repository's), passed to CMake.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 JOBS="${JOBS:-2}"
 
 # ----- pyarrow (Arrow C++ headers and libarrow) -----
@@ -22,7 +23,8 @@ if ! "$VENV/bin/python" -c 'import pyarrow' 2>/dev/null; then
 fi
 read -r PA_INCLUDE PA_LIBDIR < <("$VENV/bin/python" -c \
   'import pyarrow as pa; pa.create_library_symlinks(); print(pa.get_include(), pa.get_library_dirs()[0])')
-ARROW_FLAGS=(-DFLUSS_WRITER_PYARROW_INCLUDE="$PA_INCLUDE" -DFLUSS_WRITER_PYARROW_LIBDIR="$PA_LIBDIR")
+ARROW_FLAGS=(-DFLUSS_WRITER_PYARROW_INCLUDE="$PA_INCLUDE" -DFLUSS_WRITER_PYARROW_LIBDIR="$PA_LIBDIR"
+  -DFLUSS_WRITER_CARGO_TARGET_DIR="$CARGO_TARGET_DIR")
 
 # ----- nlohmann/json (golden_runner's JSON parser, Debian nlohmann-json3-dev) -----
 if [ ! -f /usr/include/nlohmann/json.hpp ] && [ ! -f /usr/local/include/nlohmann/json.hpp ]; then

@@ -1,6 +1,8 @@
 // test_api.cpp: codes (drift test), rows of every type, admin, tables, upserts, WriteResult.
 #include <set>
 
+#include <array>
+
 #include "test_util.h"
 
 TEST(Codes, HeaderEnumMatchesRustCore) {
@@ -21,7 +23,18 @@ TEST(Codes, NamesAndRetriability) {
 TEST(Callback, IsMoveOnlyTypeErasedAndSmall) {
   static_assert(!std::is_copy_constructible_v<fw::WriteCallback>);
   static_assert(std::is_nothrow_move_constructible_v<fw::WriteCallback>);
-  EXPECT_EQ(sizeof(fw::WriteCallback), sizeof(void*));
+  // An operations pointer plus two words of inline storage.
+  EXPECT_EQ(sizeof(fw::WriteCallback), sizeof(void*) + fw::kWriteCallbackInlineSize);
+  int counter = 0;
+  auto by_ref = [&counter](const fw::WriteCompletion&) { counter++; };
+  auto two_words = [p = &counter, k = int64_t{1}](const fw::WriteCompletion&) { *p += static_cast<int>(k); };
+  auto large = [a = std::array<int64_t, 3>{}](const fw::WriteCompletion&) { (void)a; };
+  auto owning = [p = std::make_shared<int>(1)](const fw::WriteCompletion&) { (void)p; };
+  static_assert(fw::WriteCallback::kInline<decltype(by_ref)>);
+  static_assert(fw::WriteCallback::kInline<decltype(two_words)>);
+  static_assert(!fw::WriteCallback::kInline<decltype(large)>);   // too large: one allocation
+  static_assert(!fw::WriteCallback::kInline<decltype(owning)>);  // not trivially copyable
+  static_assert(std::is_same_v<decltype(fw::WriteCompletion::table), std::string_view>);
   auto p = std::make_unique<int>(7);
   fw::WriteCallback cb = [p = std::move(p)](const fw::WriteCompletion&) { (void)*p; };
   EXPECT_TRUE(static_cast<bool>(cb));

@@ -156,7 +156,7 @@ class ClusterTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (conn.Available()) conn.Close(10s);
+    if (conn.Available()) (void)conn.Close(10s);
   }
 
   // Creates a fresh table and waits until every bucket has a leader that answers.

@@ -14,10 +14,24 @@
 //            (A B, then B A, ...) after a warm-up round, medians; one JSON line per case on stdout.
 //            Both modes end with Flush (the wait mode: after the last Append, while the thread waits).
 //
+//  allocs    heap allocations per record, counted by replacing malloc/calloc/realloc/memalign
+//            (every allocation of the process: C++ operator new and the Rust library both end in
+//            malloc), after a warm-up round: through the dispatcher alone (the callback path:
+//            hand-off, trampoline, call, destroy), and end to end on the embedded engine for
+//            Append without notification, with an inline callback, with a SharedWriteCallback and
+//            with a callable too large for the inline buffer. The end-to-end figures include
+//            per-batch costs of the core and the embedded engine (spread over the records); the
+//            callback's own cost is the difference to the no-notification row.
+//
 // Usage: fluss_writer_bench [dispatch_callbacks=2000000] [e2e_records=300000] [runs=5]
+//        fluss_writer_bench dispatch [callbacks=2000000] [runs=7]  (dispatch only)
+//        fluss_writer_bench allocs [records=200000]
 //        fluss_writer_bench cluster <bootstrap> [records_100B=200000] [rounds=5]
 //            (1-KiB rows use a quarter of records_100B)
+#include <malloc.h>
+
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -34,6 +48,44 @@
 
 namespace fw = fluss_writer;
 using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------- counting allocator
+// glibc's own entry points; the replacements below count every call of the process.
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void __libc_free(void*);
+}
+static std::atomic<uint64_t> g_allocs{0};
+extern "C" {
+void* malloc(size_t n) {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t m) {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(n, m);
+}
+void* realloc(void* p, size_t n) {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(p, n);
+}
+void* memalign(size_t a, size_t n) {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(a, n);
+}
+void* aligned_alloc(size_t a, size_t n) { return memalign(a, n); }
+int posix_memalign(void** out, size_t a, size_t n) {
+  void* p = memalign(a, n);
+  if (p == nullptr) return 12;  // ENOMEM
+  *out = p;
+  return 0;
+}
+void free(void* p) { __libc_free(p); }
+}
+static uint64_t Allocs() { return g_allocs.load(std::memory_order_relaxed); }
 
 static double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -64,7 +116,7 @@ struct E2E {
   fw::Table table;
 };
 
-static E2E Open(int run) {
+static E2E Open(int run, const std::string& prefix = "bench") {
   E2E e;
   fw::Configuration cfg;
   cfg.Set("client.writer.batch-timeout", "5ms");
@@ -75,7 +127,7 @@ static E2E Open(int run) {
   d.schema = fw::Schema::NewBuilder().AddColumn("id", fw::DataType::BigInt(), false).AddColumn("msg", fw::DataType::String()).Build();
   d.bucket_count = 4;
   d.bucket_keys = {"id"};
-  fw::TablePath p("fluss", "bench" + std::to_string(run));
+  fw::TablePath p("fluss", prefix + std::to_string(run));
   Check(admin.CreateTable(p, d), "create");
   Check(e.conn.GetTable(p, e.table), "table");
   return e;
@@ -188,7 +240,7 @@ static double ClusterCallbacks(fw::Table& table, const Payloads& pl, size_t n, s
     std::fprintf(stderr, "callbacks: %llu of %zu ok\n", static_cast<unsigned long long>(done.load()), n);
     std::exit(1);
   }
-  w.Close();
+  Check(w.Close(), "close");
   return static_cast<double>(n) / secs;
 }
 
@@ -238,7 +290,7 @@ static double ClusterWait(fw::Table& table, const Payloads& pl, size_t n, size_t
     std::fprintf(stderr, "waits: %llu of %zu ok\n", static_cast<unsigned long long>(ok), n);
     std::exit(1);
   }
-  w.Close();
+  Check(w.Close(), "close");
   return static_cast<double>(n) / secs;
 }
 
@@ -294,10 +346,10 @@ static int ClusterMain(const std::string& bootstrap, size_t n100, int rounds) {
                     med * row_bytes / 1e6, mcb / mwt, list(m == 0 ? cb : wt).c_str());
         std::fflush(stdout);
       }
-      admin.DropTable(p, true);
+      Check(admin.DropTable(p, true), "drop table");
     }
   }
-  conn.Close();
+  Check(conn.Close(), "close");
   return 0;
 }
 
@@ -340,11 +392,122 @@ static int LatencyMain(const std::string& bootstrap, double rate, double secs) {
               st.ack_to_callback_p50_nanos / 1e3, st.ack_to_callback_p99_nanos / 1e3, st.ack_to_callback_max_nanos / 1e3);
   Check(w.Close(), "close");
   Check(admin.DropTable(p, true), "drop");
-  conn.Close();
+  Check(conn.Close(), "close");
+  return 0;
+}
+
+// ---------------------------------------------------------------- allocations per record
+enum class Form { Detached, Inline, Shared, Large };
+
+static const char* FormName(Form f) {
+  switch (f) {
+    case Form::Detached: return "Append(row), no notification      ";
+    case Form::Inline: return "Append(row, inline callback)      ";
+    case Form::Shared: return "Append(row, SharedWriteCallback)  ";
+    case Form::Large: return "Append(row, 40-byte callable)     ";
+  }
+  return "";
+}
+
+static std::atomic<uint64_t> g_done{0};
+
+// One writer; a warm-up round of n records, then a counted round of n records (+ Flush).
+static double AllocsPerRecord(Form form, size_t n, int run) {
+  // A realistic name ("fluss.page_view_events_N", longer than std::string's inline buffer).
+  E2E e = Open(run, "page_view_events_");
+  fw::AppendWriter w;
+  Check(e.table.NewAppend().CreateWriter(w), "writer");
+  fw::GenericRow row(2);
+  row.SetString(1, "payload-0123456789");
+#ifdef FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK
+  fw::SharedWriteCallback shared([](const fw::WriteCompletion& c) {
+    if (c.Ok()) g_done.fetch_add(1, std::memory_order_relaxed);
+  });
+#endif
+  std::array<uint64_t, 5> pad{1, 2, 3, 4, 5};
+  uint64_t counted = 0;
+  for (int round = 0; round < 2; ++round) {
+    uint64_t before = Allocs();
+    for (size_t i = 0; i < n; ++i) {
+      row.SetInt64(0, static_cast<int64_t>(i));
+      switch (form) {
+        case Form::Detached:
+          Check(w.Append(row), "append");
+          break;
+        case Form::Inline:
+          Check(w.Append(row, [](const fw::WriteCompletion& c) {
+            if (c.Ok()) g_done.fetch_add(1, std::memory_order_relaxed);
+          }), "append");
+          break;
+        case Form::Shared:
+#ifdef FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK
+          Check(w.Append(row, shared), "append");
+#endif
+          break;
+        case Form::Large:
+          Check(w.Append(row, [pad](const fw::WriteCompletion& c) {
+            if (c.Ok()) g_done.fetch_add(pad[0], std::memory_order_relaxed);
+          }), "append");
+          break;
+      }
+    }
+    Check(w.Flush(), "flush");
+    counted = Allocs() - before;
+  }
+  Check(w.Close(), "close");
+  return static_cast<double>(counted) / static_cast<double>(n);
+}
+
+// Dispatcher only: allocations from making each callable to its release through
+// RunThroughDispatcher, per callable (after a warm-up run), not counting the std::vector the
+// callables are built in.
+static double DispatchAllocsPerCallback(size_t n) {
+  double per = 0;
+  for (int round = 0; round < 2; ++round) {
+    std::vector<fw::WriteCallback> cbs;
+    cbs.reserve(n);
+    uint64_t before = Allocs();  // from making each callable to its release
+    for (size_t i = 0; i < n; ++i) {
+      cbs.emplace_back([](const fw::WriteCompletion& c) { g_sink.fetch_add(c.table.size() & 1, std::memory_order_relaxed); });
+    }
+    (void)fw::testing::RunThroughDispatcher(std::move(cbs), 1024);
+    per = static_cast<double>(Allocs() - before) / static_cast<double>(n);
+  }
+  return per;
+}
+
+static int AllocsMain(size_t n) {
+  std::printf("allocations per record (malloc family, whole process, after warm-up), %zu records:\n", n);
+  std::printf("  dispatcher only, inline no-op callback: %.3f per callback (incl. the library's per-job costs)\n",
+              DispatchAllocsPerCallback(n));
+  int run = 0;
+  for (Form f : {Form::Detached, Form::Inline, Form::Shared, Form::Large}) {
+#ifndef FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK
+    if (f == Form::Shared) continue;
+#endif
+    std::printf("  e2e embedded, %s: %.3f per record\n", FormName(f), AllocsPerRecord(f, n, run++));
+  }
+  return 0;
+}
+
+static int DispatchMain(size_t n, int runs) {
+  std::vector<double> v;
+  DispatchRun(n);  // warm-up
+  for (int i = 0; i < runs; ++i) v.push_back(DispatchRun(n));
+  std::string all;
+  for (double x : v) all += (all.empty() ? "" : " ") + std::to_string(x / 1e6).substr(0, 5);
+  std::printf("dispatch: %zu no-op C++ callbacks x %d runs: median %.2f M callbacks/s (runs: %s)\n", n, runs,
+              Median(v) / 1e6, all.c_str());
   return 0;
 }
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "allocs") {
+    return AllocsMain(argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 200000);
+  }
+  if (argc > 1 && std::string(argv[1]) == "dispatch") {
+    return DispatchMain(argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 2000000, argc > 3 ? std::atoi(argv[3]) : 7);
+  }
   if (argc > 1 && std::string(argv[1]) == "latency") {
     std::string bootstrap = argc > 2 ? argv[2] : "embedded";
     double rate = argc > 3 ? std::atof(argv[3]) : 20000;

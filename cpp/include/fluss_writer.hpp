@@ -16,15 +16,29 @@
 // runs. Callables (and error handlers, user executors) must be safe to call and destroy on
 // another thread.
 //
-// No exception crosses into or out of the library: errors are Results.
+// No exception crosses into or out of the library: errors are Results. `Result` is
+// [[nodiscard]] (on the class, so every call returning one is covered): a Result you do not
+// look at is a compiler warning; write `(void)call;` to ignore one on purpose.
+//
+// Allocation on the callback path: a WriteCallback whose callable is trivially copyable and at
+// most kWriteCallbackInlineSize bytes (a lambda capturing a pointer, a reference, `this`, or an
+// integer or two) is stored inline: a write with it, its dispatch and its call allocate nothing
+// per record. Larger callables cost one allocation per record. A SharedWriteCallback (one
+// callable for many records) costs nothing per record. The completion a callback receives is
+// built on the stack; its `table` is a std::string_view (no std::string per callback).
 #pragma once
+
+// Feature macros (for code that builds against several versions of this header).
+#define FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK 1  // SharedWriteCallback, inline WriteCallback storage
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -107,6 +121,7 @@ struct RWriter;
 struct RWriteResult;
 struct RRow;
 struct RJob;
+struct RSharedCallback;
 }  // namespace ffi
 
 namespace detail {
@@ -150,8 +165,9 @@ inline constexpr ClientCode kAllClientCodes[] = {
     ClientCode::Interrupted,
 };
 
-// The outcome of a call or of an operation: code 0 is success.
-struct Result {
+// The outcome of a call or of an operation: code 0 is success. [[nodiscard]]: every function
+// returning a Result warns when the caller drops it.
+struct [[nodiscard]] Result {
   int32_t error_code = 0;
   std::string error_message;
   bool retriable = false;
@@ -260,6 +276,9 @@ struct TablePath {
 // A row in schema order, with a typed setter for every type the SDK writes. Setting a field
 // past the end grows the row (new fields are null). Whether the row fits the table (field
 // count, types, NOT NULL) is checked when it is written: a mismatch is ClientCode::InvalidRow.
+// Setters never fail on their own: bad input (a field index or size beyond 65536 fields, a
+// string that is not UTF-8, a null pointer with a non-zero length, a decimal string that is not
+// an integer) is recorded, and writing the row then fails with InvalidRow naming the problem.
 class GenericRow {
  public:
   explicit GenericRow(size_t fields = 0);
@@ -318,11 +337,15 @@ struct BucketResult {
   Result result;
 };
 
-// Where an operation went and how it ended. A callback gets it by const reference: copy what
-// you keep.
+// Where an operation went and how it ended. A callback gets it by const reference; copy the
+// WriteCompletion (a copy owns everything, including the table name) to keep it.
 struct WriteCompletion {
   Result result;
-  std::string table;  // "database.table"
+  // "database.table". Inside a callback it views a buffer of the library's (no allocation),
+  // valid for the duration of the call: copy it (std::string(c.table)) or copy the whole
+  // WriteCompletion to keep it. A WriteCompletion filled by WriteResult::Wait, and every copy of
+  // one, owns its name.
+  std::string_view table;
   int64_t table_id = -1;
   int64_t partition_id = -1;  // -1: not partitioned
   int32_t bucket = -1;        // for an Arrow batch: its first bucket
@@ -331,49 +354,193 @@ struct WriteCompletion {
   std::vector<BucketResult> bucket_results;  // multi-bucket Arrow batches: one per bucket
 
   bool Ok() const noexcept { return result.Ok(); }
+
+  WriteCompletion() = default;
+  ~WriteCompletion() = default;
+  WriteCompletion(const WriteCompletion& o)
+      : result(o.result),
+        table_id(o.table_id),
+        partition_id(o.partition_id),
+        bucket(o.bucket),
+        offset(o.offset),
+        log_end_offset(o.log_end_offset),
+        bucket_results(o.bucket_results),
+        table_storage_(o.table) {
+    table = table_storage_;
+  }
+  WriteCompletion(WriteCompletion&& o) noexcept
+      : result(std::move(o.result)),
+        table_id(o.table_id),
+        partition_id(o.partition_id),
+        bucket(o.bucket),
+        offset(o.offset),
+        log_end_offset(o.log_end_offset),
+        bucket_results(std::move(o.bucket_results)) {
+    TakeName(o);
+  }
+  WriteCompletion& operator=(const WriteCompletion& o) {
+    if (this != &o) {
+      WriteCompletion tmp(o);
+      *this = std::move(tmp);
+    }
+    return *this;
+  }
+  WriteCompletion& operator=(WriteCompletion&& o) noexcept {
+    if (this != &o) {
+      result = std::move(o.result);
+      table_id = o.table_id;
+      partition_id = o.partition_id;
+      bucket = o.bucket;
+      offset = o.offset;
+      log_end_offset = o.log_end_offset;
+      bucket_results = std::move(o.bucket_results);
+      TakeName(o);
+    }
+    return *this;
+  }
+
+ private:
+  // Owns `o`'s name: steals it when `o` owns it, else copies the view.
+  void TakeName(WriteCompletion& o) noexcept {
+    if (o.table.data() == o.table_storage_.data() && !o.table_storage_.empty()) {
+      table_storage_ = std::move(o.table_storage_);
+    } else {
+      try {
+        table_storage_.assign(o.table.data(), o.table.size());
+      } catch (...) {
+        table_storage_.clear();  // out of memory: an empty name rather than a dangling view
+      }
+    }
+    table = table_storage_;
+    o.table = std::string_view();
+  }
+  std::string table_storage_;  // the name when this completion owns it
+  friend struct detail::Access;
 };
 
+// How many bytes of captures a WriteCallback stores inline (with no allocation).
+inline constexpr size_t kWriteCallbackInlineSize = 2 * sizeof(void*);
+
 namespace detail {
-class CallbackBase {
- public:
-  virtual ~CallbackBase() = default;
-  virtual void Call(const WriteCompletion& completion) = 0;
+// The operations of a stored callable (one static table per callable type).
+struct CallbackOps {
+  void (*call)(void* storage, const WriteCompletion& completion);
+  void (*destroy)(void* storage) noexcept;
+};
+
+// Stored inline: trivially copyable (so the library may move its bytes), small, word-aligned.
+template <class F>
+inline constexpr bool kCallbackInline = std::is_trivially_copyable_v<F> && sizeof(F) <= kWriteCallbackInlineSize &&
+                                        alignof(F) <= alignof(void*);
+
+template <class F>
+struct InlineCallbackOps {
+  static void Call(void* s, const WriteCompletion& c) { (*static_cast<F*>(s))(c); }
+  static void Destroy(void*) noexcept {}  // trivially destructible
+  static constexpr CallbackOps kOps{&Call, &Destroy};
 };
 
 template <class F>
-class CallbackImpl final : public CallbackBase {
+struct HeapCallbackOps {
+  static void Call(void* s, const WriteCompletion& c) { (**static_cast<F**>(s))(c); }
+  static void Destroy(void* s) noexcept { delete *static_cast<F**>(s); }
+  static constexpr CallbackOps kOps{&Call, &Destroy};
+};
+
+class SharedCallbackBase {
+ public:
+  virtual ~SharedCallbackBase() = default;
+  virtual void Call(const WriteCompletion& completion) const = 0;
+};
+
+template <class F>
+class SharedCallbackImpl final : public SharedCallbackBase {
  public:
   template <class G>
-  explicit CallbackImpl(G&& f) : f_(std::forward<G>(f)) {}
-  void Call(const WriteCompletion& completion) override { f_(completion); }
+  explicit SharedCallbackImpl(G&& f) : f_(std::forward<G>(f)) {}
+  void Call(const WriteCompletion& completion) const override { f_(completion); }
 
  private:
   F f_;
 };
 }  // namespace detail
 
-// A type-erased, move-only callable `void(const WriteCompletion&)`. Unlike std::function it
-// accepts move-only callables (lambdas capturing std::unique_ptr). Costs one allocation.
+// A type-erased, move-only callable `void(const WriteCompletion&)`, called once. Unlike
+// std::function it accepts move-only callables (lambdas capturing std::unique_ptr). A callable
+// that is trivially copyable and fits kWriteCallbackInlineSize bytes (word-aligned) is stored
+// inline and costs no allocation (see WriteCallback::kInline); any other costs one.
 class WriteCallback {
  public:
+  // Whether callables of type F are stored without allocating.
+  template <class F>
+  static constexpr bool kInline = detail::kCallbackInline<std::decay_t<F>>;
+
   WriteCallback() noexcept = default;
   WriteCallback(std::nullptr_t) noexcept {}  // NOLINT: implicit like std::function
   template <class F, class D = std::decay_t<F>,
             std::enable_if_t<!std::is_same_v<D, WriteCallback> && !std::is_same_v<D, std::nullptr_t> &&
                                  std::is_invocable_v<D&, const WriteCompletion&>,
                              int> = 0>
-  WriteCallback(F&& f)  // NOLINT: implicit from any callable
-      : impl_(new detail::CallbackImpl<D>(std::forward<F>(f))) {}
-  WriteCallback(WriteCallback&&) noexcept = default;
-  WriteCallback& operator=(WriteCallback&&) noexcept = default;
+  WriteCallback(F&& f) {  // NOLINT: implicit from any callable
+    if constexpr (detail::kCallbackInline<D>) {
+      ::new (static_cast<void*>(storage_)) D(std::forward<F>(f));
+      ops_ = &detail::InlineCallbackOps<D>::kOps;
+    } else {
+      D* p = new D(std::forward<F>(f));
+      std::memcpy(storage_, &p, sizeof(p));
+      ops_ = &detail::HeapCallbackOps<D>::kOps;
+    }
+  }
+  // The stored bytes are trivially copyable (an inline callable or a pointer): moving copies them.
+  WriteCallback(WriteCallback&& o) noexcept : ops_(o.ops_) {
+    std::memcpy(storage_, o.storage_, sizeof(storage_));
+    o.ops_ = nullptr;
+  }
+  WriteCallback& operator=(WriteCallback&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      ops_ = o.ops_;
+      std::memcpy(storage_, o.storage_, sizeof(storage_));
+      o.ops_ = nullptr;
+    }
+    return *this;
+  }
   WriteCallback(const WriteCallback&) = delete;
   WriteCallback& operator=(const WriteCallback&) = delete;
-  ~WriteCallback() = default;
+  ~WriteCallback() { Reset(); }
 
+  explicit operator bool() const noexcept { return ops_ != nullptr; }
+
+ private:
+  void Reset() noexcept {
+    if (ops_ != nullptr) std::exchange(ops_, nullptr)->destroy(storage_);
+  }
+  const detail::CallbackOps* ops_ = nullptr;
+  alignas(void*) unsigned char storage_[kWriteCallbackInlineSize] = {};
+  friend struct detail::Access;
+};
+
+// One callable for many operations: `void(const WriteCompletion&) const`, called once per
+// operation it was passed to (Append/Upsert/Delete(row, const SharedWriteCallback&)), possibly
+// from several executor threads at once (a Sharded or User executor), so it must be thread-safe.
+// Creating one allocates once; each write with it costs no allocation and no per-record storage
+// (consecutive records of a batch share one registration). Copies share the callable; it is
+// destroyed when the last copy and the last pending operation using it are gone (possibly on an
+// executor thread). A throw is reported to the writer's error handler, like a WriteCallback's.
+class SharedWriteCallback {
+ public:
+  SharedWriteCallback() noexcept = default;
+  template <class F, class D = std::decay_t<F>,
+            std::enable_if_t<!std::is_same_v<D, SharedWriteCallback> && std::is_invocable_v<const D&, const WriteCompletion&>,
+                             int> = 0>
+  explicit SharedWriteCallback(F&& f) {
+    Init(std::unique_ptr<detail::SharedCallbackBase>(new detail::SharedCallbackImpl<D>(std::forward<F>(f))));
+  }
   explicit operator bool() const noexcept { return impl_ != nullptr; }
 
  private:
-  std::unique_ptr<detail::CallbackBase> impl_;
+  void Init(std::unique_ptr<detail::SharedCallbackBase> f);
+  std::shared_ptr<ffi::RSharedCallback> impl_;
   friend struct detail::Access;
 };
 
@@ -425,9 +592,21 @@ enum class ExecutorKind {
 };
 
 struct WriteCallbackOptions {
+  // Operations accepted and not yet retired; a write waits for a slot. 1..2^31-1 (checked by the
+  // core: 0 or anything larger is InvalidConfig).
   uint64_t max_pending_callbacks = 262144;
   ExecutorKind executor = ExecutorKind::Connection;
+  // For ExecutorKind::Sharded: 1..64 workers (checked by the core: anything else is InvalidConfig).
   size_t shards = 0;
+  // How long destroying the writer may block (outside a callback) while it closes: the
+  // destructor calls Close(close_timeout). When the bound passes, the destructor returns and
+  // the operations still pending complete with WriterClosed, each exactly once, on the
+  // executor afterwards (so what their callbacks capture must outlive that; call Close() with
+  // your own timeout to wait longer). 30 s by default: long enough for a healthy cluster to
+  // acknowledge what is buffered, short enough for a shutdown path (Kubernetes' default grace
+  // period). Negative: no bound (the destructor waits as long as the delivery timeout allows).
+  // Inside a callback the destructor never waits.
+  std::chrono::milliseconds close_timeout = std::chrono::seconds(30);
   std::shared_ptr<CallbackExecutor> user_executor;
   // Receives callback failures; default: a line on stderr. Called from executor threads.
   std::function<void(const CallbackError&)> error_handler;
@@ -483,14 +662,19 @@ struct WriterStats {
   uint64_t ack_to_callback_p50_nanos = 0;
   uint64_t ack_to_callback_p99_nanos = 0;
   uint64_t ack_to_callback_max_nanos = 0;
+  // Jobs a user executor dropped without running them (destroyed the Job, or Execute threw);
+  // each is also one callback_errors and one error-handler call.
+  uint64_t jobs_dropped = 0;
 };
 
 // Common part of both writers.
 class WriterBase {
  public:
   WriterBase() noexcept = default;
+  // Closes the writer, blocking at most WriteCallbackOptions::close_timeout (see there).
   ~WriterBase();
-  WriterBase(WriterBase&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  WriterBase(WriterBase&& other) noexcept
+      : impl_(std::exchange(other.impl_, nullptr)), close_timeout_(other.close_timeout_) {}
   WriterBase& operator=(WriterBase&& other) noexcept;
   WriterBase(const WriterBase&) = delete;
   WriterBase& operator=(const WriterBase&) = delete;
@@ -500,8 +684,9 @@ class WriterBase {
   Result Flush();
   Result Flush(std::chrono::milliseconds timeout);
   // Stops accepting, flushes and drains. At the timeout, pending operations complete with
-  // WriterClosed (exactly once) and Timeout is returned. Destroying a writer closes it (inside a
-  // callback: without waiting).
+  // WriterClosed (exactly once) and Timeout is returned. Destroying a writer closes it with
+  // WriteCallbackOptions::close_timeout (inside a callback: without waiting). Timeouts of any
+  // size are accepted (milliseconds::max() is "no bound"); negative means no bound.
   Result Close();
   Result Close(std::chrono::milliseconds timeout);
   WriterStats Stats() const;
@@ -509,6 +694,7 @@ class WriterBase {
 
  protected:
   ffi::RWriter* impl_ = nullptr;
+  std::chrono::milliseconds close_timeout_ = std::chrono::seconds(30);
   friend struct detail::Access;
 };
 
@@ -518,6 +704,7 @@ class AppendWriter : public WriterBase {
   Result Append(const GenericRow& row);
   Result Append(const GenericRow& row, WriteResult& result);
   Result Append(const GenericRow& row, WriteCallback callback);
+  Result Append(const GenericRow& row, const SharedWriteCallback& callback);
 
   // One record batch as a struct array. Both structs are moved from (release set to NULL),
   // also when the call fails. Admitted as a whole: an error means nothing was accepted. Once
@@ -537,16 +724,22 @@ class UpsertWriter : public WriterBase {
   Result Upsert(const GenericRow& row);
   Result Upsert(const GenericRow& row, WriteResult& result);
   Result Upsert(const GenericRow& row, WriteCallback callback);
+  Result Upsert(const GenericRow& row, const SharedWriteCallback& callback);
   // `key`: the primary-key values, in primary-key order.
   Result Delete(const GenericRow& key);
   Result Delete(const GenericRow& key, WriteResult& result);
   Result Delete(const GenericRow& key, WriteCallback callback);
+  Result Delete(const GenericRow& key, const SharedWriteCallback& callback);
 };
 
 // ===== connection, admin, tables =====
 
+// What Connection::Create takes. The address is one setting that can be given two ways: the
+// `bootstrap_servers` field or the "bootstrap.servers" property. Give either (or both with the
+// same value, compared after trimming); both with different values is InvalidConfig; neither
+// means "embedded" (the in-process engine). The core applies this rule for every binding.
 struct Configuration {
-  std::string bootstrap_servers = "embedded";  // "embedded", "embedded:<dir>" or "host:port,..."
+  std::string bootstrap_servers;  // empty: not set. "embedded", "embedded:<dir>" or "host:port,..."
   std::map<std::string, std::string> properties;  // Fluss client keys, e.g. client.writer.batch-size
 
   Configuration& Set(std::string key, std::string value) {
@@ -709,12 +902,18 @@ Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64
 Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& key, GenericRow& out, bool& found);
 Result HighWatermark(const Connection& conn, const TablePath& path, int32_t bucket, int64_t& out);
 
+// Test hook: the next bridge call (from any thread) panics inside the library's panic guard, as
+// a bug in the Rust code would. Every entry point turns such a panic into a Result with
+// ClientCode::Internal (or, for calls that return no Result, a neutral value and a line on
+// stderr); the process stays alive.
+void ForcePanicInNextCall();
+
 // The client codes as the Rust core lists them (for the drift test against kAllClientCodes).
 std::vector<int32_t> CoreClientCodes();
 
 // Runs the callables through the dispatcher as the core does (a slot each, one job per
 // `per_job` callables, one FIFO worker) and returns the seconds until every one ran, was
-// destroyed and released its slot.
+// destroyed and released its slot. The completion each callable sees has table "bench.t".
 double RunThroughDispatcher(std::vector<WriteCallback> callbacks, size_t per_job);
 
 }  // namespace testing

@@ -37,19 +37,16 @@ Connection& Connection::operator=(Connection&& other) noexcept {
 }
 
 Result Connection::Create(const Configuration& config, Connection& out) {
+  // Every property goes to the core, "bootstrap.servers" included; the core resolves it with the
+  // explicit field (one setting; both given and different is InvalidConfig).
   rust::Vec<rust::String> keys;
   rust::Vec<rust::String> values;
-  keys.push_back(rust::String("bootstrap.servers"));
-  values.push_back(rust::String::lossy(config.bootstrap_servers));
   for (const auto& [k, v] : config.properties) {
-    if (k == "bootstrap.servers") {
-      continue;
-    }
     keys.push_back(rust::String::lossy(k));
     values.push_back(rust::String::lossy(v));
   }
   ffi::FfiStatus st;
-  rust::Box<ffi::RConnection> c = ffi::connection_create(keys, values, st);
+  rust::Box<ffi::RConnection> c = ffi::connection_create(Str(config.bootstrap_servers), keys, values, st);
   if (st.code != 0) {
     return ToResult(st);
   }
@@ -215,7 +212,9 @@ Result TableAppend::CreateWriter(AppendWriter& out, const WriteCallbackOptions& 
   if (st.code != 0) {
     return ToResult(st);
   }
-  DropBox(std::exchange(detail::Access::Ref(out), w.into_raw()));
+  out = AppendWriter();  // closes (bounded) whatever `out` held
+  detail::Access::Ref(out) = w.into_raw();
+  detail::Access::CloseTimeout(out) = options.close_timeout;
   return Result{};
 }
 
@@ -243,7 +242,9 @@ Result TableUpsert::CreateWriter(UpsertWriter& out, const WriteCallbackOptions& 
   if (st.code != 0) {
     return ToResult(st);
   }
-  DropBox(std::exchange(detail::Access::Ref(out), w.into_raw()));
+  out = UpsertWriter();  // closes (bounded) whatever `out` held
+  detail::Access::Ref(out) = w.into_raw();
+  detail::Access::CloseTimeout(out) = options.close_timeout;
   return Result{};
 }
 

@@ -56,6 +56,12 @@ void GenericRow::SetString(size_t i, std::string_view v) {
 
 void GenericRow::SetBytes(size_t i, const uint8_t* data, size_t len) {
   static const uint8_t kEmpty = 0;
+  if (data == nullptr && len > 0) {
+    // Never read through a null pointer; writing the row fails with InvalidRow.
+    ffi::row_mark_bad(Mut(), rust::Str("SetBytes: a null pointer with a non-zero length"));
+    ffi::row_set_null(Mut(), i);
+    return;
+  }
   ffi::row_set_bytes(Mut(), i, rust::Slice<const uint8_t>(data != nullptr ? data : &kEmpty, len));
 }
 
@@ -66,7 +72,7 @@ void GenericRow::SetDecimal(size_t i, int64_t unscaled, int32_t precision, int32
 }
 
 void GenericRow::SetDecimal(size_t i, std::string_view unscaled, int32_t precision, int32_t scale) {
-  ffi::row_set_decimal_str(Mut(), i, rust::Str(unscaled.data(), unscaled.size()), Param(precision), Param(scale));
+  ffi::row_set_decimal_str(Mut(), i, internal::Str(unscaled), Param(precision), Param(scale));
 }
 
 void GenericRow::SetDate(size_t i, int32_t days) { ffi::row_set_date(Mut(), i, days); }

@@ -64,6 +64,8 @@ Result HighWatermark(const Connection& conn, const TablePath& path, int32_t buck
   return ToResult(st);
 }
 
+void ForcePanicInNextCall() { ffi::testing_force_panic(); }
+
 std::vector<int32_t> CoreClientCodes() {
   rust::Vec<int32_t> v = ffi::client_codes();
   return std::vector<int32_t>(v.begin(), v.end());
@@ -72,7 +74,7 @@ std::vector<int32_t> CoreClientCodes() {
 double RunThroughDispatcher(std::vector<WriteCallback> callbacks, size_t per_job) {
   rust::Box<ffi::RBench> b = ffi::bench_new(per_job);
   for (WriteCallback& cb : callbacks) {
-    ffi::bench_push(*b, detail::Access::Release(cb));
+    ffi::bench_push(*b, internal::TakeCallback(cb));
   }
   callbacks.clear();
   return ffi::bench_run(*b);

@@ -27,26 +27,45 @@ ffi::RWriteResult* Slot(WriteResult& r) {
   return p;
 }
 
-using RowCall = ffi::FfiStatus (*)(const ffi::RWriter&, const ffi::RRow&, std::unique_ptr<detail::CallbackBase>,
-                                   ffi::RWriteResult*);
+using RowCall = ffi::FfiStatus (*)(const ffi::RWriter&, const ffi::RRow&, ffi::FfiCallback, ffi::RWriteResult*);
 
-Result RowWrite(ffi::RWriter* w, const GenericRow& row, RowCall call, std::unique_ptr<detail::CallbackBase> cb,
-                ffi::RWriteResult* result) {
+// `cb` is consumed: on an early error its callable is destroyed here, before the call returns.
+Result RowWrite(ffi::RWriter* w, const GenericRow& row, RowCall call, WriteCallback cb, ffi::RWriteResult* result) {
   if (w == nullptr) return NoWriter();
   ffi::RRow* r = detail::Access::Get(row);
   if (r == nullptr) return NoRow();
-  return ToResult(call(*w, *r, std::move(cb), result));
+  return ToResult(call(*w, *r, internal::TakeCallback(cb), result));
+}
+
+// 0 append, 1 upsert, 2 delete.
+Result SharedWrite(ffi::RWriter* w, const GenericRow& row, int32_t kind, const SharedWriteCallback& cb) {
+  if (w == nullptr) return NoWriter();
+  ffi::RRow* r = detail::Access::Get(row);
+  if (r == nullptr) return NoRow();
+  const ffi::RSharedCallback* f = detail::Access::Get(cb);
+  if (f == nullptr) return internal::ClientError(ClientCode::Unsupported, "the SharedWriteCallback is empty");
+  return ToResult(ffi::writer_write_shared(*w, kind, *r, *f));
 }
 
 }  // namespace
 
 // ===== WriterBase =====
 
-WriterBase::~WriterBase() { DropBox(std::exchange(impl_, nullptr)); }
+namespace {
+// Closes (bounded by `close_timeout`) and drops a writer.
+void DestroyWriter(ffi::RWriter* w, std::chrono::milliseconds close_timeout) noexcept {
+  if (w != nullptr) {
+    ffi::writer_destroy(rust::Box<ffi::RWriter>::from_raw(w), internal::Millis(close_timeout));
+  }
+}
+}  // namespace
+
+WriterBase::~WriterBase() { DestroyWriter(std::exchange(impl_, nullptr), close_timeout_); }
 
 WriterBase& WriterBase::operator=(WriterBase&& other) noexcept {
   if (this != &other) {
-    DropBox(std::exchange(impl_, std::exchange(other.impl_, nullptr)));
+    DestroyWriter(std::exchange(impl_, std::exchange(other.impl_, nullptr)), close_timeout_);
+    close_timeout_ = other.close_timeout_;
   }
   return *this;
 }
@@ -78,6 +97,7 @@ WriterStats WriterBase::Stats() const {
     s.ack_to_callback_p50_nanos = f.ack_to_callback_p50_nanos;
     s.ack_to_callback_p99_nanos = f.ack_to_callback_p99_nanos;
     s.ack_to_callback_max_nanos = f.ack_to_callback_max_nanos;
+    s.jobs_dropped = f.jobs_dropped;
   }
   return s;
 }
@@ -92,11 +112,15 @@ Result AppendWriter::Append(const GenericRow& row, WriteResult& result) {
 }
 
 Result AppendWriter::Append(const GenericRow& row, WriteCallback callback) {
-  return RowWrite(impl_, row, ffi::writer_append, detail::Access::Release(callback), nullptr);
+  return RowWrite(impl_, row, ffi::writer_append, std::move(callback), nullptr);
 }
 
-static Result ArrowWrite(ffi::RWriter* w, ArrowArray* array, ArrowSchema* schema,
-                         std::unique_ptr<detail::CallbackBase> cb, ffi::RWriteResult* result) {
+Result AppendWriter::Append(const GenericRow& row, const SharedWriteCallback& callback) {
+  return SharedWrite(impl_, row, 0, callback);
+}
+
+static Result ArrowWrite(ffi::RWriter* w, ArrowArray* array, ArrowSchema* schema, WriteCallback cb,
+                         ffi::RWriteResult* result) {
   if (w == nullptr) {
     // Still honour "the callee moves from the structs".
     if (array != nullptr && array->release != nullptr) array->release(array);
@@ -104,16 +128,15 @@ static Result ArrowWrite(ffi::RWriter* w, ArrowArray* array, ArrowSchema* schema
     return NoWriter();
   }
   return ToResult(ffi::writer_append_arrow(*w, reinterpret_cast<size_t>(array), reinterpret_cast<size_t>(schema),
-                                           std::move(cb), result));
+                                           internal::TakeCallback(cb), result));
 }
 
-static Result StreamWrite(ffi::RWriter* w, ArrowArrayStream* stream, std::unique_ptr<detail::CallbackBase> cb,
-                          ffi::RWriteResult* result) {
+static Result StreamWrite(ffi::RWriter* w, ArrowArrayStream* stream, WriteCallback cb, ffi::RWriteResult* result) {
   if (w == nullptr) {
     if (stream != nullptr && stream->release != nullptr) stream->release(stream);
     return NoWriter();
   }
-  return ToResult(ffi::writer_append_arrow_stream(*w, reinterpret_cast<size_t>(stream), std::move(cb), result));
+  return ToResult(ffi::writer_append_arrow_stream(*w, reinterpret_cast<size_t>(stream), internal::TakeCallback(cb), result));
 }
 
 Result AppendWriter::AppendArrowBatch(ArrowArray* array, ArrowSchema* schema) {
@@ -125,7 +148,7 @@ Result AppendWriter::AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, Wr
 }
 
 Result AppendWriter::AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback) {
-  return ArrowWrite(impl_, array, schema, detail::Access::Release(callback), nullptr);
+  return ArrowWrite(impl_, array, schema, std::move(callback), nullptr);
 }
 
 Result AppendWriter::AppendArrowBatch(ArrowArrayStream* stream) { return StreamWrite(impl_, stream, nullptr, nullptr); }
@@ -135,7 +158,7 @@ Result AppendWriter::AppendArrowBatch(ArrowArrayStream* stream, WriteResult& res
 }
 
 Result AppendWriter::AppendArrowBatch(ArrowArrayStream* stream, WriteCallback callback) {
-  return StreamWrite(impl_, stream, detail::Access::Release(callback), nullptr);
+  return StreamWrite(impl_, stream, std::move(callback), nullptr);
 }
 
 // ===== UpsertWriter =====
@@ -148,7 +171,11 @@ Result UpsertWriter::Upsert(const GenericRow& row, WriteResult& result) {
 }
 
 Result UpsertWriter::Upsert(const GenericRow& row, WriteCallback callback) {
-  return RowWrite(impl_, row, ffi::writer_upsert, detail::Access::Release(callback), nullptr);
+  return RowWrite(impl_, row, ffi::writer_upsert, std::move(callback), nullptr);
+}
+
+Result UpsertWriter::Upsert(const GenericRow& row, const SharedWriteCallback& callback) {
+  return SharedWrite(impl_, row, 1, callback);
 }
 
 Result UpsertWriter::Delete(const GenericRow& key) { return RowWrite(impl_, key, ffi::writer_delete, nullptr, nullptr); }
@@ -159,7 +186,18 @@ Result UpsertWriter::Delete(const GenericRow& key, WriteResult& result) {
 }
 
 Result UpsertWriter::Delete(const GenericRow& key, WriteCallback callback) {
-  return RowWrite(impl_, key, ffi::writer_delete, detail::Access::Release(callback), nullptr);
+  return RowWrite(impl_, key, ffi::writer_delete, std::move(callback), nullptr);
+}
+
+Result UpsertWriter::Delete(const GenericRow& key, const SharedWriteCallback& callback) {
+  return SharedWrite(impl_, key, 2, callback);
+}
+
+// ===== SharedWriteCallback =====
+
+void SharedWriteCallback::Init(std::unique_ptr<detail::SharedCallbackBase> f) {
+  rust::Box<ffi::RSharedCallback> b = ffi::shared_callback_new(std::move(f));
+  impl_ = std::shared_ptr<ffi::RSharedCallback>(b.into_raw(), [](ffi::RSharedCallback* p) { DropBox(p); });
 }
 
 // ===== WriteResult =====
@@ -190,7 +228,9 @@ Result WriteResult::Wait(std::chrono::milliseconds timeout, WriteCompletion* out
   ffi::CompletionHead head = ffi::completion_head(c);
   if (out != nullptr) {
     *out = WriteCompletion{};
-    detail::FillCompletion(head, c, *out);
+    std::string& name = detail::Access::OwnedName(*out);  // `out` owns its table name
+    detail::TableName(c, name);
+    detail::FillCompletion(head, c, name, *out);
     return out->result;
   }
   Result r;
@@ -202,7 +242,7 @@ Result WriteResult::Wait(std::chrono::milliseconds timeout, WriteCompletion* out
 
 Result WriteResult::OnComplete(WriteCallback callback) const {
   if (impl_ == nullptr) return NotFilled();
-  return ToResult(ffi::result_add_callback(*impl_, detail::Access::Release(callback)));
+  return ToResult(ffi::result_add_callback(*impl_, internal::TakeCallback(callback)));
 }
 
 bool WriteResult::IsDone() const { return impl_ != nullptr && ffi::result_is_done(*impl_); }

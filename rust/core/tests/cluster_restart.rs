@@ -17,18 +17,12 @@
 
 mod cluster_support;
 
-use std::collections::BTreeMap;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cluster_support::*;
-use fluss_writer::{ClientCode, DataType, FlussCode, Schema, TableDescriptor, Value, WriterOptions};
-
-/// Per record id: how many times its callback ran, and the last outcome (error code, bucket,
-/// offset).
-type Outcomes = Arc<Mutex<Vec<(u32, i32, i32, i64)>>>;
+use fluss_writer::{ClientCode, DataType, FlussCode, Schema, TableDescriptor, WriterOptions};
 
 fn restart_tablet() -> Duration {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/fluss-cluster.sh");
@@ -59,51 +53,18 @@ fn tablet_restart_while_writing_loses_and_duplicates_nothing() {
         let info = table_info(&conn, &path);
         let writer = Arc::new(conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap());
 
-        // The writer thread: paced appends with callbacks until told to stop.
-        let outcomes: Outcomes = Arc::default();
-        let stop = Arc::new(AtomicBool::new(false));
+        let load = Load::start(writer.clone(), 100, Duration::from_millis(5));
         let t_write = Instant::now();
-        let producer = {
-            let (writer, outcomes, stop) = (writer.clone(), outcomes.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let mut id: i64 = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    for _ in 0..100 {
-                        outcomes.lock().unwrap().push((0, 0, -1, -1));
-                        let o = outcomes.clone();
-                        writer
-                            .append_with_callback(&[Value::BigInt(id), Value::String(format!("record {id}"))], move |c| {
-                                let mut v = o.lock().unwrap();
-                                let e = &mut v[id as usize];
-                                *e = (e.0 + 1, c.error_code(), c.bucket, c.offset);
-                            })
-                            .expect("append is accepted (the buffer wait is unbounded)");
-                        id += 1;
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                id
-            })
-        };
         std::thread::sleep(Duration::from_millis(1500));
-        let acked_before = outcomes.lock().unwrap().iter().filter(|o| o.0 == 1 && o.1 == 0).count();
+        let acked_before = load.acked();
         let restart = restart_tablet();
         std::thread::sleep(Duration::from_millis(1500));
-        stop.store(true, Ordering::Relaxed);
-        let written = producer.join().unwrap();
+        let (written, outcomes) = load.stop();
         let t_flush = Instant::now();
         writer.flush(Some(Duration::from_secs(45))).expect("every operation completes within the delivery timeout");
         let flush_time = t_flush.elapsed();
         let write_time = t_write.elapsed();
 
-        // Every callback exactly once; tally the outcomes.
-        let outcomes = outcomes.lock().unwrap().clone();
-        assert_eq!(outcomes.len() as i64, written);
-        let mut by_code: BTreeMap<i32, usize> = BTreeMap::new();
-        for (id, o) in outcomes.iter().enumerate() {
-            assert_eq!(o.0, 1, "the callback of record {id} ran {} times", o.0);
-            *by_code.entry(o.1).or_default() += 1;
-        }
         // Errors that may legitimately end a record whose delivery overlapped the restart.
         let documented = [
             ClientCode::DeliveryTimeout as i32,
@@ -114,33 +75,12 @@ fn tablet_restart_while_writing_loses_and_duplicates_nothing() {
             FlussCode::LEADER_NOT_AVAILABLE,
             FlussCode::UNKNOWN_TABLE_OR_BUCKET,
         ];
-        for code in by_code.keys() {
-            assert!(*code == 0 || documented.contains(code), "undocumented error code {code} in callbacks: {by_code:?}");
-        }
-
-        // The table: every acknowledged record exactly once where its callback said; nothing twice.
         let t_read = Instant::now();
-        let log = read_log(&conn, &info);
+        let Verdict { acked, by_code, failed_but_stored, .. } = verify_exactly_once(&conn, &info, written, &outcomes, &documented);
         let read_time = t_read.elapsed();
-        let mut count = vec![0u32; written as usize];
-        for rec in &log {
-            let Value::BigInt(id) = rec.row[0] else { panic!("{rec:?}") };
-            count[id as usize] += 1;
-            assert_eq!(rec.row[1], Value::String(format!("record {id}")));
-            let o = outcomes[id as usize];
-            if o.1 == 0 {
-                assert_eq!((rec.bucket, rec.offset), (o.2, o.3), "record {id} is not where its callback said");
-            }
-        }
-        let dup = count.iter().filter(|&&n| n > 1).count();
-        assert_eq!(dup, 0, "{dup} records stored more than once");
-        let acked = outcomes.iter().filter(|o| o.1 == 0).count();
-        let lost: Vec<usize> = outcomes.iter().enumerate().filter(|(i, o)| o.1 == 0 && count[*i] != 1).map(|(i, _)| i).collect();
-        assert!(lost.is_empty(), "{} acknowledged records are missing, first ids {:?}", lost.len(), &lost[..lost.len().min(10)]);
         let table = path.to_string();
         let retries = rec.count(|l| l.contains(&table) && l.contains("failed, retrying"));
         let resets = rec.count(|l| l.contains(&table) && l.contains("resetting the idempotent writer"));
-        let failed_but_stored = outcomes.iter().enumerate().filter(|(i, o)| o.1 != 0 && count[*i] == 1).count();
         eprintln!(
             "tablet restart ({:.1} s) while writing: {written} records in {:.1} s ({acked_before} acknowledged before the restart), \
              outcomes by code {by_code:?}; {acked} acknowledged, all stored exactly once; {failed_but_stored} failed ones were \

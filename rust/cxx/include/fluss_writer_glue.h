@@ -14,6 +14,7 @@ namespace fluss_writer {
 namespace ffi {
 struct CompletionHead;
 struct RCompletion;
+struct FfiCallback;
 }  // namespace ffi
 
 namespace detail {
@@ -22,19 +23,38 @@ struct ErrorHandlerHolder {
   std::function<void(const CallbackError&)> fn;
 };
 
-// Calls the callable; returns "" or the text of what it threw. Never throws.
-rust::String invoke_callback(CallbackBase& cb, const ffi::CompletionHead& head, const ffi::RCompletion& c) noexcept;
+// Calls a WriteCallback's callable and destroys it (also when it threw); returns whether it threw
+// (then `thrown` holds the text). Never throws.
+bool invoke_write_callback(const ffi::FfiCallback& cb, const ffi::CompletionHead& head, const ffi::RCompletion& c,
+                           rust::String& thrown) noexcept;
+// Destroys a WriteCallback's callable that will not run.
+void drop_write_callback(const ffi::FfiCallback& cb) noexcept;
+// Calls a SharedWriteCallback's callable; returns whether it threw (then `thrown` holds the text).
+bool invoke_shared_callback(const SharedCallbackBase& cb, const ffi::CompletionHead& head, const ffi::RCompletion& c,
+                            rust::String& thrown) noexcept;
 // Calls the error handler; swallows what it throws.
 void call_error_handler(const ErrorHandlerHolder& h, rust::Str message, rust::Str operation) noexcept;
 // Hands a job to a user executor; a throwing Execute drops the job (retired and reported).
 void execute_job(const CallbackExecutor& e, rust::Box<ffi::RJob> job) noexcept;
-// Fills a C++ completion from the Rust one.
-void FillCompletion(const ffi::CompletionHead& head, const ffi::RCompletion& c, WriteCompletion& out);
+// Fills a C++ completion from the Rust one; `table` is set to `name` ("database.table", which the
+// caller keeps alive).
+void FillCompletion(const ffi::CompletionHead& head, const ffi::RCompletion& c, std::string_view name,
+                    WriteCompletion& out);
+// Writes "database.table" of `c` into `out` (reusing its capacity).
+void TableName(const ffi::RCompletion& c, std::string& out);
 
 // Reaches the private parts of the public classes.
 struct Access {
   static Job MakeJob(ffi::RJob* p) noexcept { return Job(p); }
-  static std::unique_ptr<CallbackBase> Release(WriteCallback& cb) noexcept { return std::move(cb.impl_); }
+  // The callable's operations (nullptr for none) and its two words of storage; Disarm gives up
+  // ownership (the library then owns the callable).
+  static const CallbackOps* Ops(const WriteCallback& cb) noexcept { return cb.ops_; }
+  static const unsigned char* Storage(const WriteCallback& cb) noexcept { return cb.storage_; }
+  static void Disarm(WriteCallback& cb) noexcept { cb.ops_ = nullptr; }
+  static std::shared_ptr<ffi::RSharedCallback>& Ref(SharedWriteCallback& cb) noexcept { return cb.impl_; }
+  static const ffi::RSharedCallback* Get(const SharedWriteCallback& cb) noexcept { return cb.impl_.get(); }
+  static std::string& OwnedName(WriteCompletion& c) noexcept { return c.table_storage_; }
+  static std::chrono::milliseconds& CloseTimeout(WriterBase& w) noexcept { return w.close_timeout_; }
   static ffi::RConnection* Get(const Connection& c) noexcept { return c.impl_; }
   static ffi::RWriter* Get(const WriterBase& w) noexcept { return w.impl_; }
   static ffi::RWriter*& Ref(WriterBase& w) noexcept { return w.impl_; }

@@ -5,7 +5,15 @@
 //! Failure rules (see cxx's book, "binding/result"): no function here returns `Result`, so cxx
 //! never throws a `rust::Error` into C++. Fallible calls return (or fill) an [`ffi::FfiStatus`]
 //! whose `code` is 0 on success. Every `extern "Rust"` body runs under `catch_unwind`, so a Rust
-//! panic becomes an `INTERNAL` status instead of an abort. The `extern "C++"` functions are
+//! panic becomes an `INTERNAL` status instead of an abort (`status::guard`, `fill`, `guard_or`):
+//! also the functions that return values, references or nothing, and the destructors (the C++
+//! destructors call `*_destroy` / `job_drop` instead of dropping a `Box` directly), because a
+//! panic reaching a cxx shim aborts the process. The only bodies without a guard are the ones
+//! that cannot panic: field reads and `Option`/slice `get`s with a default (`row_len`,
+//! `row_is_null`, `row_get_*`, `scan_len`, `scan_offset`, `result_new`, `result_is_set`,
+//! `completion_head`/`_message`/`_database`/`_table`, `owned_completion_get`,
+//! `testing_force_panic`); the callback path stays free of a `catch_unwind` per record that way
+//! (its C++ exceptions are caught in C++, its Rust panics by the dispatcher). The `extern "C++"` functions are
 //! `noexcept` trampolines that catch every C++ exception themselves.
 
 use crate::arrow::*;
@@ -29,6 +37,16 @@ pub mod ffi {
         message: String,
     }
 
+    /// A C++ `WriteCallback` handed to Rust: its operations table (`detail::CallbackOps*`, 0 for
+    /// none) and its two words of storage (an inline trivially copyable callable, or a pointer to a
+    /// heap one). Rust holds these three words per record (inside the core's inline `Callback`)
+    /// and calls or destroys them through `invoke_write_callback` / `drop_write_callback`.
+    struct FfiCallback {
+        ops: usize,
+        s0: usize,
+        s1: usize,
+    }
+
     /// The fixed-size part of a completion, filled without allocating.
     struct CompletionHead {
         code: i32,
@@ -40,6 +58,12 @@ pub mod ffi {
         offset: i64,
         log_end_offset: i64,
         bucket_results: usize,
+        /// The table's database and table names (UTF-8, not NUL-terminated), borrowed from the
+        /// completion: valid while it is.
+        database_ptr: usize,
+        database_len: usize,
+        table_ptr: usize,
+        table_len: usize,
     }
 
     /// One bucket of a multi-bucket Arrow batch.
@@ -91,6 +115,7 @@ pub mod ffi {
         ack_to_callback_p50_nanos: u64,
         ack_to_callback_p99_nanos: u64,
         ack_to_callback_max_nanos: u64,
+        jobs_dropped: u64,
     }
 
     /// A fault for the embedded engine: kind 0 error, 1 delay, 2 dropped connection.
@@ -116,15 +141,20 @@ pub mod ffi {
         type RJob;
         type RScan;
         type RBench;
+        type RSharedCallback;
 
         // status
         fn client_codes() -> Vec<i32>;
         fn code_name(code: i32) -> String;
 
         // connection and admin
-        fn connection_create(keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection>;
+        /// `bootstrap`: the explicit address (`Configuration::bootstrap_servers`), "" when not set;
+        /// the core resolves it together with a `bootstrap.servers` key in the properties.
+        fn connection_create(bootstrap: &str, keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection>;
         fn connection_clone(c: &RConnection) -> Box<RConnection>;
         fn connection_close(c: &RConnection, timeout_ms: i64) -> FfiStatus;
+        /// Drops the connection (`~Connection`, `~Admin`) with panics caught.
+        fn connection_destroy(c: Box<RConnection>);
         fn admin_create_database(c: &RConnection, name: &str, ignore_if_exists: bool) -> FfiStatus;
         fn admin_drop_database(c: &RConnection, name: &str, ignore_if_not_exists: bool, cascade: bool) -> FfiStatus;
         fn admin_database_exists(c: &RConnection, name: &str, out: &mut bool) -> FfiStatus;
@@ -164,34 +194,31 @@ pub mod ffi {
 
         // writes: a non-null `cb` asks for a callback, else a non-null `result` for a
         // WriteResult, else no notification.
-        unsafe fn writer_append(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus;
-        unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus;
-        unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus;
+        unsafe fn writer_append(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
+        unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
+        unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
         /// `array`, `schema`: `ArrowArray*`, `ArrowSchema*`; both are moved from, also on error.
-        unsafe fn writer_append_arrow(
-            w: &RWriter,
-            array: usize,
-            schema: usize,
-            cb: UniquePtr<CallbackBase>,
-            result: *mut RWriteResult,
-        ) -> FfiStatus;
+        unsafe fn writer_append_arrow(w: &RWriter, array: usize, schema: usize, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
         /// `stream`: `ArrowArrayStream*`, moved from, also on error.
-        unsafe fn writer_append_arrow_stream(
-            w: &RWriter,
-            stream: usize,
-            cb: UniquePtr<CallbackBase>,
-            result: *mut RWriteResult,
-        ) -> FfiStatus;
+        unsafe fn writer_append_arrow_stream(w: &RWriter, stream: usize, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
+        /// `kind`: 0 append, 1 upsert, 2 delete; one shared callable for many records.
+        fn writer_write_shared(w: &RWriter, kind: i32, row: &RRow, cb: &RSharedCallback) -> FfiStatus;
+        fn shared_callback_new(cb: UniquePtr<SharedCallbackBase>) -> Box<RSharedCallback>;
+        fn shared_callback_destroy(cb: Box<RSharedCallback>);
         fn writer_flush(w: &RWriter, timeout_ms: i64) -> FfiStatus;
         fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus;
         fn writer_stats(w: &RWriter) -> FfiWriterStats;
+        /// `~AppendWriter`/`~UpsertWriter`: close with `timeout_ms` (negative: no bound) and drop;
+        /// when the bound passes, the rest of the drop happens on a background thread.
+        fn writer_destroy(w: Box<RWriter>, timeout_ms: i64);
 
         // results and completions
         fn result_new() -> Box<RWriteResult>;
         fn result_is_set(r: &RWriteResult) -> bool;
         fn result_is_done(r: &RWriteResult) -> bool;
         fn result_wait(r: &RWriteResult, timeout_ms: i64, st: &mut FfiStatus) -> Box<ROwnedCompletion>;
-        fn result_add_callback(r: &RWriteResult, cb: UniquePtr<CallbackBase>) -> FfiStatus;
+        fn result_add_callback(r: &RWriteResult, cb: FfiCallback) -> FfiStatus;
+        fn result_destroy(r: Box<RWriteResult>);
         fn owned_completion_get(o: &ROwnedCompletion) -> &RCompletion;
         fn completion_head(c: &RCompletion) -> CompletionHead;
         fn completion_message(c: &RCompletion) -> &str;
@@ -201,12 +228,16 @@ pub mod ffi {
 
         // user executors
         fn job_run(job: Box<RJob>);
+        /// `~Job` without `Run`: the job is dropped (its callbacks retired unrun and reported).
+        fn job_drop(job: Box<RJob>);
 
         // rows
         fn row_new(fields: usize) -> Box<RRow>;
         fn row_clone(r: &RRow) -> Box<RRow>;
         fn row_len(r: &RRow) -> usize;
         fn row_resize(r: &mut RRow, fields: usize);
+        /// Records a setter's bad input: writing the row fails with `INVALID_ROW` and `message`.
+        fn row_mark_bad(r: &mut RRow, message: &str);
         fn row_set_null(r: &mut RRow, i: usize);
         fn row_set_bool(r: &mut RRow, i: usize, v: bool);
         fn row_set_i8(r: &mut RRow, i: usize, v: i8);
@@ -243,7 +274,9 @@ pub mod ffi {
         fn testing_lookup(c: &RConnection, db: &str, table: &str, key: &RRow, found: &mut bool, st: &mut FfiStatus) -> Box<RRow>;
         fn testing_high_watermark(c: &RConnection, db: &str, table: &str, bucket: i32, st: &mut FfiStatus) -> i64;
         fn bench_new(callbacks_per_job: usize) -> Box<RBench>;
-        fn bench_push(b: &mut RBench, cb: UniquePtr<CallbackBase>);
+        fn bench_push(b: &mut RBench, cb: FfiCallback);
+        /// Test hook: the next guarded bridge call (on any thread) panics inside its guard.
+        fn testing_force_panic();
         fn bench_run(b: &mut RBench) -> f64;
     }
 
@@ -253,16 +286,21 @@ pub mod ffi {
     unsafe extern "C++" {
         include!("fluss_writer_glue.h");
 
-        /// A type-erased, move-only user callable (`WriteCallback`'s storage).
-        type CallbackBase;
+        /// The callable of a `SharedWriteCallback`.
+        type SharedCallbackBase;
         /// A user error handler (`std::function<void(const CallbackError&)>`).
         type ErrorHandlerHolder;
         /// The user's `fluss_writer::CallbackExecutor`.
         #[namespace = "fluss_writer"]
         type CallbackExecutor;
 
-        /// Calls the callable; returns "" or the text of the exception it threw.
-        fn invoke_callback(cb: Pin<&mut CallbackBase>, head: &CompletionHead, c: &RCompletion) -> String;
+        /// Calls the callable, then destroys it (also when it threw); returns whether it threw
+        /// (then `thrown` holds the exception's text).
+        fn invoke_write_callback(cb: &FfiCallback, head: &CompletionHead, c: &RCompletion, thrown: &mut String) -> bool;
+        /// Destroys a callable that will not run.
+        fn drop_write_callback(cb: &FfiCallback);
+        /// Calls a shared callable; returns whether it threw (then `thrown` holds the text).
+        fn invoke_shared_callback(cb: &SharedCallbackBase, head: &CompletionHead, c: &RCompletion, thrown: &mut String) -> bool;
         /// Calls the handler; exceptions are swallowed.
         fn call_error_handler(h: &ErrorHandlerHolder, message: &str, operation: &str);
         /// Hands a job to the user executor; if it throws, the job is dropped (and reported).

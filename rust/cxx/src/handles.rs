@@ -11,15 +11,16 @@ use fluss_writer::{
     WriteCompletion, WriteResult, WriterOptions,
 };
 
-use crate::bridge::ffi::{CallbackBase, CallbackExecutor, ErrorHandlerHolder, FfiDescriptor, FfiStatus, FfiWriterOptions, FfiWriterStats};
-use crate::callbacks::{error_handler, into_callback, CxxExecutor, RCompletion};
-use crate::status::{fill, guard, ok, status, status_of};
+use crate::bridge::ffi::{CallbackExecutor, ErrorHandlerHolder, FfiCallback, FfiDescriptor, FfiStatus, FfiWriterOptions, FfiWriterStats};
+use crate::callbacks::{error_handler, CxxCallback, CxxExecutor, RCompletion, RSharedCallback};
+use crate::status::{fill, guard, guard_or, ok, status, status_of};
 use crate::testing::RScan;
 use crate::values::{descriptor, RRow};
 
-/// `None` for a negative timeout (no bound).
+/// A C++ timeout in milliseconds, converted by the core's one rule: negative, or beyond what a
+/// deadline can hold, is `None` (no bound). Never panics.
 pub(crate) fn timeout(ms: i64) -> Option<Duration> {
-    u64::try_from(ms).ok().map(Duration::from_millis)
+    fluss_writer::timeouts::from_millis_i64(ms)
 }
 
 fn path(db: &str, table: &str) -> Result<TablePath> {
@@ -38,19 +39,27 @@ impl RConnection {
 }
 
 #[allow(clippy::ptr_arg)] // cxx passes rust::Vec as &Vec
-pub(crate) fn connection_create(keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection> {
+pub(crate) fn connection_create(bootstrap: &str, keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection> {
     fill(
         st,
         || Box::new(RConnection(None)),
         || {
-            let config = Config::from_pairs(keys.iter().zip(values.iter()))?;
+            // One rule for every binding (the core's): the explicit address and the
+            // `bootstrap.servers` key are one setting.
+            let explicit = (!bootstrap.is_empty()).then_some(bootstrap);
+            let config = Config::resolve(explicit, keys.iter().zip(values.iter()))?;
             Ok(Box::new(RConnection(Some(Connection::connect(config)?))))
         },
     )
 }
 
 pub(crate) fn connection_clone(c: &RConnection) -> Box<RConnection> {
-    Box::new(RConnection(c.0.clone()))
+    guard_or(|| Box::new(RConnection(None)), || Box::new(RConnection(c.0.clone())))
+}
+
+#[allow(clippy::boxed_local)] // C++ owns it as a rust::Box and hands it over
+pub(crate) fn connection_destroy(c: Box<RConnection>) {
+    guard_or(|| (), move || drop(c))
 }
 
 pub(crate) fn connection_close(c: &RConnection, timeout_ms: i64) -> FfiStatus {
@@ -103,23 +112,23 @@ pub(crate) fn table_get(c: &RConnection, db: &str, table: &str, st: &mut FfiStat
 }
 
 pub(crate) fn table_clone(t: &RTable) -> Box<RTable> {
-    Box::new(RTable(t.0.clone()))
+    guard_or(|| Box::new(RTable(None)), || Box::new(RTable(t.0.clone())))
 }
 
 pub(crate) fn table_has_primary_key(t: &RTable) -> bool {
-    t.0.as_ref().is_some_and(|t| t.info().has_primary_key())
+    guard_or(|| false, || t.0.as_ref().is_some_and(|t| t.info().has_primary_key()))
 }
 
 pub(crate) fn table_bucket_count(t: &RTable) -> i32 {
-    t.0.as_ref().map_or(0, |t| t.info().bucket_count())
+    guard_or(|| 0, || t.0.as_ref().map_or(0, |t| t.info().bucket_count()))
 }
 
 pub(crate) fn table_column_count(t: &RTable) -> usize {
-    t.0.as_ref().map_or(0, |t| t.info().schema().len())
+    guard_or(|| 0, || t.0.as_ref().map_or(0, |t| t.info().schema().len()))
 }
 
 pub(crate) fn table_path(t: &RTable) -> String {
-    t.0.as_ref().map_or(String::new(), |t| t.path().to_string())
+    guard_or(String::new, || t.0.as_ref().map_or(String::new(), |t| t.path().to_string()))
 }
 
 /// `Table::scan`: `bucket`'s log from `from_offset` to the high watermark, through the protocol.
@@ -237,15 +246,15 @@ fn no_writer() -> Error {
 
 /// How a C++ write call wants to hear about its outcome.
 pub(crate) enum Notify {
-    Callback(Box<dyn FnOnce(&WriteCompletion) + Send + 'static>),
+    Callback(CxxCallback),
     Result(*mut RWriteResult),
     Detached,
 }
 
 /// Decode the (callback, result pointer) pair of a write call.
-pub(crate) fn notify(cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> Notify {
-    match into_callback(cb) {
-        Some(f) => Notify::Callback(Box::new(f)),
+pub(crate) fn notify(cb: FfiCallback, result: *mut RWriteResult) -> Notify {
+    match CxxCallback::new(cb) {
+        Some(f) => Notify::Callback(f),
         None if !result.is_null() => Notify::Result(result),
         None => Notify::Detached,
     }
@@ -255,7 +264,7 @@ pub(crate) fn notify(cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> 
 pub(crate) fn write<D, C, R>(n: Notify, detached: D, with_cb: C, with_result: R) -> FfiStatus
 where
     D: FnOnce() -> Result<()>,
-    C: FnOnce(Box<dyn FnOnce(&WriteCompletion) + Send + 'static>) -> Result<()>,
+    C: FnOnce(CxxCallback) -> Result<()>,
     R: FnOnce() -> Result<WriteResult>,
 {
     let r = guard(move || match n {
@@ -272,31 +281,51 @@ where
     status(r)
 }
 
-pub(crate) unsafe fn writer_append(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus {
-    let n = notify(cb, result);
-    let (w, vals) = match w.append().and_then(|w| Ok((w, row.values()?))) {
-        Ok(x) => x,
-        Err(e) => return status_of(&e),
-    };
-    write(n, || w.append_detached(vals), |f| w.append_with_callback(vals, f), || w.append(vals))
+/// The writer and the row's values, or the status of why not (the callback in `n`, if any, is
+/// dropped, which destroys the C++ callable before the call returns).
+fn writer_and_row<'a, W>(w: Result<&'a W>, row: &'a RRow) -> Result<(&'a W, &'a [fluss_writer::Value])> {
+    let w = w?;
+    Ok((w, row.values()?))
 }
 
-pub(crate) unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus {
+pub(crate) unsafe fn writer_append(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus {
     let n = notify(cb, result);
-    let (w, vals) = match w.upsert().and_then(|w| Ok((w, row.values()?))) {
+    let (w, vals) = match guard(|| writer_and_row(w.append(), row)) {
         Ok(x) => x,
         Err(e) => return status_of(&e),
     };
-    write(n, || w.upsert_detached(vals), |f| w.upsert_with_callback(vals, f), || w.upsert(vals))
+    write(n, || w.append_detached(vals), |f| w.append_with_callback(vals, f.into_closure()), || w.append(vals))
 }
 
-pub(crate) unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: UniquePtr<CallbackBase>, result: *mut RWriteResult) -> FfiStatus {
+pub(crate) unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus {
     let n = notify(cb, result);
-    let (w, vals) = match w.upsert().and_then(|w| Ok((w, key.values()?))) {
+    let (w, vals) = match guard(|| writer_and_row(w.upsert(), row)) {
         Ok(x) => x,
         Err(e) => return status_of(&e),
     };
-    write(n, || w.delete_detached(vals), |f| w.delete_with_callback(vals, f), || w.delete(vals))
+    write(n, || w.upsert_detached(vals), |f| w.upsert_with_callback(vals, f.into_closure()), || w.upsert(vals))
+}
+
+pub(crate) unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus {
+    let n = notify(cb, result);
+    let (w, vals) = match guard(|| writer_and_row(w.upsert(), key)) {
+        Ok(x) => x,
+        Err(e) => return status_of(&e),
+    };
+    write(n, || w.delete_detached(vals), |f| w.delete_with_callback(vals, f.into_closure()), || w.delete(vals))
+}
+
+/// One record with a shared callable (`kind`: 0 append, 1 upsert, 2 delete).
+pub(crate) fn writer_write_shared(w: &RWriter, kind: i32, row: &RRow, cb: &RSharedCallback) -> FfiStatus {
+    status(guard(|| {
+        let f = &cb.0;
+        match kind {
+            0 => w.append()?.append_with_shared_callback(row.values()?, f),
+            1 => w.upsert()?.upsert_with_shared_callback(row.values()?, f),
+            2 => w.upsert()?.delete_with_shared_callback(row.values()?, f),
+            k => Err(Error::internal(format!("unknown shared write kind {k}"))),
+        }
+    }))
 }
 
 pub(crate) fn writer_append_batch(w: &RWriter, batch: Result<arrow_array::RecordBatch>, n: Notify) -> FfiStatus {
@@ -305,7 +334,7 @@ pub(crate) fn writer_append_batch(w: &RWriter, batch: Result<arrow_array::Record
         Err(e) => return status_of(&e),
     };
     let b = &batch;
-    write(n, || w.write_arrow_batch_detached(b), |f| w.write_arrow_batch_with_callback(b, f), || w.write_arrow_batch(b))
+    write(n, || w.write_arrow_batch_detached(b), |f| w.write_arrow_batch_with_callback(b, f.into_closure()), || w.write_arrow_batch(b))
 }
 
 pub(crate) fn writer_flush(w: &RWriter, timeout_ms: i64) -> FfiStatus {
@@ -327,11 +356,18 @@ pub(crate) fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus {
 }
 
 pub(crate) fn writer_stats(w: &RWriter) -> FfiWriterStats {
-    let s = match w {
+    guard_or(|| writer_stats_of(Default::default()), || writer_stats_of(writer_stats_inner(w)))
+}
+
+fn writer_stats_inner(w: &RWriter) -> fluss_writer::WriterStats {
+    match w {
         RWriter::Append(w) => w.stats(),
         RWriter::Upsert(w) => w.stats(),
         RWriter::None => Default::default(),
-    };
+    }
+}
+
+fn writer_stats_of(s: fluss_writer::WriterStats) -> FfiWriterStats {
     FfiWriterStats {
         pending_callbacks: s.pending_callbacks,
         callbacks_run: s.callbacks_run,
@@ -342,7 +378,34 @@ pub(crate) fn writer_stats(w: &RWriter) -> FfiWriterStats {
         ack_to_callback_p50_nanos: s.ack_to_callback.p50_nanos,
         ack_to_callback_p99_nanos: s.ack_to_callback.p99_nanos,
         ack_to_callback_max_nanos: s.ack_to_callback.max_nanos,
+        jobs_dropped: s.jobs_dropped,
     }
+}
+
+/// `~AppendWriter`/`~UpsertWriter`: close with the C++ close timeout, then drop. When the close
+/// timed out, the operations still pending were completed with `WRITER_CLOSED` (exactly once);
+/// the core's drop would wait again (up to the delivery timeout) for their callbacks, so it
+/// happens on a background thread and the C++ destructor returns within its bound.
+pub(crate) fn writer_destroy(w: Box<RWriter>, timeout_ms: i64) {
+    guard_or(
+        || (),
+        move || {
+            let closed = match &*w {
+                RWriter::Append(x) => x.close(timeout(timeout_ms)),
+                RWriter::Upsert(x) => x.close(timeout(timeout_ms)),
+                RWriter::None => Ok(()),
+            };
+            match closed {
+                Err(e) if e.code() == ClientCode::Timeout as i32 => {
+                    let spawned = std::thread::Builder::new().name("fluss-writer-drop".into()).spawn(move || drop(w));
+                    if let Err(e) = spawned {
+                        eprintln!("fluss_writer: cannot start a thread to finish dropping a writer ({e}); leaking it");
+                    }
+                }
+                _ => drop(w),
+            }
+        },
+    )
 }
 
 // ===== write results =====
@@ -357,12 +420,17 @@ pub(crate) fn result_new() -> Box<RWriteResult> {
     Box::new(RWriteResult(None))
 }
 
+#[allow(clippy::boxed_local)] // C++ owns it as a rust::Box and hands it over
+pub(crate) fn result_destroy(r: Box<RWriteResult>) {
+    guard_or(|| (), move || drop(r))
+}
+
 pub(crate) fn result_is_set(r: &RWriteResult) -> bool {
     r.0.is_some()
 }
 
 pub(crate) fn result_is_done(r: &RWriteResult) -> bool {
-    r.0.as_ref().is_some_and(WriteResult::is_done)
+    guard_or(|| false, || r.0.as_ref().is_some_and(WriteResult::is_done))
 }
 
 fn no_result() -> Error {
@@ -380,14 +448,16 @@ pub(crate) fn result_wait(r: &RWriteResult, timeout_ms: i64, st: &mut FfiStatus)
     )
 }
 
-pub(crate) fn result_add_callback(r: &RWriteResult, cb: UniquePtr<CallbackBase>) -> FfiStatus {
+pub(crate) fn result_add_callback(r: &RWriteResult, cb: FfiCallback) -> FfiStatus {
+    // Owned first: every early return destroys the C++ callable before the call returns.
+    let cb = CxxCallback::new(cb);
     let Some(wr) = r.0.as_ref() else {
         drop(cb);
         return status_of(&no_result());
     };
-    match into_callback(cb) {
+    match cb {
         Some(f) => status(guard(|| {
-            wr.add_callback(f);
+            wr.add_callback(f.into_closure());
             Ok(())
         })),
         None => ok(),
@@ -395,6 +465,7 @@ pub(crate) fn result_add_callback(r: &RWriteResult, cb: UniquePtr<CallbackBase>)
 }
 
 pub(crate) fn owned_completion_get(o: &ROwnedCompletion) -> &RCompletion {
+    // Reads a field and at worst initializes a static once: no guard needed.
     static EMPTY: std::sync::OnceLock<WriteCompletion> = std::sync::OnceLock::new();
     let c = o.0.as_ref().unwrap_or_else(|| {
         EMPTY.get_or_init(|| WriteCompletion {

@@ -2,6 +2,7 @@
 //! retriable); a panic inside a bridge function becomes `INTERNAL` instead of an abort.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use fluss_writer::{ClientCode, Error, Result};
 
@@ -25,9 +26,27 @@ pub(crate) fn status(r: Result<()>) -> FfiStatus {
     }
 }
 
+/// Set by `testing_force_panic`: the next guarded call panics inside its guard.
+static FORCE_PANIC: AtomicBool = AtomicBool::new(false);
+
+/// The test hook behind `fluss_writer::testing::ForcePanicInNextCall`.
+pub(crate) fn testing_force_panic() {
+    FORCE_PANIC.store(true, Ordering::SeqCst);
+}
+
+#[inline]
+fn forced_panic() {
+    if FORCE_PANIC.load(Ordering::Relaxed) && FORCE_PANIC.swap(false, Ordering::SeqCst) {
+        panic!("forced by fluss_writer::testing::ForcePanicInNextCall");
+    }
+}
+
 /// Run `f`, turning a panic into an `INTERNAL` error.
 pub(crate) fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        forced_panic();
+        f()
+    })) {
         Ok(r) => r,
         Err(p) => {
             let msg = p
@@ -54,13 +73,26 @@ pub(crate) fn fill<T>(st: &mut FfiStatus, fallback: impl FnOnce() -> T, f: impl 
     }
 }
 
+/// Run an infallible bridge body; a panic yields `fallback()` instead of reaching the cxx shim
+/// (which would abort). For getters, setters and destructors.
+#[inline]
+pub(crate) fn guard_or<T>(fallback: impl FnOnce() -> T, f: impl FnOnce() -> T) -> T {
+    match guard(|| Ok(f())) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("fluss_writer: {}", e.message());
+            fallback()
+        }
+    }
+}
+
 /// Every client code, in the order of `ClientCode::ALL` (the C++ drift test compares it with
 /// the header's enum).
 pub(crate) fn client_codes() -> Vec<i32> {
-    ClientCode::ALL.iter().map(|c| *c as i32).collect()
+    guard_or(Vec::new, || ClientCode::ALL.iter().map(|c| *c as i32).collect())
 }
 
 /// The stable name of a code (client or Fluss server).
 pub(crate) fn code_name(code: i32) -> String {
-    Error::from_parts(code, "", false).code_name().to_string()
+    guard_or(|| "UNKNOWN".to_string(), || Error::from_parts(code, "", false).code_name().to_string())
 }

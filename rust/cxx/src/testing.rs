@@ -5,15 +5,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cxx::UniquePtr;
 use fluss_writer::dispatch::{Deadline, Executor, Job, JobContext, Scope, ScopeOptions, SystemClock, TicketSet};
 use fluss_writer::embedded::{EmbeddedEngine, Fault, ScannedRow};
 use fluss_writer::{ClientCode, Error, Result, TablePath, WriteCompletion};
 
-use crate::bridge::ffi::{CallbackBase, FfiFault, FfiStatus};
-use crate::callbacks::call_and_destroy;
+use crate::bridge::ffi::{FfiCallback, FfiFault, FfiStatus};
+use crate::callbacks::CxxCallback;
 use crate::handles::RConnection;
-use crate::status::{fill, guard, status};
+use crate::status::{fill, guard, guard_or, status};
 use crate::values::RRow;
 
 fn engine(c: &RConnection) -> Result<&Arc<EmbeddedEngine>> {
@@ -56,11 +55,11 @@ pub(crate) fn scan_offset(s: &RScan, i: usize) -> i64 {
 }
 
 pub(crate) fn scan_change_type(s: &RScan, i: usize) -> &str {
-    s.0.get(i).map_or("", |r| r.change_type.short_string())
+    guard_or(|| "", || s.0.get(i).map_or("", |r| r.change_type.short_string()))
 }
 
 pub(crate) fn scan_row(s: &RScan, i: usize) -> Box<RRow> {
-    Box::new(RRow { values: s.0.get(i).map(|r| r.row.clone()).unwrap_or_default(), bad: None })
+    guard_or(Box::default, || Box::new(RRow { values: s.0.get(i).map(|r| r.row.clone()).unwrap_or_default(), bad: None }))
 }
 
 pub(crate) fn testing_lookup(c: &RConnection, db: &str, table: &str, key: &RRow, found: &mut bool, st: &mut FfiStatus) -> Box<RRow> {
@@ -85,21 +84,36 @@ pub(crate) fn testing_high_watermark(c: &RConnection, db: &str, table: &str, buc
 /// C++ callables queued for [`bench_run`].
 pub struct RBench {
     per_job: usize,
-    callbacks: Vec<UniquePtr<CallbackBase>>,
+    callbacks: Vec<CxxCallback>,
 }
 
 pub(crate) fn bench_new(callbacks_per_job: usize) -> Box<RBench> {
-    Box::new(RBench { per_job: callbacks_per_job.max(1), callbacks: Vec::new() })
+    guard_or(
+        || Box::new(RBench { per_job: 1, callbacks: Vec::new() }),
+        || Box::new(RBench { per_job: callbacks_per_job.max(1), callbacks: Vec::new() }),
+    )
 }
 
-pub(crate) fn bench_push(b: &mut RBench, cb: UniquePtr<CallbackBase>) {
-    b.callbacks.push(cb);
+pub(crate) fn bench_push(b: &mut RBench, cb: FfiCallback) {
+    let cb = CxxCallback::new(cb);
+    guard_or(
+        || (),
+        move || {
+            if let Some(cb) = cb {
+                b.callbacks.push(cb)
+            }
+        },
+    )
 }
 
 /// Admit one slot per callable, dispatch them as jobs of `per_job` callables to a fresh FIFO
 /// worker, and wait until every callable ran and was destroyed and every slot was released.
 /// Returns the seconds that took.
 pub(crate) fn bench_run(b: &mut RBench) -> f64 {
+    guard_or(|| -1.0, || bench_run_inner(b))
+}
+
+fn bench_run_inner(b: &mut RBench) -> f64 {
     let n = b.callbacks.len() as u64;
     let scope = Scope::new(
         ScopeOptions { max_pending_callbacks: n.max(1), ..ScopeOptions::default() },
@@ -111,7 +125,7 @@ pub(crate) fn bench_run(b: &mut RBench) -> f64 {
     let start = Instant::now();
     let mut offset = 0i64;
     loop {
-        let chunk: Vec<UniquePtr<CallbackBase>> = callbacks.by_ref().take(b.per_job).collect();
+        let chunk: Vec<CxxCallback> = callbacks.by_ref().take(b.per_job).collect();
         if chunk.is_empty() {
             break;
         }
@@ -135,7 +149,7 @@ pub(crate) fn bench_run(b: &mut RBench) -> f64 {
             };
             for (i, cb) in chunk.into_iter().enumerate() {
                 c.offset = base + i as i64;
-                ctx.invoke(|| call_and_destroy(cb, &c), &|| c.describe());
+                ctx.invoke(|| cb.call(&c), &|| c.describe());
             }
         };
         let now = scope.clock().now_nanos();

@@ -5,6 +5,12 @@
 use fluss_writer::{Column, DataType, Decimal, Error, Result, Schema, TableDescriptor, Timestamp, Value};
 
 use crate::bridge::ffi::FfiDescriptor;
+use crate::status::guard_or;
+
+/// The most fields a C++ row may have (Fluss tables are far narrower). A setter or resize past
+/// it records the error (writing the row fails with `INVALID_ROW`) instead of trying to
+/// allocate an absurd row.
+pub(crate) const MAX_ROW_FIELDS: usize = 1 << 16;
 
 /// A row being built by C++ (`GenericRow`): values in schema order. A setter whose input could
 /// not be converted (a decimal string that is not an integer) records the problem; writing the
@@ -25,10 +31,21 @@ impl RRow {
     }
 
     fn set(&mut self, i: usize, v: Value) {
+        if i >= MAX_ROW_FIELDS {
+            self.mark_bad(format!("field index {i} is out of range (a row has at most {MAX_ROW_FIELDS} fields)"));
+            return;
+        }
         if i >= self.values.len() {
             self.values.resize(i + 1, Value::Null);
         }
         self.values[i] = v;
+    }
+
+    /// Keep the first problem: it is the one the caller made first.
+    fn mark_bad(&mut self, message: String) {
+        if self.bad.is_none() {
+            self.bad = Some(message);
+        }
     }
 
     fn get(&self, i: usize) -> &Value {
@@ -37,11 +54,15 @@ impl RRow {
 }
 
 pub(crate) fn row_new(fields: usize) -> Box<RRow> {
-    Box::new(RRow { values: vec![Value::Null; fields], bad: None })
+    guard_or(Box::default, || {
+        let mut r = RRow::default();
+        row_resize(&mut r, fields);
+        Box::new(r)
+    })
 }
 
 pub(crate) fn row_clone(r: &RRow) -> Box<RRow> {
-    Box::new(r.clone())
+    guard_or(Box::default, || Box::new(r.clone()))
 }
 
 pub(crate) fn row_len(r: &RRow) -> usize {
@@ -49,77 +70,96 @@ pub(crate) fn row_len(r: &RRow) -> usize {
 }
 
 pub(crate) fn row_resize(r: &mut RRow, fields: usize) {
-    r.values.resize(fields, Value::Null);
+    guard_or(
+        || (),
+        || {
+            if fields > MAX_ROW_FIELDS {
+                r.mark_bad(format!("{fields} fields is out of range (a row has at most {MAX_ROW_FIELDS} fields)"));
+            } else {
+                r.values.resize(fields, Value::Null);
+            }
+        },
+    )
+}
+
+pub(crate) fn row_mark_bad(r: &mut RRow, message: &str) {
+    guard_or(|| (), || r.mark_bad(message.to_string()))
 }
 
 pub(crate) fn row_set_null(r: &mut RRow, i: usize) {
-    r.set(i, Value::Null)
+    guard_or(|| (), || r.set(i, Value::Null))
 }
 pub(crate) fn row_set_bool(r: &mut RRow, i: usize, v: bool) {
-    r.set(i, Value::Boolean(v))
+    guard_or(|| (), || r.set(i, Value::Boolean(v)))
 }
 pub(crate) fn row_set_i8(r: &mut RRow, i: usize, v: i8) {
-    r.set(i, Value::TinyInt(v))
+    guard_or(|| (), || r.set(i, Value::TinyInt(v)))
 }
 pub(crate) fn row_set_i16(r: &mut RRow, i: usize, v: i16) {
-    r.set(i, Value::SmallInt(v))
+    guard_or(|| (), || r.set(i, Value::SmallInt(v)))
 }
 pub(crate) fn row_set_i32(r: &mut RRow, i: usize, v: i32) {
-    r.set(i, Value::Int(v))
+    guard_or(|| (), || r.set(i, Value::Int(v)))
 }
 pub(crate) fn row_set_i64(r: &mut RRow, i: usize, v: i64) {
-    r.set(i, Value::BigInt(v))
+    guard_or(|| (), || r.set(i, Value::BigInt(v)))
 }
 pub(crate) fn row_set_f32(r: &mut RRow, i: usize, v: f32) {
-    r.set(i, Value::Float(v))
+    guard_or(|| (), || r.set(i, Value::Float(v)))
 }
 pub(crate) fn row_set_f64(r: &mut RRow, i: usize, v: f64) {
-    r.set(i, Value::Double(v))
+    guard_or(|| (), || r.set(i, Value::Double(v)))
 }
 
 pub(crate) fn row_set_string(r: &mut RRow, i: usize, v: &[u8]) {
-    match std::str::from_utf8(v) {
-        Ok(s) => r.set(i, Value::String(s.to_string())),
-        Err(e) => {
-            r.bad = Some(format!("field {i}: the string is not valid UTF-8 ({e})"));
-            r.set(i, Value::Null)
-        }
-    }
+    guard_or(
+        || (),
+        || match std::str::from_utf8(v) {
+            Ok(s) => r.set(i, Value::String(s.to_string())),
+            Err(e) => {
+                r.mark_bad(format!("field {i}: the string is not valid UTF-8 ({e})"));
+                r.set(i, Value::Null)
+            }
+        },
+    )
 }
 
 pub(crate) fn row_set_bytes(r: &mut RRow, i: usize, v: &[u8]) {
-    r.set(i, Value::Bytes(v.to_vec()))
+    guard_or(|| (), || r.set(i, Value::Bytes(v.to_vec())))
 }
 
 pub(crate) fn row_set_decimal_i64(r: &mut RRow, i: usize, unscaled: i64, precision: u8, scale: u8) {
-    r.set(i, Value::Decimal(Decimal { unscaled: unscaled as i128, precision, scale }))
+    guard_or(|| (), || r.set(i, Value::Decimal(Decimal { unscaled: unscaled as i128, precision, scale })))
 }
 
 pub(crate) fn row_set_decimal_str(r: &mut RRow, i: usize, unscaled: &str, precision: u8, scale: u8) {
-    match unscaled.trim().parse::<i128>() {
-        Ok(u) => r.set(i, Value::Decimal(Decimal { unscaled: u, precision, scale })),
-        Err(_) => {
-            r.bad = Some(format!("field {i}: {unscaled:?} is not an unscaled decimal integer"));
-            r.set(i, Value::Null)
-        }
-    }
+    guard_or(
+        || (),
+        || match unscaled.trim().parse::<i128>() {
+            Ok(u) => r.set(i, Value::Decimal(Decimal { unscaled: u, precision, scale })),
+            Err(_) => {
+                r.mark_bad(format!("field {i}: {unscaled:?} is not an unscaled decimal integer"));
+                r.set(i, Value::Null)
+            }
+        },
+    )
 }
 
 pub(crate) fn row_set_date(r: &mut RRow, i: usize, days: i32) {
-    r.set(i, Value::Date(days))
+    guard_or(|| (), || r.set(i, Value::Date(days)))
 }
 pub(crate) fn row_set_time(r: &mut RRow, i: usize, millis: i32) {
-    r.set(i, Value::Time(millis))
+    guard_or(|| (), || r.set(i, Value::Time(millis)))
 }
 pub(crate) fn row_set_timestamp_ntz(r: &mut RRow, i: usize, millis: i64, nanos_of_milli: u32) {
-    r.set(i, Value::Timestamp(Timestamp { millis, nanos_of_milli }))
+    guard_or(|| (), || r.set(i, Value::Timestamp(Timestamp { millis, nanos_of_milli })))
 }
 pub(crate) fn row_set_timestamp_ltz(r: &mut RRow, i: usize, millis: i64, nanos_of_milli: u32) {
-    r.set(i, Value::TimestampLtz(Timestamp { millis, nanos_of_milli }))
+    guard_or(|| (), || r.set(i, Value::TimestampLtz(Timestamp { millis, nanos_of_milli })))
 }
 
 pub(crate) fn row_type_name(r: &RRow, i: usize) -> &str {
-    r.get(i).type_name()
+    guard_or(|| "", || r.get(i).type_name())
 }
 pub(crate) fn row_is_null(r: &RRow, i: usize) -> bool {
     r.get(i).is_null()
@@ -166,6 +206,10 @@ pub(crate) fn row_get_bytes(r: &RRow, i: usize) -> &[u8] {
 }
 
 pub(crate) fn row_to_string(r: &RRow, i: usize) -> String {
+    guard_or(String::new, || row_to_string_inner(r, i))
+}
+
+fn row_to_string_inner(r: &RRow, i: usize) -> String {
     match r.get(i) {
         Value::Null => "null".into(),
         Value::Boolean(v) => v.to_string(),

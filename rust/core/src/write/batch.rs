@@ -102,9 +102,6 @@ pub(crate) struct WriteBatch {
     pub tickets: TicketSet,
     /// Clock nanos when the batch was opened (linger and delivery timeout start here).
     pub created: u64,
-    /// Idempotence stamp (writer id, sequence), set when first drained.
-    pub stamp: Option<(i64, i32)>,
-    pub attempts: u32,
 }
 
 impl WriteBatch {
@@ -119,8 +116,6 @@ impl WriteBatch {
             joins: Vec::new(),
             tickets: TicketSet::default(),
             created,
-            stamp: None,
-            attempts: 0,
         }
     }
 

@@ -11,6 +11,7 @@
 
 mod accumulator;
 mod batch;
+mod bucket_state;
 pub mod callback;
 
 /// Benchmark support (not part of the API).

@@ -1,11 +1,15 @@
 //! The sender: one tokio task per writer that drains batches, sends them to bucket leaders,
 //! retries, and completes batches **strictly in order per bucket** (C3).
 //!
+//! The rules live in [`bucket_state`](super::bucket_state), a state machine without I/O; this
+//! file is its I/O shell: it feeds it responses, metadata and writer-id answers and the clock,
+//! sends what it asks for, and dispatches the batches it completes.
+//!
 //! ## Algorithm
 //!
 //! Every bucket has a queue of *flights* (batches that left the accumulator), in send order.
-//! A flight is `Sent` (a request is out), `AwaitRetry` (the last attempt failed with a
-//! retriable error) or `Done` (final outcome known). Completion only ever pops `Done` flights
+//! A flight is in flight (a request is out), backing off (the last attempt failed with a
+//! retriable error) or done (final outcome known). Completion only ever pops `Done` flights
 //! **from the front** of a bucket's queue, so a later batch acknowledged before an earlier,
 //! retried one waits for it, and callbacks of a bucket run in submission order.
 //!
@@ -14,8 +18,8 @@
 //!   completes in order, also once answered: so a batch awaiting a retry never has more than 4
 //!   later batches accepted by the server, and its resend stays inside the server's dedup window
 //!   of the last 5 batches.
-//! * Retry mode (some flight of the bucket awaits a retry): nothing new is sent for the bucket;
-//!   once no request of the bucket is out, the first flight awaiting a retry is resent with the
+//! * Retry mode (some flight of the bucket backs off): nothing new is sent for the bucket;
+//!   once no request of the bucket is out, the first flight backing off is resent with the
 //!   same bytes (same writer id and sequence), one at a time.
 //! * Idempotence (fluss-protocol.md section 6): batches are stamped with (writer id, next
 //!   sequence of the bucket) when first drained and keep that stamp for every retry.
@@ -25,14 +29,17 @@
 //!   not retried any more (each completes with the server's answer to its original send, and a
 //!   later batch that would need a retry fails with `SEQUENCE_RESET`), and new batches start at
 //!   sequence 0 under the new id.
-//! * Delivery timeout: every batch completes within `client.writer.delivery-timeout` of its
-//!   creation: requests are cut at the earliest deadline they carry, retries stop at the deadline
-//!   (`DELIVERY_TIMEOUT`), and a queued batch past its deadline fails as soon as nothing earlier
-//!   of its bucket is still pending.
+//! * Delivery timeout: every state a batch can be in has a deadline (see `bucket_state.rs`):
+//!   open, ready, waiting for a leader or a writer id, backing off, in flight, done. A batch
+//!   never outlives `client.writer.delivery-timeout` by more than one `client.request-timeout`
+//!   (in practice by at most 1 ms plus scheduling: requests are cut at the earliest deadline they
+//!   carry, and nothing is sent past its deadline). Metadata and InitWriter requests run as
+//!   tasks of their own, so they never hold up expiry.
+//! * A table gone (metadata no longer lists it) or a non-retriable InitWriter error is fatal:
+//!   queued batches and batches awaiting a resend fail with it at once.
 //! * Abort (close timeout, connection close): every pending batch fails with `WRITER_CLOSED`,
 //!   in order; late responses are ignored.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -43,10 +50,11 @@ use tokio::sync::mpsc;
 
 use super::accumulator::{Accumulator, BatchKind};
 use super::batch::{shard_key, BatchJob, BatchOutcome, JobTarget, Payload, WriteBatch};
+use super::bucket_state::{Machine, MetadataAnswer, Params, Part, Queue};
 use super::completion::BucketResult;
 use crate::backend::{Backend, Dest, Request, Response};
 use crate::config::Config;
-use crate::error::{ClientCode, Error, FlussCode, Result};
+use crate::error::{Error, FlussCode, Result};
 use crate::metadata::TablePath;
 use crate::wire::kv_batch::stamp_kv_batch;
 use crate::wire::log_batch::{build_arrow_log_batch_compressed, stamp_log_batch, ArrowCompression};
@@ -161,124 +169,127 @@ impl SenderShared {
         }
         true
     }
-
-    fn delivery_deadline(&self, b: &WriteBatch) -> u64 {
-        b.created.saturating_add(self.config.delivery_timeout.as_nanos() as u64)
-    }
 }
 
-enum FlightState {
-    Sent,
-    AwaitRetry { at: u64 },
-    Done(BatchOutcome),
+const IDLE_WAIT: Duration = Duration::from_secs(3600);
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-struct Flight {
-    id: u64,
+/// A batch taken from the accumulator, with its wire bytes once prepared.
+struct Outgoing {
     batch: WriteBatch,
     bytes: Bytes,
-    state: FlightState,
-    /// Set by a sequence reset: this flight is not retried any more.
-    no_retry: bool,
 }
 
-#[derive(Default)]
-struct BucketFlights {
-    flights: VecDeque<Flight>,
+/// The accumulator as the state machine's [`Queue`]; encoding and stamping happen here.
+struct AccQueue<'a> {
+    shared: &'a SenderShared,
 }
 
-impl BucketFlights {
-    fn sent(&self) -> usize {
-        self.flights.iter().filter(|f| matches!(f.state, FlightState::Sent)).count()
+impl Queue for AccQueue<'_> {
+    type Batch = Outgoing;
+
+    fn front_created(&mut self, bucket: usize) -> Option<u64> {
+        let q = self.shared.acc.lock(bucket);
+        q.closed.front().map(|x| x.created).or_else(|| q.open.as_ref().map(|x| x.created))
     }
 
-    fn in_retry(&self) -> bool {
-        self.flights.iter().any(|f| matches!(f.state, FlightState::AwaitRetry { .. }))
+    fn take_ready(&mut self, bucket: usize, now: u64, linger: u64, flush_all: bool) -> std::result::Result<Option<Outgoing>, u64> {
+        let mut q = self.shared.acc.lock(bucket);
+        let batch = if let Some(x) = q.closed.pop_front() {
+            x
+        } else if let Some(open) = &q.open {
+            let ready_at = open.created.saturating_add(linger);
+            if flush_all || now >= ready_at {
+                q.take_open().expect("open")
+            } else {
+                return Err(ready_at);
+            }
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(Outgoing { batch, bytes: Bytes::new() }))
+    }
+
+    fn take_front(&mut self, bucket: usize) -> Option<Outgoing> {
+        let mut q = self.shared.acc.lock(bucket);
+        let batch = q.closed.pop_front().or_else(|| q.take_open())?;
+        Some(Outgoing { batch, bytes: Bytes::new() })
+    }
+
+    fn created(&self, batch: &Outgoing) -> u64 {
+        batch.batch.created
+    }
+
+    fn prepare(&mut self, _bucket: usize, o: &mut Outgoing, stamp: Option<(i64, i32)>) -> Result<()> {
+        let payload = std::mem::replace(&mut o.batch.payload, Payload::Encoded(Bytes::new()));
+        let (schema_id, compression) = (self.shared.schema_id, self.shared.compression);
+        let bytes = match payload {
+            Payload::Rows(mut rows) => build_arrow_log_batch_compressed(&rows.finish(), schema_id, None, compression)?,
+            Payload::Arrow(rb) => build_arrow_log_batch_compressed(&rb, schema_id, None, compression)?,
+            Payload::Kv(kv) => kv.finish(),
+            Payload::Encoded(b) => b.to_vec(),
+        };
+        let mut bytes = bytes;
+        if let Some((wid, seq)) = stamp {
+            match self.shared.kind {
+                BatchKind::Log => stamp_log_batch(&mut bytes, wid, seq),
+                BatchKind::Kv => stamp_kv_batch(&mut bytes, wid, seq),
+            }
+        }
+        o.bytes = Bytes::from(bytes);
+        Ok(())
     }
 }
 
-struct RequestOutcome {
-    /// (bucket, flight id) carried by the request.
-    parts: Vec<(i32, u64)>,
-    result: Result<Response>,
-}
-
-struct SenderState {
-    shared: Arc<SenderShared>,
-    buckets: Vec<BucketFlights>,
-    leaders: Vec<Option<i32>>,
-    metadata_stale: bool,
-    metadata_retry_at: u64,
-    /// `Some(-1)` without idempotence; `None` while a writer id is needed.
-    writer_id: Option<i64>,
-    init_retry_at: u64,
-    init_attempts: u32,
-    next_seq: Vec<i32>,
-    /// Last acknowledged (writer id, sequence) per bucket.
-    last_acked: Vec<Option<(i64, i32)>>,
-    /// A non-retriable error that stops the writer from sending (table dropped, not authorized).
-    fatal: Option<Error>,
-    next_flight: u64,
-    tx: mpsc::UnboundedSender<RequestOutcome>,
-    rx: mpsc::UnboundedReceiver<RequestOutcome>,
-    idempotent: bool,
-    max_inflight: usize,
-}
-
-fn backoff(base: Duration, attempts: u32) -> u64 {
-    let factor = 1u64 << attempts.saturating_sub(1).min(10);
-    (base.as_nanos() as u64).saturating_mul(factor).min(1_000_000_000)
+/// What the I/O tasks report back to the sender loop.
+enum Event {
+    Produce { parts: Vec<Part>, result: Result<Response> },
+    Metadata { token: u64, result: Result<MetadataAnswer> },
+    WriterId { token: u64, result: Result<i64> },
 }
 
 /// Run the sender of one writer until it closed and everything completed.
 pub(crate) async fn run(shared: Arc<SenderShared>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let n = shared.acc.bucket_count();
-    let idempotent = shared.config.enable_idempotence;
-    let mut s = SenderState {
-        buckets: (0..n).map(|_| BucketFlights::default()).collect(),
-        leaders: shared.initial_leaders.clone(),
-        metadata_stale: shared.initial_leaders.iter().any(Option::is_none),
-        metadata_retry_at: 0,
-        writer_id: if idempotent { None } else { Some(-1) },
-        init_retry_at: 0,
-        init_attempts: 0,
-        next_seq: vec![0; n],
-        last_acked: vec![None; n],
-        fatal: None,
-        next_flight: 0,
-        tx,
-        rx,
-        idempotent,
-        max_inflight: shared.config.effective_inflight_per_bucket(),
-        shared: shared.clone(),
+    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+    let cfg = &shared.config;
+    let params = Params {
+        table: shared.path.to_string(),
+        delivery_timeout: nanos(cfg.delivery_timeout),
+        request_timeout: nanos(cfg.request_timeout),
+        linger: nanos(cfg.batch_timeout),
+        retries: cfg.retries,
+        retry_backoff: nanos(cfg.retry_backoff),
+        max_inflight: cfg.effective_inflight_per_bucket(),
+        idempotent: cfg.enable_idempotence,
     };
+    let mut leaders = shared.initial_leaders.clone();
+    leaders.resize(shared.acc.bucket_count(), None);
+    let mut m: Machine<Outgoing> = Machine::new(params, leaders);
     loop {
-        while let Ok(r) = s.rx.try_recv() {
-            s.on_response(r);
+        while let Ok(e) = rx.try_recv() {
+            on_event(&shared, &mut m, e);
         }
         if shared.abort.load(Ordering::Acquire) {
-            s.abort_all();
+            m.abort(&mut AccQueue { shared: &shared });
         }
-        s.complete_ready();
-        if shared.closing.load(Ordering::Acquire) && s.all_idle() && shared.scope.slots_in_use() == 0 {
-            break;
-        }
+        let closing = shared.closing.load(Ordering::Acquire);
         let now = shared.clock.now_nanos();
-        if !shared.abort.load(Ordering::Acquire) {
-            if s.writer_id.is_none() && now >= s.init_retry_at && (!shared.acc.is_empty() || s.buckets.iter().any(BucketFlights::in_retry))
-            {
-                s.init_writer().await;
-            }
-            if s.metadata_stale && now >= s.metadata_retry_at {
-                s.refresh_metadata().await;
-            }
+        let poll = m.poll(now, &mut AccQueue { shared: &shared }, closing);
+        m.pop_completed(|_, o, outcome| finish_batch(&shared, o.batch, outcome));
+        if let Some(token) = poll.metadata {
+            spawn_metadata(&shared, token, tx.clone());
         }
-        let now = shared.clock.now_nanos();
-        let next = s.drain_and_send(now);
-        s.complete_ready();
-        let mut next = next;
-        if shared.closing.load(Ordering::Acquire) && s.all_idle() {
+        if let Some(token) = poll.writer_id {
+            spawn_init_writer(&shared, token, tx.clone());
+        }
+        for (leader, parts) in poll.sends {
+            send_requests(&shared, &m, leader, parts, now, &tx);
+        }
+        let mut next = poll.next;
+        if closing && m.idle() && shared.acc.is_empty() {
             // An append admitted just before close may still be on its way into the
             // accumulator: exit only once every admitted operation has retired.
             if shared.scope.slots_in_use() == 0 {
@@ -287,501 +298,176 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
             let soon = shared.clock.now_nanos() + 5_000_000;
             next = Some(next.map_or(soon, |n| n.min(soon)));
         }
-        let wait = next.map(|t| Duration::from_nanos(t.saturating_sub(shared.clock.now_nanos()).max(200_000)));
-        let sleep = tokio::time::sleep(wait.unwrap_or(Duration::from_secs(3600)));
+        // At most an hour: an unbounded delivery timeout has its deadline at the end of time.
+        let wait = next.map_or(IDLE_WAIT, |t| Duration::from_nanos(t.saturating_sub(shared.clock.now_nanos()).max(200_000)).min(IDLE_WAIT));
+        let sleep = tokio::time::sleep(wait);
         tokio::select! {
             _ = shared.acc.wake.notified() => {}
-            r = s.rx.recv() => { if let Some(r) = r { s.on_response(r) } }
+            e = rx.recv() => { if let Some(e) = e { on_event(&shared, &mut m, e) } }
             _ = sleep => {}
         }
     }
     shared.mark_exited();
 }
 
-impl SenderState {
-    fn all_idle(&self) -> bool {
-        self.buckets.iter().all(|b| b.flights.is_empty()) && self.shared.acc.is_empty()
-    }
-
-    async fn init_writer(&mut self) {
-        let req = proto::InitWriterRequest {
-            table_path: vec![proto::PbTablePath {
-                database_name: self.shared.path.database.clone(),
-                table_name: self.shared.path.table.clone(),
-            }],
-        };
-        let fut = self.shared.backend.send(Dest::Any, Request::InitWriter(req));
-        let res = match tokio::time::timeout(self.shared.config.request_timeout, fut).await {
-            Ok(r) => r,
-            Err(_) => Err(Error::server(FlussCode::NETWORK_EXCEPTION, "InitWriter timed out")),
-        };
-        match res {
-            Ok(Response::InitWriter(r)) => {
-                log::debug!("writer for {} got writer id {}", self.shared.path, r.writer_id);
-                self.writer_id = Some(r.writer_id);
-                self.next_seq.iter_mut().for_each(|s| *s = 0);
-                self.init_attempts = 0;
-                self.fatal = None;
-            }
-            Ok(other) => self.fatal = Some(Error::protocol(format!("InitWriter answered with {other:?}"))),
-            Err(e) if e.is_retriable() => {
-                self.init_attempts += 1;
-                if FlussCode::is_invalid_metadata(e.code()) {
-                    self.metadata_stale = true;
-                }
-                log::warn!("InitWriter for {} failed, will retry: {e}", self.shared.path);
-                self.init_retry_at = self.shared.clock.now_nanos() + backoff(self.shared.config.retry_backoff, self.init_attempts);
-            }
-            Err(e) => {
-                log::error!("InitWriter for {} failed: {e}", self.shared.path);
-                self.fatal = Some(e);
-                self.init_retry_at = self.shared.clock.now_nanos() + 1_000_000_000;
+fn on_event(shared: &SenderShared, m: &mut Machine<Outgoing>, e: Event) {
+    let now = shared.clock.now_nanos();
+    match e {
+        Event::Produce { parts, result } => {
+            for part in parts {
+                m.on_response(part, bucket_result(&result, part.bucket), now);
             }
         }
-    }
-
-    async fn refresh_metadata(&mut self) {
-        let req = proto::MetadataRequest {
-            table_path: vec![proto::PbTablePath {
-                database_name: self.shared.path.database.clone(),
-                table_name: self.shared.path.table.clone(),
-            }],
-            ..Default::default()
-        };
-        let fut = self.shared.backend.send(Dest::Any, Request::Metadata(req));
-        let res = match tokio::time::timeout(self.shared.config.request_timeout, fut).await {
-            Ok(r) => r,
-            Err(_) => Err(Error::server(FlussCode::NETWORK_EXCEPTION, "Metadata request timed out")),
-        };
-        let now = self.shared.clock.now_nanos();
-        match res {
-            Ok(Response::Metadata(m)) => {
-                let Some(t) = m.table_metadata.iter().find(|t| t.table_id == self.shared.target.table_id) else {
-                    self.fatal = Some(Error::server(
-                        FlussCode::TABLE_NOT_EXIST,
-                        format!("table {} no longer exists (or was recreated)", self.shared.path),
-                    ));
-                    self.metadata_retry_at = now + 1_000_000_000;
-                    return;
-                };
-                for bm in &t.bucket_metadata {
-                    if let Some(slot) = self.leaders.get_mut(bm.bucket_id as usize) {
-                        *slot = bm.leader();
-                    }
-                }
-                self.metadata_stale = self.leaders.iter().any(Option::is_none);
-                self.metadata_retry_at = now + backoff(self.shared.config.retry_backoff, 1);
-                self.fatal = None;
-            }
-            Ok(other) => self.fatal = Some(Error::protocol(format!("Metadata answered with {other:?}"))),
-            Err(e) if e.is_retriable() => {
-                log::warn!("metadata refresh for {} failed, will retry: {e}", self.shared.path);
-                self.metadata_retry_at = now + backoff(self.shared.config.retry_backoff, 2);
-            }
-            Err(e) => {
-                log::error!("metadata refresh for {} failed: {e}", self.shared.path);
-                self.fatal = Some(e);
-                self.metadata_retry_at = now + 1_000_000_000;
-            }
-        }
-    }
-
-    /// Encode a drained batch into wire bytes (not stamped yet).
-    fn encode(&self, batch: &mut WriteBatch) -> Result<Bytes> {
-        let payload = std::mem::replace(&mut batch.payload, Payload::Encoded(Bytes::new()));
-        let bytes = match payload {
-            Payload::Rows(mut rows) => {
-                build_arrow_log_batch_compressed(&rows.finish(), self.shared.schema_id, None, self.shared.compression)?
-            }
-            Payload::Arrow(rb) => build_arrow_log_batch_compressed(&rb, self.shared.schema_id, None, self.shared.compression)?,
-            Payload::Kv(kv) => kv.finish(),
-            Payload::Encoded(b) => return Ok(b),
-        };
-        Ok(Bytes::from(bytes))
-    }
-
-    fn push_done(&mut self, bucket: usize, batch: WriteBatch, error: Error) {
-        let id = self.next_flight;
-        self.next_flight += 1;
-        self.buckets[bucket].flights.push_back(Flight {
-            id,
-            batch,
-            bytes: Bytes::new(),
-            state: FlightState::Done(BatchOutcome { result: Err(error), base_offset: -1, log_end_offset: -1 }),
-            no_retry: true,
-        });
-    }
-
-    /// Drain sendable batches, fail expired ones, resend retries, and send requests. Returns the
-    /// next time something becomes due.
-    fn drain_and_send(&mut self, now: u64) -> Option<u64> {
-        let linger = self.shared.config.batch_timeout.as_nanos() as u64;
-        let closing = self.shared.closing.load(Ordering::Acquire);
-        let mut next: Option<u64> = None;
-        let due = |t: u64, next: &mut Option<u64>| *next = Some(next.map_or(t, |n: u64| n.min(t)));
-        // (leader) -> [(bucket, flight id)]
-        let mut out: HashMap<i32, Vec<(i32, u64)>> = HashMap::new();
-        for b in 0..self.buckets.len() {
-            // 1. Expire (or fail with the writer's fatal error) queued batches when nothing earlier
-            //    of the bucket is pending.
-            if self.buckets[b].flights.is_empty() {
-                loop {
-                    let mut q = self.shared.acc.lock(b);
-                    let front_created = q.closed.front().map(|x| x.created).or_else(|| q.open.as_ref().map(|x| x.created));
-                    let Some(created) = front_created else { break };
-                    let deadline = created.saturating_add(self.shared.config.delivery_timeout.as_nanos() as u64);
-                    let error = if let Some(f) = &self.fatal {
-                        f.clone()
-                    } else if now >= deadline {
-                        Error::client(
-                            ClientCode::DeliveryTimeout,
-                            format!("not delivered within client.writer.delivery-timeout ({:?})", self.shared.config.delivery_timeout),
-                        )
-                    } else {
-                        due(deadline, &mut next);
-                        break;
-                    };
-                    let batch = q.closed.pop_front().or_else(|| q.take_open()).expect("front exists");
-                    drop(q);
-                    self.push_done(b, batch, error);
-                }
-            }
-            let leader = self.leaders.get(b).copied().flatten();
-            let can_send = leader.is_some() && self.writer_id.is_some() && self.fatal.is_none();
-            if leader.is_none() {
-                self.metadata_stale = true;
-            }
-            // 2. Retry mode: resend the first flight awaiting a retry once nothing is out.
-            if self.buckets[b].in_retry() {
-                if self.buckets[b].sent() == 0 {
-                    let idx =
-                        self.buckets[b].flights.iter().position(|f| matches!(f.state, FlightState::AwaitRetry { .. })).expect("in retry");
-                    let FlightState::AwaitRetry { at } = self.buckets[b].flights[idx].state else { unreachable!() };
-                    if at > now || !can_send {
-                        due(at.max(now + 1_000_000), &mut next);
-                    } else {
-                        let f = &mut self.buckets[b].flights[idx];
-                        f.state = FlightState::Sent;
-                        f.batch.attempts += 1;
-                        out.entry(leader.expect("can_send")).or_default().push((b as i32, f.id));
-                    }
-                }
-                continue;
-            }
-            // 3. Normal mode: drain new batches up to the in-flight limit.
-            // In flight = left the accumulator and not yet completed in order (sent, awaiting a
-            // retry, or answered but waiting behind an earlier batch). Counting only batches with
-            // a request out would let a bucket run ahead of the server's 5-batch dedup window
-            // while an earlier batch still needs its retry.
-            while can_send && self.buckets[b].flights.len() < self.max_inflight {
-                let mut q = self.shared.acc.lock(b);
-                let batch = if let Some(x) = q.closed.pop_front() {
-                    x
-                } else if let Some(open) = &q.open {
-                    if closing || now >= open.created + linger {
-                        q.take_open().expect("open")
-                    } else {
-                        due(open.created + linger, &mut next);
-                        break;
-                    }
-                } else {
-                    break;
-                };
-                drop(q);
-                let mut batch = batch;
-                let bytes = match self.encode(&mut batch) {
-                    Ok(bytes) => bytes,
-                    Err(e) => {
-                        self.push_done(b, batch, Error::internal(format!("encoding a batch failed: {e}")));
-                        continue;
-                    }
-                };
-                let mut bytes_mut = bytes.to_vec();
-                if self.idempotent {
-                    let wid = self.writer_id.expect("can_send");
-                    let seq = self.next_seq[b];
-                    self.next_seq[b] = if seq == i32::MAX { 0 } else { seq + 1 };
-                    match self.shared.kind {
-                        BatchKind::Log => stamp_log_batch(&mut bytes_mut, wid, seq),
-                        BatchKind::Kv => stamp_kv_batch(&mut bytes_mut, wid, seq),
-                    }
-                    batch.stamp = Some((wid, seq));
-                }
-                batch.attempts = 1;
-                let id = self.next_flight;
-                self.next_flight += 1;
-                self.buckets[b].flights.push_back(Flight {
-                    id,
-                    batch,
-                    bytes: Bytes::from(bytes_mut),
-                    state: FlightState::Sent,
-                    no_retry: false,
-                });
-                out.entry(leader.expect("can_send")).or_default().push((b as i32, id));
-            }
-            // Timers of what is left.
-            if let Some(f) = self.buckets[b].flights.iter().find_map(|f| match f.state {
-                FlightState::AwaitRetry { at } => Some(at),
-                _ => None,
-            }) {
-                due(f, &mut next);
-            }
-            let q = self.shared.acc.lock(b);
-            if let Some(open) = &q.open {
-                due(open.created + linger, &mut next);
-            }
-            if !can_send && !q.is_empty() {
-                due(now + 50_000_000, &mut next);
-            }
-        }
-        for (leader, parts) in out {
-            self.send_requests(leader, parts, now);
-        }
-        next
-    }
-
-    fn flight(&self, bucket: i32, id: u64) -> Option<&Flight> {
-        self.buckets.get(bucket as usize)?.flights.iter().find(|f| f.id == id)
-    }
-
-    fn flight_mut(&mut self, bucket: i32, id: u64) -> Option<&mut Flight> {
-        self.buckets.get_mut(bucket as usize)?.flights.iter_mut().find(|f| f.id == id)
-    }
-
-    /// Split the parts for one leader into requests within `client.writer.request-max-size`
-    /// (one batch per bucket per request) and send them.
-    fn send_requests(&mut self, leader: i32, parts: Vec<(i32, u64)>, now: u64) {
-        let max = self.shared.config.request_max_size as usize;
-        let mut groups: Vec<Vec<(i32, u64)>> = Vec::new();
-        let mut size = 0usize;
-        for p in parts {
-            let len = self.flight(p.0, p.1).map_or(0, |f| f.bytes.len());
-            let start_new = match groups.last() {
-                None => true,
-                Some(g) => size + len > max || g.iter().any(|(b, _)| *b == p.0),
-            };
-            if start_new {
-                groups.push(Vec::new());
-                size = 0;
-            }
-            size += len;
-            groups.last_mut().expect("pushed").push(p);
-        }
-        for parts in groups {
-            self.send_one(leader, parts, now);
-        }
-    }
-
-    fn send_one(&mut self, leader: i32, parts: Vec<(i32, u64)>, now: u64) {
-        let cfg = &self.shared.config;
-        let timeout_ms = cfg.request_timeout.as_millis().min(i32::MAX as u128) as i32;
-        let mut earliest = u64::MAX;
-        let mut items: Vec<(i32, Bytes)> = Vec::with_capacity(parts.len());
-        for &(b, id) in &parts {
-            let f = self.flight(b, id).expect("flight exists");
-            earliest = earliest.min(self.shared.delivery_deadline(&f.batch));
-            items.push((b, f.bytes.clone()));
-        }
-        let request = match self.shared.kind {
-            BatchKind::Log => Request::ProduceLog(proto::ProduceLogRequest {
-                acks: cfg.acks,
-                table_id: self.shared.target.table_id,
-                timeout_ms,
-                buckets_req: items
-                    .into_iter()
-                    .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records })
-                    .collect(),
-            }),
-            BatchKind::Kv => Request::PutKv(proto::PutKvRequest {
-                acks: cfg.acks,
-                table_id: self.shared.target.table_id,
-                timeout_ms,
-                target_columns: self.shared.target_columns.clone(),
-                buckets_req: items
-                    .into_iter()
-                    .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records })
-                    .collect(),
-                agg_mode: None,
-            }),
-        };
-        // A request never outlives the earliest delivery deadline it carries.
-        let budget = Duration::from_nanos(earliest.saturating_sub(now)).min(cfg.request_timeout).max(Duration::from_millis(1));
-        let fut = self.shared.backend.send(Dest::Tablet(leader), request);
-        let tx = self.tx.clone();
-        let wake = self.shared.acc.wake.clone();
-        tokio::spawn(async move {
-            let result = match tokio::time::timeout(budget, fut).await {
-                Ok(r) => r,
-                Err(_) => Err(Error::server(FlussCode::NETWORK_EXCEPTION, format!("request timed out after {budget:?}"))),
-            };
-            let _ = tx.send(RequestOutcome { parts, result });
-            wake.notify_one();
-        });
-    }
-
-    fn on_response(&mut self, r: RequestOutcome) {
-        for &(bucket, id) in &r.parts {
-            let res: Result<(i64, i64)> = match &r.result {
-                Err(e) => Err(e.clone()),
-                Ok(Response::ProduceLog(p)) => match p.buckets_resp.iter().find(|x| x.bucket_id == bucket) {
-                    None => {
-                        Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in ProduceLog response")))
-                    }
-                    Some(x) => match x.error_code.filter(|c| *c != 0) {
-                        Some(code) => Err(Error::server(code, x.error_message.clone().unwrap_or_default())),
-                        None => Ok((x.base_offset.unwrap_or(-1), -1)),
-                    },
-                },
-                Ok(Response::PutKv(p)) => match p.buckets_resp.iter().find(|x| x.bucket_id == bucket) {
-                    None => Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in PutKv response"))),
-                    Some(x) => match x.error_code.filter(|c| *c != 0) {
-                        Some(code) => Err(Error::server(code, x.error_message.clone().unwrap_or_default())),
-                        None => Ok((-1, x.log_end_offset.unwrap_or(-1))),
-                    },
-                },
-                Ok(other) => Err(Error::protocol(format!("unexpected response {other:?}"))),
-            };
-            self.on_flight_result(bucket, id, res);
-        }
-    }
-
-    fn on_flight_result(&mut self, bucket: i32, id: u64, res: Result<(i64, i64)>) {
-        let now = self.shared.clock.now_nanos();
-        let idempotent = self.idempotent;
-        let retries = self.shared.config.retries;
-        let backoff_base = self.shared.config.retry_backoff;
-        let expected = {
-            let Some(f) = self.flight(bucket, id) else { return };
-            if !matches!(f.state, FlightState::Sent) {
-                return; // aborted meanwhile; a late answer changes nothing
-            }
-            f.batch.stamp.map(|(wid, _)| match self.last_acked[bucket as usize] {
-                Some((w, s)) if w == wid => {
-                    if s == i32::MAX {
-                        0
-                    } else {
-                        s + 1
-                    }
-                }
-                _ => 0,
-            })
-        };
-        let deadline_of = |f: &Flight, shared: &SenderShared| shared.delivery_deadline(&f.batch);
-        let shared = self.shared.clone();
-        let f = self.flight_mut(bucket, id).expect("checked");
-        let mut reset = false;
-        match res {
-            Ok((base_offset, log_end_offset)) => {
-                f.state = FlightState::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset });
-            }
-            Err(e) if e.code() == FlussCode::DUPLICATE_SEQUENCE => {
-                f.state = FlightState::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1 });
-            }
-            Err(e) => {
-                let seq = f.batch.stamp.map(|(_, s)| s);
-                // Whether the normal rules would retry it; after a sequence reset it is not
-                // retried any more (and then fails with SEQUENCE_RESET below).
-                let would_retry =
-                    if idempotent && e.code() == FlussCode::OUT_OF_ORDER_SEQUENCE { seq != expected } else { e.is_retriable() };
-                let retriable = would_retry && !f.no_retry;
-                let expired = now >= deadline_of(f, &shared);
-                if retriable && f.batch.attempts <= retries && !expired {
-                    log::debug!("{} bucket {bucket}: attempt {} failed, retrying: {e}", shared.path, f.batch.attempts);
-                    f.state = FlightState::AwaitRetry { at: now + backoff(backoff_base, f.batch.attempts) };
-                    if FlussCode::is_invalid_metadata(e.code()) {
-                        self.metadata_stale = true;
-                    }
-                } else {
-                    let err = if f.no_retry && would_retry {
-                        Error::client(
-                            ClientCode::SequenceReset,
-                            format!("not retried after the writer's sequence state was reset by an earlier batch of bucket {bucket}: {e}"),
-                        )
-                    } else if expired && retriable {
-                        Error::client(
-                            ClientCode::DeliveryTimeout,
-                            format!("not delivered within client.writer.delivery-timeout; last error: {e}"),
-                        )
-                    } else {
-                        e
-                    };
-                    log::warn!("{} bucket {bucket}: batch failed: {err}", shared.path);
-                    reset = idempotent && f.batch.stamp.is_some() && !f.no_retry;
-                    f.state = FlightState::Done(BatchOutcome { result: Err(err), base_offset: -1, log_end_offset: -1 });
-                }
-            }
-        }
-        if let Some(f) = self.flight(bucket, id) {
-            if let (FlightState::Done(o), Some(stamp)) = (&f.state, f.batch.stamp) {
-                if o.result.is_ok() {
-                    self.last_acked[bucket as usize] = Some(stamp);
-                }
-            }
-        }
-        if reset {
-            self.reset_sequences(bucket, id);
-        }
-    }
-
-    /// A stamped batch of `bucket` failed for good: start a new writer id and stop retrying the
-    /// bucket's later flights.
-    fn reset_sequences(&mut self, bucket: i32, failed: u64) {
-        log::warn!("{} bucket {bucket}: resetting the idempotent writer's sequence state", self.shared.path);
-        self.writer_id = None;
-        self.init_retry_at = 0;
-        let flights = &mut self.buckets[bucket as usize].flights;
-        let mut after = false;
-        for f in flights.iter_mut() {
-            if f.id == failed {
-                after = true;
-                continue;
-            }
-            if !after {
-                continue;
-            }
-            f.no_retry = true;
-            if let FlightState::AwaitRetry { .. } = f.state {
-                f.state = FlightState::Done(BatchOutcome {
-                    result: Err(Error::client(
-                        ClientCode::SequenceReset,
-                        format!("not retried after the writer's sequence state was reset by an earlier batch of bucket {bucket}"),
-                    )),
-                    base_offset: -1,
-                    log_end_offset: -1,
-                });
-            }
-        }
-    }
-
-    fn abort_all(&mut self) {
-        let err = || Error::client(ClientCode::WriterClosed, "the writer was closed before this operation completed");
-        for b in 0..self.buckets.len() {
-            for f in self.buckets[b].flights.iter_mut() {
-                if !matches!(f.state, FlightState::Done(_)) {
-                    f.state = FlightState::Done(BatchOutcome { result: Err(err()), base_offset: -1, log_end_offset: -1 });
-                }
-            }
-            loop {
-                let mut q = self.shared.acc.lock(b);
-                let Some(batch) = q.closed.pop_front().or_else(|| q.take_open()) else { break };
-                drop(q);
-                self.push_done(b, batch, err());
-            }
-        }
-    }
-
-    /// Pop `Done` flights from the front of every bucket and dispatch them, in order.
-    fn complete_ready(&mut self) {
-        for b in 0..self.buckets.len() {
-            while matches!(self.buckets[b].flights.front().map(|f| &f.state), Some(FlightState::Done(_))) {
-                let f = self.buckets[b].flights.pop_front().expect("front");
-                let FlightState::Done(outcome) = f.state else { unreachable!() };
-                finish_batch(&self.shared, f.batch, outcome);
-            }
-        }
+        Event::Metadata { token, result } => m.on_metadata(token, result, now),
+        Event::WriterId { token, result } => m.on_writer_id(token, result, now),
     }
 }
 
+/// One bucket's answer in a produce response: (base offset, log end offset).
+fn bucket_result(result: &Result<Response>, bucket: i32) -> Result<(i64, i64)> {
+    match result {
+        Err(e) => Err(e.clone()),
+        Ok(Response::ProduceLog(p)) => match p.buckets_resp.iter().find(|x| x.bucket_id == bucket) {
+            None => Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in ProduceLog response"))),
+            Some(x) => match x.error_code.filter(|c| *c != 0) {
+                Some(code) => Err(Error::server(code, x.error_message.clone().unwrap_or_default())),
+                None => Ok((x.base_offset.unwrap_or(-1), -1)),
+            },
+        },
+        Ok(Response::PutKv(p)) => match p.buckets_resp.iter().find(|x| x.bucket_id == bucket) {
+            None => Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in PutKv response"))),
+            Some(x) => match x.error_code.filter(|c| *c != 0) {
+                Some(code) => Err(Error::server(code, x.error_message.clone().unwrap_or_default())),
+                None => Ok((-1, x.log_end_offset.unwrap_or(-1))),
+            },
+        },
+        Ok(other) => Err(Error::protocol(format!("unexpected response {other:?}"))),
+    }
+}
+
+fn table_path_pb(shared: &SenderShared) -> Vec<proto::PbTablePath> {
+    vec![proto::PbTablePath { database_name: shared.path.database.clone(), table_name: shared.path.table.clone() }]
+}
+
+/// Send `request` on the I/O runtime, cut at `budget`, and report the result as `event`.
+fn spawn_request(
+    shared: &SenderShared,
+    dest: Dest,
+    request: Request,
+    budget: Duration,
+    what: &'static str,
+    tx: mpsc::UnboundedSender<Event>,
+    event: impl FnOnce(Result<Response>) -> Event + Send + 'static,
+) {
+    let fut = shared.backend.send(dest, request);
+    let wake = shared.acc.wake.clone();
+    tokio::spawn(async move {
+        let result = match tokio::time::timeout(budget, fut).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::server(FlussCode::NETWORK_EXCEPTION, format!("{what} timed out after {budget:?}"))),
+        };
+        let _ = tx.send(event(result));
+        wake.notify_one();
+    });
+}
+
+fn spawn_metadata(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<Event>) {
+    let req = proto::MetadataRequest { table_path: table_path_pb(shared), ..Default::default() };
+    let table_id = shared.target.table_id;
+    let path = shared.path.clone();
+    spawn_request(shared, Dest::Any, Request::Metadata(req), shared.config.request_timeout, "Metadata request", tx, move |r| {
+        let result = match r {
+            Ok(Response::Metadata(m)) => match m.table_metadata.iter().find(|t| t.table_id == table_id) {
+                None => Ok(MetadataAnswer::TableGone(Error::server(
+                    FlussCode::TABLE_NOT_EXIST,
+                    format!("table {path} no longer exists (or was recreated)"),
+                ))),
+                Some(t) => Ok(MetadataAnswer::Leaders(t.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect())),
+            },
+            Ok(other) => Err(Error::protocol(format!("Metadata answered with {other:?}"))),
+            Err(e) => Err(e),
+        };
+        Event::Metadata { token, result }
+    });
+}
+
+fn spawn_init_writer(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<Event>) {
+    let req = proto::InitWriterRequest { table_path: table_path_pb(shared) };
+    let path = shared.path.clone();
+    spawn_request(shared, Dest::Any, Request::InitWriter(req), shared.config.request_timeout, "InitWriter", tx, move |r| {
+        let result = match r {
+            Ok(Response::InitWriter(r)) => {
+                log::debug!("writer for {path} got writer id {}", r.writer_id);
+                Ok(r.writer_id)
+            }
+            Ok(other) => Err(Error::protocol(format!("InitWriter answered with {other:?}"))),
+            Err(e) => Err(e),
+        };
+        Event::WriterId { token, result }
+    });
+}
+
+/// Split the parts for one leader into requests within `client.writer.request-max-size`
+/// (one batch per bucket per request) and send them.
+fn send_requests(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Vec<Part>, now: u64, tx: &mpsc::UnboundedSender<Event>) {
+    let max = shared.config.request_max_size as usize;
+    let mut groups: Vec<Vec<Part>> = Vec::new();
+    let mut size = 0usize;
+    for p in parts {
+        let len = m.batch(&p).map_or(0, |o| o.bytes.len());
+        let start_new = match groups.last() {
+            None => true,
+            Some(g) => size + len > max || g.iter().any(|x| x.bucket == p.bucket),
+        };
+        if start_new {
+            groups.push(Vec::new());
+            size = 0;
+        }
+        size += len;
+        groups.last_mut().expect("pushed").push(p);
+    }
+    for parts in groups {
+        send_one(shared, m, leader, parts, now, tx.clone());
+    }
+}
+
+fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Vec<Part>, now: u64, tx: mpsc::UnboundedSender<Event>) {
+    let cfg = &shared.config;
+    let timeout_ms = cfg.request_timeout.as_millis().min(i32::MAX as u128) as i32;
+    let mut until = u64::MAX;
+    let mut items: Vec<(i32, Bytes)> = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let o = m.batch(p).expect("flight exists");
+        until = until.min(m.until(p).unwrap_or(now));
+        items.push((p.bucket, o.bytes.clone()));
+    }
+    let request = match shared.kind {
+        BatchKind::Log => Request::ProduceLog(proto::ProduceLogRequest {
+            acks: cfg.acks,
+            table_id: shared.target.table_id,
+            timeout_ms,
+            buckets_req: items
+                .into_iter()
+                .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records })
+                .collect(),
+        }),
+        BatchKind::Kv => Request::PutKv(proto::PutKvRequest {
+            acks: cfg.acks,
+            table_id: shared.target.table_id,
+            timeout_ms,
+            target_columns: shared.target_columns.clone(),
+            buckets_req: items
+                .into_iter()
+                .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records })
+                .collect(),
+            agg_mode: None,
+        }),
+    };
+    // A request never outlives the earliest attempt deadline it carries (the machine's `until`:
+    // one request timeout, cut at the earliest delivery deadline).
+    let budget = Duration::from_nanos(until.saturating_sub(now)).max(Duration::from_millis(1));
+    spawn_request(shared, Dest::Tablet(leader), request, budget, "request", tx, move |result| Event::Produce { parts, result });
+}
 /// Release a completed batch's buffer bytes and hand its callbacks to the dispatcher as one job.
 fn finish_batch(shared: &SenderShared, batch: WriteBatch, outcome: BatchOutcome) {
     shared.buffer.release(batch.reserved);

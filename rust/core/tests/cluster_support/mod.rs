@@ -362,3 +362,118 @@ impl Recorder {
         self.lines.lock().unwrap().iter().filter(|l| pred(l)).count()
     }
 }
+
+/// A writer kept busy by a producer thread: batches of `burst` appends with callbacks, a short
+/// pause between bursts, ids 0, 1, 2, ... in submission order, each row `(id, "record {id}")`.
+/// Used by the fault tests (tablet restart, leader failover).
+pub struct Load {
+    outcomes: Outcomes,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    producer: std::thread::JoinHandle<i64>,
+}
+
+/// Per record id: how many times its callback ran, and the last outcome (error code, bucket,
+/// offset).
+pub type Outcomes = std::sync::Arc<Mutex<Vec<(u32, i32, i32, i64)>>>;
+
+impl Load {
+    pub fn start(writer: std::sync::Arc<fluss_writer::AppendWriter>, burst: usize, pause: Duration) -> Load {
+        use std::sync::atomic::Ordering;
+        let outcomes: Outcomes = Default::default();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let producer = {
+            let (outcomes, stop) = (outcomes.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut id: i64 = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..burst {
+                        outcomes.lock().unwrap().push((0, 0, -1, -1));
+                        let o = outcomes.clone();
+                        writer
+                            .append_with_callback(&[Value::BigInt(id), Value::String(format!("record {id}"))], move |c| {
+                                let mut v = o.lock().unwrap();
+                                let e = &mut v[id as usize];
+                                *e = (e.0 + 1, c.error_code(), c.bucket, c.offset);
+                            })
+                            .expect("append is accepted (the buffer wait is unbounded)");
+                        id += 1;
+                    }
+                    std::thread::sleep(pause);
+                }
+                id
+            })
+        };
+        Load { outcomes, stop, producer }
+    }
+
+    /// Operations acknowledged so far.
+    pub fn acked(&self) -> usize {
+        self.outcomes.lock().unwrap().iter().filter(|o| o.0 == 1 && o.1 == 0).count()
+    }
+
+    /// Stop the producer; returns how many records it submitted and the outcomes so far.
+    pub fn stop(self) -> (i64, Outcomes) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (self.producer.join().unwrap(), self.outcomes)
+    }
+}
+
+/// What [`verify_exactly_once`] found.
+#[derive(Debug)]
+pub struct Verdict {
+    pub written: i64,
+    pub acked: usize,
+    pub by_code: BTreeMap<i32, usize>,
+    /// Operations whose callback reported an error but whose record is stored (at most once):
+    /// the protocol could not know (a response lost with the connection).
+    pub failed_but_stored: usize,
+}
+
+/// The invariants of a write under faults, checked against the table read back from the leaders:
+/// every callback ran exactly once with a code from `documented`; every acknowledged record is
+/// stored exactly once, at the bucket and offset its callback reported; no record is stored twice;
+/// within a bucket, acknowledged records are stored in submission order.
+pub fn verify_exactly_once(conn: &Connection, info: &TableInfo, written: i64, outcomes: &Outcomes, documented: &[i32]) -> Verdict {
+    let outcomes = outcomes.lock().unwrap().clone();
+    assert_eq!(outcomes.len() as i64, written);
+    let mut by_code: BTreeMap<i32, usize> = BTreeMap::new();
+    for (id, o) in outcomes.iter().enumerate() {
+        assert_eq!(o.0, 1, "the callback of record {id} ran {} times", o.0);
+        *by_code.entry(o.1).or_default() += 1;
+    }
+    for code in by_code.keys() {
+        assert!(*code == 0 || documented.contains(code), "undocumented error code {code} in callbacks: {by_code:?}");
+    }
+    let log = read_log(conn, info);
+    let mut count = vec![0u32; written as usize];
+    let mut last_acked_id_in_bucket: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
+    for rec in &log {
+        let Value::BigInt(id) = rec.row[0] else { panic!("{rec:?}") };
+        count[id as usize] += 1;
+        assert_eq!(rec.row[1], Value::String(format!("record {id}")));
+        let o = outcomes[id as usize];
+        if o.1 == 0 {
+            assert_eq!((rec.bucket, rec.offset), (o.2, o.3), "record {id} is not where its callback said");
+            // `read_log` returns each bucket in offset order.
+            if let Some(&(prev, prev_offset)) = last_acked_id_in_bucket.get(&rec.bucket) {
+                assert!(
+                    prev < id,
+                    "bucket {}: record {id} at offset {} is stored after record {prev} (offset {prev_offset})",
+                    rec.bucket,
+                    rec.offset
+                );
+            }
+            last_acked_id_in_bucket.insert(rec.bucket, (id, rec.offset));
+        }
+    }
+    let dup = count.iter().filter(|&&n| n > 1).count();
+    assert_eq!(dup, 0, "{dup} records stored more than once");
+    let lost: Vec<usize> = outcomes.iter().enumerate().filter(|(i, o)| o.1 == 0 && count[*i] != 1).map(|(i, _)| i).collect();
+    assert!(lost.is_empty(), "{} acknowledged records are missing, first ids {:?}", lost.len(), &lost[..lost.len().min(10)]);
+    Verdict {
+        written,
+        acked: outcomes.iter().filter(|o| o.1 == 0).count(),
+        by_code,
+        failed_but_stored: outcomes.iter().enumerate().filter(|(i, o)| o.1 != 0 && count[*i] == 1).count(),
+    }
+}
