@@ -126,3 +126,18 @@ def test_inject_delay_rejects_nan_and_negative(conn, log_table, engine) -> None:
     engine.clear_faults()
     w = conn.get_table(log_table).new_append().create_writer()
     assert w.append({"id": 1, "msg": "x"}).wait(10).ok
+
+
+def test_config_repr_never_shows_secrets() -> None:
+    jaas = 'org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required username="u" password="jaas-secret-1";'
+    cfg = fw.Config(
+        {
+            "client.security.protocol": "SASL",
+            "client.security.sasl.username": "admin",
+            "client.security.sasl.password": "pw-secret-2",
+            "client.security.sasl.jaas.config": jaas,
+        }
+    )
+    for text in (repr(cfg), str(cfg)):
+        assert "pw-secret-2" not in text and "jaas-secret-1" not in text, text
+    assert "client.security.sasl.username" in repr(cfg) and "admin" in repr(cfg), "non-secret keys are still shown"

@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 pub const CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 type Check<'a> = &'a (dyn Fn() -> bool + 'a);
-/// An installed check with its lifetime erased, and when it last ran.
-type Installed = Option<(*const (dyn Fn() -> bool + 'static), Instant)>;
+/// An installed check with its lifetime erased, and when it last ran (or when the first wait
+/// under it began; `None` until then, so that installing costs no clock read).
+type Installed = Option<(*const (dyn Fn() -> bool + 'static), Option<Instant>)>;
 
 thread_local! {
     /// The installed check (a pointer to a `&dyn Fn` that outlives the `with_check` call) and the
@@ -41,7 +42,7 @@ pub fn with_check<R>(check: Check<'_>, f: impl FnOnce() -> R) -> R {
     // this frame (which borrows `check`) is alive: `Restore` removes the pointer on return and
     // on unwind.
     let erased: *const (dyn Fn() -> bool + 'static) = unsafe { std::mem::transmute::<*const (dyn Fn() -> bool + '_), _>(check) };
-    let _restore = Restore(CHECK.with(|c| c.replace(Some((erased, Instant::now())))));
+    let _restore = Restore(CHECK.with(|c| c.replace(Some((erased, None)))));
     f()
 }
 
@@ -58,15 +59,20 @@ pub fn cap_sleep(d: Option<Duration>) -> Option<Duration> {
     Some(d.map_or(CHECK_INTERVAL, |d| d.min(CHECK_INTERVAL)))
 }
 
-/// Runs the installed check if at least [`CHECK_INTERVAL`] passed since it last ran (or since it
-/// was installed), and returns its answer. False without a check.
+/// Runs the installed check if at least [`CHECK_INTERVAL`] passed since it last ran (or since the
+/// first wait under it began), and returns its answer. False without a check.
 pub fn interrupted() -> bool {
     let Some((check, last)) = CHECK.with(|c| c.get()) else { return false };
     let now = Instant::now();
-    if now.duration_since(last) < CHECK_INTERVAL {
-        return false;
+    match last {
+        None => {
+            CHECK.with(|c| c.set(Some((check, Some(now)))));
+            return false;
+        }
+        Some(last) if now.duration_since(last) < CHECK_INTERVAL => return false,
+        Some(_) => {}
     }
-    CHECK.with(|c| c.set(Some((check, now))));
+    CHECK.with(|c| c.set(Some((check, Some(now)))));
     // SAFETY: see `with_check`: the pointer is live while it is installed.
     unsafe { (*check)() }
 }
@@ -95,6 +101,7 @@ mod tests {
             assert!(installed());
             assert_eq!(cap_sleep(None), Some(CHECK_INTERVAL));
             assert_eq!(cap_sleep(Some(Duration::from_millis(5))), Some(Duration::from_millis(5)));
+            assert!(!interrupted(), "the first call starts the interval");
             assert!(!interrupted(), "not before an interval has passed");
             std::thread::sleep(CHECK_INTERVAL + Duration::from_millis(5));
             assert!(interrupted());

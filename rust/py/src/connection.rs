@@ -74,8 +74,11 @@ impl PyConfig {
         self.pairs.clone()
     }
 
+    /// The pairs, with the values of secret keys (passwords, JAAS strings) shown as `***`.
     fn __repr__(&self) -> String {
-        format!("Config({:?})", self.pairs)
+        let shown: BTreeMap<&str, &str> =
+            self.pairs.iter().map(|(k, v)| (k.as_str(), if fluss_writer::config::is_secret_key(k) { "***" } else { v.as_str() })).collect();
+        format!("Config({shown:?})")
     }
 }
 }
