@@ -97,5 +97,5 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppression
 export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
-echo "== run.sh: all C++ checks passed${CLUSTER:+ (including the cluster tests against $CLUSTER)}"
+echo "== run.sh: all C++ checks passed${CLUSTER:+ (cluster tests against $CLUSTER)}${SASL_CLUSTER:+ (SASL tests against $SASL_CLUSTER)}${REPLICATED_ENV:+${REPLICATED:+ (failover test against $REPLICATED)}}"
 cluster_banner
