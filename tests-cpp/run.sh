@@ -38,19 +38,38 @@ if [ ! -f /usr/include/nlohmann/json.hpp ] && [ ! -f /usr/local/include/nlohmann
   fi
 fi
 
-# ----- the real cluster (tests-cpp/test_cluster.cpp, golden-cluster/*) -----
-# Passed to CMake on every run (so a changed or removed address re-configures): the cluster
-# tests are registered only when it is set. Under CI=true CMake refuses to configure without it.
+# ----- the real clusters (test_cluster.cpp, golden-cluster/*; test_sasl.cpp; test_failover.cpp) -----
+# Passed to CMake on every run (so a changed or removed address re-configures): each group of
+# cluster tests is registered only when its variables are set. Under CI=true CMake (and this
+# script) refuse to run without them.
 CLUSTER="${FLUSS_BOOTSTRAP_SERVERS:-}"
-CLUSTER_FLAGS=(-DFLUSS_BOOTSTRAP_SERVERS="$CLUSTER")
+SASL_CLUSTER="${FLUSS_SASL_BOOTSTRAP_SERVERS:-}"
+REPLICATED="${FLUSS_REPLICATED_BOOTSTRAP_SERVERS:-}"
+REPLICATED_ENV="${FLUSS_REPLICATED_CLUSTER_ENV:-}"
+CLUSTER_FLAGS=(-DFLUSS_BOOTSTRAP_SERVERS="$CLUSTER" -DFLUSS_SASL_BOOTSTRAP_SERVERS="$SASL_CLUSTER"
+  -DFLUSS_REPLICATED_BOOTSTRAP_SERVERS="$REPLICATED" -DFLUSS_REPLICATED_CLUSTER_ENV="$REPLICATED_ENV"
+  -DFLUSS_CLUSTER_SCRIPT="${FLUSS_CLUSTER_SCRIPT:-$REPO/scripts/fluss-cluster.sh}")
 cluster_banner() {
   if [ -z "$CLUSTER" ]; then
     echo "!!!!! run.sh: FLUSS_BOOTSTRAP_SERVERS is not set: the C++ cluster tests (test_cluster.cpp, golden-cluster/*) did NOT run; export \"\$(scripts/fluss-cluster.sh start | tail -n 1)\" !!!!!" >&2
   fi
+  if [ -z "$SASL_CLUSTER" ]; then
+    echo "!!!!! run.sh: FLUSS_SASL_BOOTSTRAP_SERVERS is not set: the C++ SASL/ACL tests (test_sasl.cpp) did NOT run (scripts/test-all.sh starts that cluster) !!!!!" >&2
+  fi
+  if [ -z "$REPLICATED" ] || [ -z "$REPLICATED_ENV" ]; then
+    echo "!!!!! run.sh: FLUSS_REPLICATED_BOOTSTRAP_SERVERS / FLUSS_REPLICATED_CLUSTER_ENV are not set: the C++ failover test (test_failover.cpp) did NOT run (scripts/test-all.sh starts that cluster) !!!!!" >&2
+  fi
 }
-if [ -z "$CLUSTER" ] && { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; }; then
-  echo "run.sh: CI=true but FLUSS_BOOTSTRAP_SERVERS is not set: the C++ cluster tests require a real Fluss cluster" >&2
-  exit 1
+if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
+  missing=()
+  [ -n "$CLUSTER" ] || missing+=(FLUSS_BOOTSTRAP_SERVERS)
+  [ -n "$SASL_CLUSTER" ] || missing+=(FLUSS_SASL_BOOTSTRAP_SERVERS)
+  [ -n "$REPLICATED" ] || missing+=(FLUSS_REPLICATED_BOOTSTRAP_SERVERS)
+  [ -n "$REPLICATED_ENV" ] || missing+=(FLUSS_REPLICATED_CLUSTER_ENV)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "run.sh: CI=true but ${missing[*]} not set: the C++ cluster tests require the real Fluss clusters (scripts/test-all.sh starts them)" >&2
+    exit 1
+  fi
 fi
 
 # ----- 1. build and test -----
@@ -78,5 +97,5 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppression
 export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
-echo "== run.sh: all C++ checks passed${CLUSTER:+ (including the cluster tests against $CLUSTER)}"
+echo "== run.sh: all C++ checks passed${CLUSTER:+ (cluster tests against $CLUSTER)}${SASL_CLUSTER:+ (SASL tests against $SASL_CLUSTER)}${REPLICATED_ENV:+${REPLICATED:+ (failover test against $REPLICATED)}}"
 cluster_banner

@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -738,6 +739,14 @@ class UpsertWriter : public WriterBase {
 // `bootstrap_servers` field or the "bootstrap.servers" property. Give either (or both with the
 // same value, compared after trimming); both with different values is InvalidConfig; neither
 // means "embedded" (the in-process engine). The core applies this rule for every binding.
+//
+// Authentication (SASL/PLAIN, as Fluss 0.9 has it): set "client.security.protocol" to "SASL"
+// and either "client.security.sasl.username" + "client.security.sasl.password" or
+// "client.security.sasl.jaas.config" (a Java JAAS line with username="..." password="...").
+// A refused login fails Connection::Create with AUTHENTICATE_EXCEPTION (46, not retriable)
+// within client.request-timeout; a refused operation later is AUTHORIZATION_EXCEPTION (48, not
+// retriable: in a Result, or in every callback of the refused writes). The password and the JAAS
+// line never appear in a Result's message or in the library's logs.
 struct Configuration {
   std::string bootstrap_servers;  // empty: not set. "embedded", "embedded:<dir>" or "host:port,..."
   std::map<std::string, std::string> properties;  // Fluss client keys, e.g. client.writer.batch-size
@@ -807,6 +816,97 @@ class Table {
   friend struct detail::Access;
 };
 
+// ===== access control lists (a cluster whose authorizer is on; SASL authentication) =====
+//
+// Who (a principal, a user authenticated with SASL/PLAIN: client.security.protocol = SASL,
+// client.security.sasl.username / .password) may do what (an operation) on which resource
+// (the cluster, a database or a table), from which host. Managed with Admin::CreateAcls,
+// ListAcls and DropAcls; creating and dropping ACLs needs ALTER on the cluster (super users have
+// it). Servers learn of a new or dropped ACL asynchronously (through ZooKeeper): for a moment
+// after CreateAcls returns, the user may still be refused with AUTHORIZATION_EXCEPTION (48).
+// The embedded engine has no authorizer: every ACL call fails with SECURITY_DISABLED_EXCEPTION
+// (47). These types are plain values; the Rust core does every check and conversion (an enum
+// value outside the lists below is ClientCode::InvalidConfig, a bad table name InvalidTable).
+
+// What an ACL is about. The numbers are Fluss's resource type codes.
+enum class AclResourceType : int32_t {
+  Cluster = 2,   // the whole cluster (the server names it "fluss-cluster"): creating databases, ...
+  Database = 3,  // a database and its tables
+  Table = 4,     // one table
+};
+
+// An operation an ACL allows. The numbers are Fluss's operation codes. Any matches every
+// operation and belongs in filters only; All allows every operation.
+enum class AclOperation : int32_t {
+  Any = 1,
+  All = 2,
+  Read = 3,
+  Write = 4,
+  Create = 5,
+  Drop = 6,
+  Alter = 7,
+  Describe = 8,
+};
+
+struct AclResource {
+  AclResourceType type = AclResourceType::Cluster;
+  std::string database_name;  // Database and Table resources
+  std::string table_name;     // Table resources
+
+  static AclResource Cluster() { return AclResource{}; }
+  static AclResource Database(std::string name) {
+    AclResource r;
+    r.type = AclResourceType::Database;
+    r.database_name = std::move(name);
+    return r;
+  }
+  static AclResource Table(const TablePath& path) {
+    AclResource r;
+    r.type = AclResourceType::Table;
+    r.database_name = path.database_name;
+    r.table_name = path.table_name;
+    return r;
+  }
+  bool operator==(const AclResource& o) const {
+    return type == o.type && database_name == o.database_name && table_name == o.table_name;
+  }
+  bool operator!=(const AclResource& o) const { return !(*this == o); }
+};
+
+// One ACL: `principal` (a user name, of type `principal_type`) may do `operation` on `resource`
+// from `host` ("*": any host). Fluss 0.9 has ALLOW ACLs only.
+struct AclBinding {
+  AclResource resource;
+  std::string principal;
+  std::string principal_type = "User";
+  std::string host = "*";
+  AclOperation operation = AclOperation::Read;
+
+  // Allow user `principal` to do `operation` on `resource` from any host.
+  static AclBinding Allow(AclResource resource, std::string principal, AclOperation operation) {
+    AclBinding b;
+    b.resource = std::move(resource);
+    b.principal = std::move(principal);
+    b.operation = operation;
+    return b;
+  }
+  bool operator==(const AclBinding& o) const {
+    return resource == o.resource && principal == o.principal && principal_type == o.principal_type &&
+           host == o.host && operation == o.operation;
+  }
+  bool operator!=(const AclBinding& o) const { return !(*this == o); }
+};
+
+// Which ACLs ListAcls and DropAcls act on: a field left empty (std::nullopt, or
+// AclOperation::Any) matches every ACL; set fields must all match. A default AclFilter matches
+// every ACL of the cluster.
+struct AclFilter {
+  std::optional<AclResource> resource;  // exactly this resource
+  std::optional<std::string> principal;  // a user name (principal type "User")
+  std::optional<std::string> host;
+  AclOperation operation = AclOperation::Any;
+};
+
 class Connection;
 
 class Admin {
@@ -824,6 +924,15 @@ class Admin {
   Result CreateTable(const TablePath& path, const TableDescriptor& descriptor, bool ignore_if_exists = false);
   Result DropTable(const TablePath& path, bool ignore_if_not_exists = false);
   Result TableExists(const TablePath& path, bool& out);
+
+  // ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
+  // refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
+  // the ones it accepted stay. ListAcls replaces `out` with the ACLs matching `filter`. DropAcls
+  // drops every ACL matching one of `filters` and replaces `dropped` with them (on error
+  // `dropped` is empty, though the server may have dropped some: list to find out).
+  Result CreateAcls(const std::vector<AclBinding>& acls);
+  Result ListAcls(const AclFilter& filter, std::vector<AclBinding>& out);
+  Result DropAcls(const std::vector<AclFilter>& filters, std::vector<AclBinding>& dropped);
 
  private:
   ffi::RConnection* impl_ = nullptr;

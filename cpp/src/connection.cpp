@@ -141,6 +141,85 @@ Result Admin::TableExists(const TablePath& path, bool& out) {
   return ToResult(ffi::admin_table_exists(*impl_, Str(path.database_name), Str(path.table_name), out));
 }
 
+// ===== ACLs (conversions only; the core checks and converts) =====
+
+namespace {
+
+ffi::FfiAclBinding ToFfi(const AclBinding& b) {
+  ffi::FfiAclBinding f;
+  f.resource_type = static_cast<int32_t>(b.resource.type);
+  f.database = rust::String::lossy(b.resource.database_name);
+  f.table = rust::String::lossy(b.resource.table_name);
+  f.principal = rust::String::lossy(b.principal);
+  f.principal_type = rust::String::lossy(b.principal_type);
+  f.host = rust::String::lossy(b.host);
+  f.operation = static_cast<int32_t>(b.operation);
+  return f;
+}
+
+ffi::FfiAclFilter ToFfi(const AclFilter& a) {
+  ffi::FfiAclFilter f;
+  f.has_resource = a.resource.has_value();
+  f.resource_type = a.resource ? static_cast<int32_t>(a.resource->type) : 0;
+  if (a.resource) {
+    f.database = rust::String::lossy(a.resource->database_name);
+    f.table = rust::String::lossy(a.resource->table_name);
+  }
+  f.has_principal = a.principal.has_value();
+  if (a.principal) f.principal = rust::String::lossy(*a.principal);
+  f.has_host = a.host.has_value();
+  if (a.host) f.host = rust::String::lossy(*a.host);
+  f.operation = static_cast<int32_t>(a.operation);
+  return f;
+}
+
+void FromFfi(const rust::Vec<ffi::FfiAclBinding>& in, std::vector<AclBinding>& out) {
+  out.clear();
+  out.reserve(in.size());
+  for (const ffi::FfiAclBinding& f : in) {
+    AclBinding b;
+    b.resource.type = static_cast<AclResourceType>(f.resource_type);
+    b.resource.database_name = std::string(f.database);
+    b.resource.table_name = std::string(f.table);
+    b.principal = std::string(f.principal);
+    b.principal_type = std::string(f.principal_type);
+    b.host = std::string(f.host);
+    b.operation = static_cast<AclOperation>(f.operation);
+    out.push_back(std::move(b));
+  }
+}
+
+}  // namespace
+
+Result Admin::CreateAcls(const std::vector<AclBinding>& acls) {
+  if (impl_ == nullptr) return NotOpen();
+  rust::Vec<ffi::FfiAclBinding> v;
+  v.reserve(acls.size());
+  for (const AclBinding& b : acls) v.push_back(ToFfi(b));
+  return ToResult(ffi::admin_create_acls(*impl_, v));
+}
+
+Result Admin::ListAcls(const AclFilter& filter, std::vector<AclBinding>& out) {
+  out.clear();
+  if (impl_ == nullptr) return NotOpen();
+  rust::Vec<ffi::FfiAclBinding> v;
+  Result r = ToResult(ffi::admin_list_acls(*impl_, ToFfi(filter), v));
+  if (r.Ok()) FromFfi(v, out);
+  return r;
+}
+
+Result Admin::DropAcls(const std::vector<AclFilter>& filters, std::vector<AclBinding>& dropped) {
+  dropped.clear();
+  if (impl_ == nullptr) return NotOpen();
+  rust::Vec<ffi::FfiAclFilter> v;
+  v.reserve(filters.size());
+  for (const AclFilter& f : filters) v.push_back(ToFfi(f));
+  rust::Vec<ffi::FfiAclBinding> gone;
+  Result r = ToResult(ffi::admin_drop_acls(*impl_, v, gone));
+  if (r.Ok()) FromFfi(gone, dropped);
+  return r;
+}
+
 // ===== Table and builders =====
 
 TableAppend Table::NewAppend() const {

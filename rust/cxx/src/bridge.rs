@@ -1,5 +1,5 @@
 //! The cxx bridge: declarations only. Every function named here is implemented in a sibling
-//! module (`status`, `values`, `callbacks`, `handles`, `arrow`, `testing`); the C++ side of the
+//! module (`status`, `acl`, `values`, `callbacks`, `handles`, `arrow`, `testing`); the C++ side of the
 //! `extern "C++"` block lives in `src/glue.cc` (compiled into this static library).
 //!
 //! Failure rules (see cxx's book, "binding/result"): no function here returns `Result`, so cxx
@@ -16,6 +16,7 @@
 //! (its C++ exceptions are caught in C++, its Rust panics by the dispatcher). The `extern "C++"` functions are
 //! `noexcept` trampolines that catch every C++ exception themselves.
 
+use crate::acl::*;
 use crate::arrow::*;
 use crate::callbacks::*;
 use crate::handles::*;
@@ -118,6 +119,33 @@ pub mod ffi {
         jobs_dropped: u64,
     }
 
+    /// One ACL (`fluss_writer::AclBinding` in the C++ header). `resource_type` and `operation`
+    /// are the numbers of the C++ enums `AclResourceType` and `AclOperation`; `database` is the
+    /// database of a Database or Table resource, `table` the table of a Table resource.
+    struct FfiAclBinding {
+        resource_type: i32,
+        database: String,
+        table: String,
+        principal: String,
+        principal_type: String,
+        host: String,
+        operation: i32,
+    }
+
+    /// Which ACLs to list or drop (`fluss_writer::AclFilter`): a field whose `has_*` flag is
+    /// false matches everything; `operation` 1 (Any) matches every operation.
+    struct FfiAclFilter {
+        has_resource: bool,
+        resource_type: i32,
+        database: String,
+        table: String,
+        has_principal: bool,
+        principal: String,
+        has_host: bool,
+        host: String,
+        operation: i32,
+    }
+
     /// A fault for the embedded engine: kind 0 error, 1 delay, 2 dropped connection.
     struct FfiFault {
         kind: i32,
@@ -161,6 +189,11 @@ pub mod ffi {
         fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &FfiDescriptor, ignore_if_exists: bool) -> FfiStatus;
         fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus;
         fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus;
+        fn admin_create_acls(c: &RConnection, acls: &Vec<FfiAclBinding>) -> FfiStatus;
+        /// `out` is replaced by the matching ACLs.
+        fn admin_list_acls(c: &RConnection, filter: &FfiAclFilter, out: &mut Vec<FfiAclBinding>) -> FfiStatus;
+        /// `dropped` is replaced by the ACLs dropped.
+        fn admin_drop_acls(c: &RConnection, filters: &Vec<FfiAclFilter>, dropped: &mut Vec<FfiAclBinding>) -> FfiStatus;
 
         // tables and writers
         fn table_get(c: &RConnection, db: &str, table: &str, st: &mut FfiStatus) -> Box<RTable>;

@@ -13,9 +13,11 @@
 //! * `callbacks`: C++ callables, error handlers and user executors as Rust closures and traits;
 //!   completions seen from C++.
 //! * `handles`: connection, admin, tables, writers, write results.
+//! * `acl`: the ACL admin calls (conversions to and from the core's `AclBinding` / `AclFilter`).
 //! * `arrow`: Arrow C Data Interface import.
 //! * `testing`: embedded-engine read-back, fault injection, the dispatcher benchmark.
 
+mod acl;
 mod arrow;
 mod bridge;
 mod callbacks;
