@@ -41,7 +41,8 @@ def test_sasl_plain_writes_and_reads_back(sasl_bootstrap: str) -> None:
     with fw.connect(sasl_bootstrap, sasl("admin", ADMIN_PASSWORD)) as conn:
         conn.admin().create_database("fw_sasl", ignore_if_exists=True)
         path = f"fw_sasl.py_{uuid.uuid4().hex[:10]}"
-        conn.admin().create_table(path, fw.TableDescriptor(fw.Schema([("id", "BIGINT", False), ("msg", "STRING")]), bucket_count=1))
+        schema = fw.Schema([("id", "BIGINT", False), ("msg", "STRING")])
+        conn.admin().create_table(path, fw.TableDescriptor(schema, bucket_count=1))
         with conn.get_table(path).new_append().create_writer() as w:
             for i in range(50):
                 w.append({"id": i, "msg": f"m{i}"})

@@ -124,7 +124,15 @@ def _exactly_once(rec: Recorder, n: int, closed_ok: bool = False) -> None:
     assert len(rec.items) == n, len(rec.items)
     allowed = (fw.WriterClosedError,) if closed_ok else ()
     assert [c.error for c in rec.items if not c.ok and not isinstance(c.error, allowed)] == []
-    assert sorted(c.offset for c in rec.items if c.ok) == list(range(sum(c.ok for c in rec.items)))
+    offsets = [c.offset for c in rec.items if c.ok]
+    if closed_ok:
+        # A batch whose answer was still outstanding when the close gave up completes with
+        # WRITER_CLOSED although the server may have stored it (its offset is then taken); the
+        # batches after it that the server had already acknowledged still report success, in
+        # order, at their own offsets.
+        assert offsets == sorted(set(offsets)) and all(0 <= o < n for o in offsets), offsets
+    else:
+        assert sorted(offsets) == list(range(len(offsets)))
 
 
 @pytest.mark.parametrize("how", HOWS)
