@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cluster_support::*;
-use fluss_writer::{ClientCode, Connection, DataType, FlussCode, Schema, TableDescriptor, WriterOptions};
+use fluss_writer::{Connection, DataType, Schema, TableDescriptor, WriterOptions};
 
 struct Cluster {
     bootstrap: String,
@@ -118,20 +118,8 @@ fn sigkill_of_the_leader_three_times_loses_and_duplicates_nothing() {
         let flush_time = t_flush.elapsed();
         let write_time = t_write.elapsed();
 
-        // Errors that may end a record whose delivery overlapped a crash (none is expected with
-        // three replicas and acks = all; the run reports what it saw).
-        let documented = [
-            ClientCode::DeliveryTimeout as i32,
-            ClientCode::SequenceReset as i32,
-            FlussCode::OUT_OF_ORDER_SEQUENCE,
-            FlussCode::NETWORK_EXCEPTION,
-            FlussCode::NOT_LEADER_OR_FOLLOWER,
-            FlussCode::LEADER_NOT_AVAILABLE,
-            FlussCode::NOT_ENOUGH_REPLICAS,
-            FlussCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        ];
         let t_read = Instant::now();
-        let v = verify_exactly_once(&conn, &info, written, &outcomes, &documented);
+        let v = verify_exactly_once(&conn, &info, written, &outcomes, FAULT_CODES);
         let table = path.to_string();
         let retries = rec.count(|l| l.contains(&table) && l.contains("failed, retrying"));
         eprintln!(

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cluster_support::*;
-use fluss_writer::{ClientCode, DataType, FlussCode, Schema, TableDescriptor, WriterOptions};
+use fluss_writer::{DataType, Schema, TableDescriptor, WriterOptions};
 
 fn restart_tablet() -> Duration {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/fluss-cluster.sh");
@@ -65,18 +65,8 @@ fn tablet_restart_while_writing_loses_and_duplicates_nothing() {
         let flush_time = t_flush.elapsed();
         let write_time = t_write.elapsed();
 
-        // Errors that may legitimately end a record whose delivery overlapped the restart.
-        let documented = [
-            ClientCode::DeliveryTimeout as i32,
-            ClientCode::SequenceReset as i32,
-            FlussCode::OUT_OF_ORDER_SEQUENCE,
-            FlussCode::NETWORK_EXCEPTION,
-            FlussCode::NOT_LEADER_OR_FOLLOWER,
-            FlussCode::LEADER_NOT_AVAILABLE,
-            FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-        ];
         let t_read = Instant::now();
-        let Verdict { acked, by_code, failed_but_stored, .. } = verify_exactly_once(&conn, &info, written, &outcomes, &documented);
+        let Verdict { acked, by_code, failed_but_stored, .. } = verify_exactly_once(&conn, &info, written, &outcomes, FAULT_CODES);
         let read_time = t_read.elapsed();
         let table = path.to_string();
         let retries = rec.count(|l| l.contains(&table) && l.contains("failed, retrying"));

@@ -418,6 +418,20 @@ impl Load {
     }
 }
 
+/// Error codes that may legitimately end a record whose delivery overlapped a server fault
+/// (restart, crash, leader move): the fault tests accept these in callbacks and no others.
+pub const FAULT_CODES: &[i32] = &[
+    fluss_writer::ClientCode::DeliveryTimeout as i32,
+    fluss_writer::ClientCode::SequenceReset as i32,
+    fluss_writer::FlussCode::OUT_OF_ORDER_SEQUENCE,
+    fluss_writer::FlussCode::NETWORK_EXCEPTION,
+    fluss_writer::FlussCode::NOT_LEADER_OR_FOLLOWER,
+    fluss_writer::FlussCode::LEADER_NOT_AVAILABLE,
+    fluss_writer::FlussCode::UNKNOWN_TABLE_OR_BUCKET,
+    fluss_writer::FlussCode::NOT_ENOUGH_REPLICAS,
+    fluss_writer::FlussCode::NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+];
+
 /// What [`verify_exactly_once`] found.
 #[derive(Debug)]
 pub struct Verdict {
