@@ -6,6 +6,8 @@
 //! and pass, except under `CI=true`, where they fail.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
