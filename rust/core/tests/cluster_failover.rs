@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use cluster_support::proxy;
 use cluster_support::*;
 use fluss_writer::{AppendWriter, Connection, DataType, Schema, TableDescriptor, TableInfo, TablePath, Value, WriterOptions};
 
@@ -493,4 +494,258 @@ fn acks_1_loses_acknowledged_records_acks_all_none() {
         assert_eq!(all.lost, 0);
         assert!(one.acked > 0 && all.acked > 0, "both runs acknowledged records");
     });
+}
+
+/// Resident set size of this process, in bytes.
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+fn count_dir(path: &str) -> usize {
+    std::fs::read_dir(path).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Thread names and file descriptor targets of this process (named in a leak's message).
+fn threads_and_fds() -> (Vec<String>, Vec<String>) {
+    let list = |dir: &str, f: &dyn Fn(std::path::PathBuf) -> String| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir).map(|d| d.flatten().map(|e| f(e.path())).collect()).unwrap_or_default();
+        v.sort();
+        v
+    };
+    (
+        list("/proc/self/task", &|p| std::fs::read_to_string(p.join("comm")).unwrap_or_default().trim().to_string()),
+        list("/proc/self/fd", &|p| std::fs::read_link(&p).map(|t| t.display().to_string()).unwrap_or_default()),
+    )
+}
+
+/// A small xorshift generator: the soak's fault schedule, reproducible from its printed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A primary-key writer kept busy: upserts of distinct keys `(id, "value {id}")` with callbacks.
+/// Per id: (callback runs, code).
+struct PkLoad {
+    outcomes: Arc<Mutex<Vec<(u32, i32)>>>,
+    stop: Arc<AtomicBool>,
+    producer: std::thread::JoinHandle<()>,
+}
+
+impl PkLoad {
+    fn start(writer: Arc<fluss_writer::UpsertWriter>) -> PkLoad {
+        let outcomes: Arc<Mutex<Vec<(u32, i32)>>> = Default::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let producer = {
+            let (outcomes, stop) = (outcomes.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut id: i64 = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..20 {
+                        outcomes.lock().unwrap().push((0, 0));
+                        let o = outcomes.clone();
+                        writer
+                            .upsert_with_callback(&[Value::BigInt(id), Value::String(format!("value {id}"))], move |c| {
+                                let mut v = o.lock().unwrap();
+                                let e = &mut v[id as usize];
+                                *e = (e.0 + 1, c.error_code());
+                            })
+                            .unwrap();
+                        id += 1;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+        };
+        PkLoad { outcomes, stop, producer }
+    }
+
+    /// Stop the producer; the outcomes fill in as callbacks run (read them after a flush).
+    fn stop(self) -> Arc<Mutex<Vec<(u32, i32)>>> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.producer.join().unwrap();
+        self.outcomes
+    }
+}
+
+/// Random faults for `FLUSS_SOAK_SECS` (default 90 s) while a log writer and a primary-key
+/// writer write with callbacks through a proxy per server: leader SIGKILL, graceful leader stop,
+/// stalled responses, connection resets, added latency. Afterwards the invariants of the SIGKILL
+/// test hold for the log table; every callback of the primary-key writer ran once and every
+/// acknowledged key is stored exactly once (one +I in the changelog, no update of it); the
+/// client's memory is flat after warm-up; no thread and no file descriptor leaked.
+#[test]
+fn soak_random_faults_two_writers() {
+    let Some(cluster) = replicated("cluster_failover") else { return };
+    let _exclusive = exclusive(&cluster);
+    let secs: u64 = std::env::var("FLUSS_SOAK_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(90);
+    bounded("soak", Duration::from_secs(secs + 240), move || {
+        let seed = std::env::var("FLUSS_SOAK_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1);
+        eprintln!("soak: {secs} s, seed {seed} (FLUSS_SOAK_SECS, FLUSS_SOAK_SEED)");
+        let mut rng = Rng(seed);
+        let (threads_before, fds_before) = (count_dir("/proc/self/task"), count_dir("/proc/self/fd"));
+        let named_before = threads_and_fds();
+
+        let proxies = proxy::proxied(&cluster.bootstrap);
+        let conn = proxies.connect(&[
+            ("client.request-timeout", "3s"),
+            ("client.writer.delivery-timeout", "120s"),
+            ("client.writer.retry-backoff", "50ms"),
+            ("client.writer.batch-size", "64kb"),
+        ]);
+        let log_schema = Schema::builder().column_not_null("id", DataType::BigInt).column("payload", DataType::String).build().unwrap();
+        let log_descriptor =
+            TableDescriptor::new(log_schema).with_bucket_count(3).with_bucket_key(["id"]).with_property("table.replication.factor", "3");
+        let log_path = create_fresh_table(&conn, "soak_log", &log_descriptor);
+        let log_info = table_info(&conn, &log_path);
+        let pk_schema = Schema::builder()
+            .column_not_null("id", DataType::BigInt)
+            .column("value", DataType::String)
+            .primary_key(["id"])
+            .build()
+            .unwrap();
+        let pk_descriptor = TableDescriptor::new(pk_schema).with_bucket_count(3).with_property("table.replication.factor", "3");
+        let pk_path = create_fresh_table(&conn, "soak_pk", &pk_descriptor);
+        let pk_info = table_info(&conn, &pk_path);
+        let log_writer =
+            Arc::new(conn.get_table(&log_path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap());
+        let pk_writer = Arc::new(conn.get_table(&pk_path).unwrap().new_upsert().unwrap().create_writer(WriterOptions::default()).unwrap());
+        let load = Load::start(log_writer.clone(), 50, Duration::from_millis(5));
+        let pk_load = PkLoad::start(pk_writer.clone());
+
+        let started = Instant::now();
+        let mut rss_after_warmup = None;
+        let mut faults: Vec<String> = Vec::new();
+        while started.elapsed() < Duration::from_secs(secs) {
+            // Calm between faults; the first fault after a warm-up.
+            std::thread::sleep(Duration::from_millis(2000 + rng.below(2000)));
+            if rss_after_warmup.is_none() && started.elapsed() > Duration::from_secs(secs / 4) {
+                rss_after_warmup = Some((rss_bytes(), load.acked()));
+            }
+            let t = started.elapsed().as_secs_f64();
+            match rng.below(5) {
+                0 | 1 => {
+                    let sig = if rng.below(2) == 0 { "KILL" } else { "TERM" };
+                    let leader = leaders(&conn, &log_info)[rng.below(3) as usize];
+                    cluster.script(&["kill-tablet", &leader.to_string(), sig]);
+                    std::thread::sleep(Duration::from_millis(3000 + rng.below(3000)));
+                    cluster.script(&["start-tablet", &leader.to_string()]);
+                    faults.push(format!("{t:.0}s SIG{sig} tablet {leader}"));
+                }
+                2 => {
+                    for p in &proxies.tablets {
+                        p.stall_existing(proxy::Stall::Responses);
+                    }
+                    faults.push(format!("{t:.0}s stalled responses"));
+                }
+                3 => {
+                    for p in &proxies.tablets {
+                        p.reset_existing();
+                    }
+                    faults.push(format!("{t:.0}s RST"));
+                }
+                _ => {
+                    for p in &proxies.tablets {
+                        p.set_delay(Duration::from_millis(20));
+                    }
+                    std::thread::sleep(Duration::from_millis(2000));
+                    for p in &proxies.tablets {
+                        p.set_delay(Duration::ZERO);
+                    }
+                    faults.push(format!("{t:.0}s 20 ms delay for 2 s"));
+                }
+            }
+        }
+        let (written, outcomes) = load.stop();
+        let pk_outcomes = pk_load.stop();
+        log_writer.flush(Some(Duration::from_secs(150))).expect("every log operation completes within the delivery timeout");
+        pk_writer.flush(Some(Duration::from_secs(150))).expect("every upsert completes within the delivery timeout");
+        let pk_outcomes = pk_outcomes.lock().unwrap().clone();
+        // The client's memory: RSS at the end minus what the test's own bookkeeping grew by since
+        // the warm-up sample (24 bytes per log record and 8 per upsert, allocated by the test).
+        let (rss_warm, acked_warm) = rss_after_warmup.unwrap_or((rss_bytes(), load_acked_of(&outcomes)));
+        let rss_end = rss_bytes();
+        let bookkeeping = (written as u64).saturating_sub(acked_warm as u64) * 24 + pk_outcomes.len() as u64 * 8;
+
+        let v = verify_exactly_once(&conn, &log_info, written, &outcomes, FAULT_CODES);
+        // Primary-key table: callbacks once; every acknowledged key stored once (+I), never
+        // updated (a duplicate apply of a batch would show as -U/+U).
+        let mut pk_codes: std::collections::BTreeMap<i32, usize> = Default::default();
+        for (id, o) in pk_outcomes.iter().enumerate() {
+            assert_eq!(o.0, 1, "the callback of upsert {id} ran {} times", o.0);
+            *pk_codes.entry(o.1).or_default() += 1;
+        }
+        assert!(pk_codes.keys().all(|c| *c == 0 || FAULT_CODES.contains(c)), "undocumented codes in upsert callbacks: {pk_codes:?}");
+        let mut inserted = vec![0u32; pk_outcomes.len()];
+        for rec in read_log(&conn, &pk_info) {
+            let Value::BigInt(id) = rec.row[0] else { panic!("{rec:?}") };
+            assert_eq!(rec.change_type, 1, "key {id} changed after its insert (change type {}): applied twice", rec.change_type);
+            assert_eq!(rec.row[1], Value::String(format!("value {id}")));
+            inserted[id as usize] += 1;
+        }
+        let pk_acked = pk_outcomes.iter().filter(|o| o.1 == 0).count();
+        let pk_missing = pk_outcomes.iter().zip(&inserted).filter(|(o, &n)| o.1 == 0 && n == 0).count();
+        assert_eq!(pk_missing, 0, "acknowledged upserts missing from the table");
+        assert!(inserted.iter().all(|&n| n <= 1), "a key inserted twice");
+
+        log_writer.close(None).unwrap();
+        pk_writer.close(None).unwrap();
+        conn.admin().drop_table(&log_path, true).unwrap();
+        conn.admin().drop_table(&pk_path, true).unwrap();
+        conn.close(None).unwrap();
+        drop((log_writer, pk_writer, conn, proxies));
+        // Threads and descriptors of the connection and the proxies wind down.
+        let settled = |n: fn() -> (usize, usize)| {
+            let t0 = Instant::now();
+            loop {
+                let now = n();
+                if (now.0 <= threads_before && now.1 <= fds_before) || t0.elapsed() > Duration::from_secs(10) {
+                    return now;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        };
+        let (threads_after, fds_after) = settled(|| (count_dir("/proc/self/task"), count_dir("/proc/self/fd")));
+        let client_growth = rss_end.saturating_sub(rss_warm).saturating_sub(bookkeeping);
+        eprintln!(
+            "soak of {:.0} s with {} faults ({}): log table {written} records, outcomes {:?}, {} failed ones stored anyway; \
+             primary-key table {} upserts, outcomes {pk_codes:?}, {pk_acked} acknowledged and stored once; RSS {:.1} MiB after \
+             warm-up, {:.1} MiB at the end ({:.1} MiB of it the test's bookkeeping, client growth {:.1} MiB); threads \
+             {threads_before} -> {threads_after}, file descriptors {fds_before} -> {fds_after}",
+            started.elapsed().as_secs_f64(),
+            faults.len(),
+            faults.join(", "),
+            v.by_code,
+            v.failed_but_stored,
+            pk_outcomes.len(),
+            rss_warm as f64 / 1048576.0,
+            rss_end as f64 / 1048576.0,
+            bookkeeping as f64 / 1048576.0,
+            client_growth as f64 / 1048576.0,
+        );
+        assert!(v.acked as i64 > written / 2, "most log records were acknowledged: {:?}", v.by_code);
+        assert!(pk_acked > pk_outcomes.len() / 2, "most upserts were acknowledged: {pk_codes:?}");
+        assert!(client_growth < 32 << 20, "client memory grew by {client_growth} bytes after warm-up");
+        let named_after = threads_and_fds();
+        assert!(threads_after <= threads_before, "threads leaked: {:?} before, {:?} after", named_before.0, named_after.0);
+        assert!(fds_after <= fds_before, "file descriptors leaked: {:?} before, {:?} after", named_before.1, named_after.1);
+    });
+}
+
+fn load_acked_of(outcomes: &Outcomes) -> usize {
+    outcomes.lock().unwrap().iter().filter(|o| o.0 == 1 && o.1 == 0).count()
 }

@@ -19,53 +19,9 @@ mod cluster_support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cluster_support::proxy::{Proxy, Stall};
+use cluster_support::proxy::{proxied, Stall};
 use cluster_support::*;
-use fluss_writer::backend::{call, Dest};
-use fluss_writer::wire::proto;
 use fluss_writer::{ClientCode, Connection, DataType, Schema, TableDescriptor, TableInfo, TablePath, Value, WriterOptions};
-
-/// A proxy per server of the cluster and the `client.address-map` that routes through them.
-struct Proxied {
-    coordinator: Proxy,
-    tablets: Vec<Proxy>,
-    address_map: String,
-}
-
-fn proxied(bootstrap: &str) -> Proxied {
-    let conn = connect(bootstrap, &[]);
-    let backend = conn.backend().clone();
-    let m = conn
-        .block_on(async move { call(&*backend, Dest::Any, proto::MetadataRequest::default()).await })
-        .expect("Metadata from the cluster");
-    conn.close(None).unwrap();
-    let addr = |n: &proto::PbServerNode| format!("{}:{}", n.host, n.port);
-    let coordinator_addr = addr(m.coordinator_server.as_ref().expect("the cluster names its coordinator"));
-    let coordinator = Proxy::start(&coordinator_addr);
-    let mut map = vec![format!("{coordinator_addr}={}", coordinator.addr())];
-    let mut tablets = Vec::new();
-    for t in &m.tablet_servers {
-        let p = Proxy::start(&addr(t));
-        map.push(format!("{}={}", addr(t), p.addr()));
-        tablets.push(p);
-    }
-    assert!(!tablets.is_empty(), "the cluster has tablet servers");
-    Proxied { coordinator, tablets, address_map: map.join(",") }
-}
-
-impl Proxied {
-    /// A connection that reaches every server through its proxy (bootstrap included).
-    fn connect(&self, extra: &[(&str, &str)]) -> Connection {
-        let mut settings = vec![("client.address-map", self.address_map.as_str())];
-        settings.extend_from_slice(extra);
-        let bootstrap = self.coordinator.addr();
-        connect(&bootstrap, &settings)
-    }
-
-    fn tablet_connections_accepted(&self) -> usize {
-        self.tablets.iter().map(Proxy::accepted).sum()
-    }
-}
 
 fn log_table(conn: &Connection, prefix: &str) -> (TablePath, TableInfo) {
     let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("payload", DataType::String).build().unwrap();

@@ -13,6 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fluss_writer::backend::{call, Dest};
+use fluss_writer::wire::proto;
+use fluss_writer::Connection;
+
 /// Which bytes of a stalled connection are held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stall {
@@ -223,4 +227,46 @@ fn pump(pair: &Pair, state: &State, to_server: bool) {
 fn peer_closed(s: &TcpStream) -> bool {
     let mut b = [0u8; 1];
     matches!(s.peek(&mut b), Ok(0))
+}
+
+/// A proxy per server of the cluster and the `client.address-map` that routes through them.
+pub struct Proxied {
+    pub coordinator: Proxy,
+    pub tablets: Vec<Proxy>,
+    pub address_map: String,
+}
+
+pub fn proxied(bootstrap: &str) -> Proxied {
+    let conn = super::connect(bootstrap, &[]);
+    let backend = conn.backend().clone();
+    let m = conn
+        .block_on(async move { call(&*backend, Dest::Any, proto::MetadataRequest::default()).await })
+        .expect("Metadata from the cluster");
+    conn.close(None).unwrap();
+    let addr = |n: &proto::PbServerNode| format!("{}:{}", n.host, n.port);
+    let coordinator_addr = addr(m.coordinator_server.as_ref().expect("the cluster names its coordinator"));
+    let coordinator = Proxy::start(&coordinator_addr);
+    let mut map = vec![format!("{coordinator_addr}={}", coordinator.addr())];
+    let mut tablets = Vec::new();
+    for t in &m.tablet_servers {
+        let p = Proxy::start(&addr(t));
+        map.push(format!("{}={}", addr(t), p.addr()));
+        tablets.push(p);
+    }
+    assert!(!tablets.is_empty(), "the cluster has tablet servers");
+    Proxied { coordinator, tablets, address_map: map.join(",") }
+}
+
+impl Proxied {
+    /// A connection that reaches every server through its proxy (bootstrap included).
+    pub fn connect(&self, extra: &[(&str, &str)]) -> Connection {
+        let mut settings = vec![("client.address-map", self.address_map.as_str())];
+        settings.extend_from_slice(extra);
+        let bootstrap = self.coordinator.addr();
+        super::connect(&bootstrap, &settings)
+    }
+
+    pub fn tablet_connections_accepted(&self) -> usize {
+        self.tablets.iter().map(Proxy::accepted).sum()
+    }
 }
