@@ -42,6 +42,7 @@ pub enum SecurityProtocol {
 pub struct Secret(String);
 
 impl Secret {
+    /// Wrap a secret value (its `Debug` shows `***`).
     pub fn new(s: impl Into<String>) -> Secret {
         Secret(s.into())
     }
@@ -67,7 +68,9 @@ impl std::fmt::Display for Secret {
 /// SASL/PLAIN credentials resolved from the configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SaslPlain {
+    /// The SASL/PLAIN user name.
     pub username: String,
+    /// The SASL/PLAIN password.
     pub password: Secret,
 }
 
@@ -94,6 +97,7 @@ pub fn is_secret_key(key: &str) -> bool {
 /// Parsed configuration. Build it with [`Config::from_pairs`] or start from
 /// [`Config::default`] and set fields. Its `Debug` never shows a secret.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// `bootstrap.servers`: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
     pub bootstrap_servers: String,
