@@ -184,16 +184,15 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
                     format!("{id}: callback started once but returned {} time(s)", t.returns.len())
                 });
                 r.check(t.returns.first().is_some_and(|s| *s < settled), || {
-                    format!("{id}: never completed within {} ms after the last step", sc.settle_timeout_ms)
+                    format!("{id}: never completed within {} ms after the last step", sc.settle_ms())
                 });
                 Some(c.clone())
             }
             Notify::Result => {
                 r.check(t.starts.is_empty(), || format!("{id}: notify = result, yet a callback of the op itself ran"));
                 let done = t.result.clone().flatten();
-                if !r.check(done.is_some(), || {
-                    format!("{id}: its result never completed within {} ms after the last step", sc.settle_timeout_ms)
-                }) {
+                if !r.check(done.is_some(), || format!("{id}: its result never completed within {} ms after the last step", sc.settle_ms()))
+                {
                     continue;
                 }
                 done
@@ -233,7 +232,7 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
 
     // Late callbacks (add_callback): exactly once, the target's outcome, never on a submitting thread.
     for (_, s) in &steps {
-        let Step::AddCallback { id, target, .. } = s else { continue };
+        let Step::AddCallback(scenario::Other { id, target, .. }) = s else { continue };
         op_writer.insert(id, op_writer.get(target.as_str()).cloned().unwrap_or_default());
         let t = ops.get(id.as_str()).unwrap_or(&no);
         if !r.check(t.add.is_some(), || format!("{id}: add_callback never ran")) {
@@ -247,7 +246,7 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
         r.check(want == Some(c.code), || format!("{id}: late callback saw {}, its result has {want:?}", code_name(c.code)));
         r.check(!submitters.contains(thread.as_str()), || format!("{id}: late callback ran on a submitting thread (C2)"));
         r.check(t.returns.first().is_some_and(|s| *s < settled), || {
-            format!("{id}: late callback never returned within {} ms after the last step", sc.settle_timeout_ms)
+            format!("{id}: late callback never returned within {} ms after the last step", sc.settle_ms())
         });
     }
 
@@ -293,17 +292,18 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
                     });
                 }
             }
-            Step::AwaitCallback { target, state, .. } | Step::AssertCallback { target, state } => {
+            Step::AwaitCallback(o) | Step::AssertCallback(o) => {
+                let (target, state) = (&o.target, o.state.unwrap_or(CbState::Returned));
                 let Some(seen) = c.and_then(|c| c.observed.clone()) else {
                     r.check(false, || format!("{path}: never ran (a step before it failed?)"));
                     continue;
                 };
                 let ok = match (s, state) {
-                    (Step::AwaitCallback { .. }, CbState::Running) => seen != "not_started",
-                    _ => seen == state_name(*state),
+                    (Step::AwaitCallback(_), CbState::Running) => seen != "not_started",
+                    _ => seen == state_name(state),
                 };
-                let verb = if matches!(s, Step::AwaitCallback { .. }) { "did not reach" } else { "is not" };
-                r.check(ok, || format!("{path}: the callback of {target} {verb} {} (it is {seen})", state_name(*state)));
+                let verb = if matches!(s, Step::AwaitCallback(_)) { "did not reach" } else { "is not" };
+                r.check(ok, || format!("{path}: the callback of {target} {verb} {} (it is {seen})", state_name(state)));
             }
             _ => {}
         }

@@ -20,7 +20,7 @@ use fluss_writer::{
     AppendWriter, CallbackExecutor, Config, Connection, DataType, Error, Schema, TableDescriptor, TablePath, UpsertWriter, Value,
     WriteCompletion, WriteResult, WriterOptions,
 };
-use fluss_writer_golden::scenario::{self, code_of, CallStep, CbSpec, CbState, Fault, Notify, Scenario, Step, TableKind, WriteOp};
+use fluss_writer_golden::scenario::{self, code_of, CbSpec, CbState, Fault, Notify, Other, Scenario, Step, TableKind, WriteOp};
 use fluss_writer_golden::trace::{BucketResult, Completion, Entry, Event, Lookup, ReadBack, Trace};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value as Json;
@@ -318,19 +318,18 @@ fn submit(state: &Arc<State>, step: &Step, op: &WriteOp) -> R<()> {
             result: None,
         },
     );
-    let (cb, dropped) = make_callback(state, &op.id, op.callback.spec());
+    let (cb, dropped) = make_callback(state, &op.id, op.callback.clone());
     let mut cb = Some(cb);
-    let row = || t.row(op.row.as_deref().unwrap_or_default(), &op.id);
     let arrow = match step {
         Step::AppendArrow(_) => {
-            let rows = op.rows.iter().flatten().map(|r| t.row(r, &op.id)).collect::<R<Vec<_>>>()?;
+            let rows = op.rows.iter().map(|r| t.row(r, &op.id)).collect::<R<Vec<_>>>()?;
             Some(to_arrow(&state.schema, &rows))
         }
         _ => None,
     };
     let (row, key) = match step {
-        Step::Append(_) | Step::Upsert(_) => (row()?, vec![]),
-        Step::Delete(_) => (vec![], t.key(op.key.as_deref().unwrap_or_default(), &op.id)?),
+        Step::Append(_) | Step::Upsert(_) => (t.row(&op.row, &op.id)?, vec![]),
+        Step::Delete(_) => (vec![], t.key(&op.key, &op.id)?),
         _ => (vec![], vec![]),
     };
     let n = op.notify;
@@ -386,9 +385,9 @@ fn result_of(state: &State, target: &str) -> R<WriteResult> {
     state.ops.lock().unwrap().get(target).and_then(|r| r.result.clone()).ok_or_else(|| format!("{target} has no accepted WriteResult"))
 }
 
-fn call(state: &Arc<State>, path: &str, name: &str, c: &CallStep) -> R<()> {
+fn call(state: &Arc<State>, path: &str, name: &str, c: &Other) -> R<()> {
     let timeout = c.timeout_ms.map(Duration::from_millis);
-    let result = if name == "wait" { Some(result_of(state, c.target.as_deref().unwrap_or_default())?) } else { None };
+    let result = if name == "wait" { Some(result_of(state, &c.target)?) } else { None };
     let writer = state.writer_name(&c.writer);
     state.ev(Event::CallBegin { step: path.into(), call: name.into(), thread: thread() });
     let t0 = Instant::now();
@@ -409,7 +408,7 @@ fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
         Step::Flush(c) => call(state, path, "flush", c)?,
         Step::Close(c) => call(state, path, "close", c)?,
         Step::Wait(c) => call(state, path, "wait", c)?,
-        Step::AddCallback { id, target, callback } => {
+        Step::AddCallback(Other { id, target, callback, .. }) => {
             let result = result_of(state, target)?;
             let writer = state.ops.lock().unwrap()[target].writer.clone();
             state.ops.lock().unwrap().insert(
@@ -417,13 +416,13 @@ fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
                 OpState { writer, notify: Notify::Callback, accepted: true, started: false, returned: false, result: None },
             );
             state.ev(Event::AddCallback { id: id.clone(), target: target.clone(), thread: thread() });
-            result.add_callback(make_callback(state, id, callback.spec()).0);
+            result.add_callback(make_callback(state, id, callback.clone()).0);
         }
-        Step::Sleep { ms } => std::thread::sleep(Duration::from_millis(*ms)),
-        Step::OpenGate { gate } => state.open_gate(gate),
-        Step::AwaitCallback { target, state: want, timeout_ms } => {
+        Step::Sleep(o) => std::thread::sleep(Duration::from_millis(o.ms)),
+        Step::OpenGate(o) => state.open_gate(&o.gate),
+        Step::AwaitCallback(Other { target, state: want, timeout_ms, .. }) => {
             let deadline = Instant::now() + Duration::from_millis(timeout_ms.unwrap_or(10_000));
-            let reached = |s: &str| if *want == CbState::Running { s != "not_started" } else { s == "returned" };
+            let reached = |s: &str| if *want == Some(CbState::Running) { s != "not_started" } else { s == "returned" };
             let mut s = state.cb_state(target);
             while !reached(s) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(1));
@@ -434,11 +433,11 @@ fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
                 return Err(format!("{path}: stopped: the callback of {target} is still {s}"));
             }
         }
-        Step::AssertCallback { target, .. } => {
+        Step::AssertCallback(Other { target, .. }) => {
             state.ev(Event::Observe { step: path.into(), target: target.clone(), state: state.cb_state(target).into() })
         }
-        Step::Inject { faults } => state.inject(faults)?,
-        Step::Parallel { threads } => {
+        Step::Inject(o) => state.inject(&o.faults)?,
+        Step::Parallel(Other { threads, .. }) => {
             let barrier = Arc::new(Barrier::new(threads.len()));
             let handles: Vec<_> = threads
                 .iter()
@@ -579,7 +578,7 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
         }
     }
     // Settle: wait for every accepted callback to return and every result to be done.
-    let deadline = Instant::now() + Duration::from_millis(sc.settle_timeout_ms);
+    let deadline = Instant::now() + Duration::from_millis(sc.settle_ms());
     let pending = || {
         state.ops.lock().unwrap().values().any(|r| {
             r.accepted
