@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -100,6 +100,7 @@ fn run_file(path: &Path, cluster: Option<&str>) -> R<()> {
     }
 }
 
+#[derive(Default)]
 struct OpState {
     writer: String,
     notify: Notify,
@@ -115,16 +116,13 @@ enum WriterHandle {
 }
 
 impl WriterHandle {
-    fn flush(&self, t: Option<Duration>) -> fluss_writer::Result<()> {
-        match self {
-            WriterHandle::Append(w) => w.flush(t),
-            WriterHandle::Upsert(w) => w.flush(t),
-        }
-    }
-    fn close(&self, t: Option<Duration>) -> fluss_writer::Result<()> {
-        match self {
-            WriterHandle::Append(w) => w.close(t),
-            WriterHandle::Upsert(w) => w.close(t),
+    /// flush, or close when `close`.
+    fn end(&self, close: bool, t: Option<Duration>) -> fluss_writer::Result<()> {
+        match (self, close) {
+            (WriterHandle::Append(w), false) => w.flush(t),
+            (WriterHandle::Append(w), true) => w.close(t),
+            (WriterHandle::Upsert(w), false) => w.flush(t),
+            (WriterHandle::Upsert(w), true) => w.close(t),
         }
     }
 }
@@ -224,15 +222,6 @@ impl State {
     }
 }
 
-/// Sets its flag when dropped: shows whether a rejected callback was destroyed before the call returned.
-struct DropFlag(Arc<AtomicBool>);
-
-impl Drop for DropFlag {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
-
 /// Records the callback's return when dropped (also when the callback panics).
 struct ReturnedGuard {
     state: Arc<State>,
@@ -249,12 +238,12 @@ impl Drop for ReturnedGuard {
     }
 }
 
-fn make_callback(state: &Arc<State>, id: &str, spec: CbSpec) -> (impl FnOnce(&WriteCompletion) + Send + 'static, Arc<AtomicBool>) {
-    let dropped = Arc::new(AtomicBool::new(false));
-    let flag = DropFlag(dropped.clone());
-    let (state, id) = (state.clone(), id.to_string());
+/// The recording callback of `id`, and an `Arc` it holds: a strong count of 1 shows it destroyed.
+fn make_callback(state: &Arc<State>, id: &str, spec: CbSpec) -> (impl FnOnce(&WriteCompletion) + Send + 'static, Arc<()>) {
+    let alive = Arc::new(());
+    let (state, id, held) = (state.clone(), id.to_string(), alive.clone());
     let cb = move |c: &WriteCompletion| {
-        let _flag = flag;
+        let _held = held;
         {
             let mut ops = state.ops.lock().unwrap();
             state.ev(Event::CallbackStart { id: id.clone(), thread: thread(), completion: completion(c) });
@@ -280,7 +269,7 @@ fn make_callback(state: &Arc<State>, id: &str, spec: CbSpec) -> (impl FnOnce(&Wr
             panic!("golden: the callback of {id} raises on purpose");
         }
     };
-    (cb, dropped)
+    (cb, alive)
 }
 
 fn to_arrow(schema: &Schema, rows: &[Vec<Value>]) -> RecordBatch {
@@ -307,18 +296,12 @@ fn to_arrow(schema: &Schema, rows: &[Vec<Value>]) -> RecordBatch {
 fn submit(state: &Arc<State>, step: &Step, op: &WriteOp) -> R<()> {
     let t = &state.sc.table;
     let writer = state.writer(&op.writer);
-    state.ops.lock().unwrap().insert(
-        op.id.clone(),
-        OpState {
-            writer: state.writer_name(&op.writer),
-            notify: op.notify,
-            accepted: false,
-            started: false,
-            returned: false,
-            result: None,
-        },
-    );
-    let (cb, dropped) = make_callback(state, &op.id, op.callback.clone());
+    state
+        .ops
+        .lock()
+        .unwrap()
+        .insert(op.id.clone(), OpState { writer: state.writer_name(&op.writer), notify: op.notify, ..Default::default() });
+    let (cb, alive) = make_callback(state, &op.id, op.callback.clone());
     let mut cb = Some(cb);
     let arrow = match step {
         Step::AppendArrow(_) => {
@@ -369,7 +352,7 @@ fn submit(state: &Arc<State>, step: &Step, op: &WriteOp) -> R<()> {
             r.result = result;
             (0, None)
         }
-        Err(e) => (e.code(), used_cb.then(|| dropped.load(Ordering::SeqCst))),
+        Err(e) => (e.code(), used_cb.then(|| Arc::strong_count(&alive) == 1)),
     };
     state.ev(Event::SubmitEnd { id: op.id.clone(), thread: thread(), code, elapsed_ms, callback_destroyed: destroyed });
     Ok(())
@@ -393,8 +376,7 @@ fn call(state: &Arc<State>, path: &str, name: &str, c: &Other) -> R<()> {
     let t0 = Instant::now();
     let res = match (name, &result) {
         ("wait", Some(r)) => r.wait(timeout).map(|_| ()),
-        ("flush", _) => state.writer(&c.writer).flush(timeout),
-        _ => state.writer(&c.writer).close(timeout),
+        _ => state.writer(&c.writer).end(name == "close", timeout),
     };
     let elapsed_ms = ms(t0.elapsed());
     let results_done = if name == "wait" { vec![] } else { results_done(state, &writer) };
@@ -411,10 +393,11 @@ fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
         Step::AddCallback(Other { id, target, callback, .. }) => {
             let result = result_of(state, target)?;
             let writer = state.ops.lock().unwrap()[target].writer.clone();
-            state.ops.lock().unwrap().insert(
-                id.clone(),
-                OpState { writer, notify: Notify::Callback, accepted: true, started: false, returned: false, result: None },
-            );
+            state
+                .ops
+                .lock()
+                .unwrap()
+                .insert(id.clone(), OpState { writer, notify: Notify::Callback, accepted: true, ..Default::default() });
             state.ev(Event::AddCallback { id: id.clone(), target: target.clone(), thread: thread() });
             result.add_callback(make_callback(state, id, callback.clone()).0);
         }
@@ -613,7 +596,7 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
     // Tear down; callbacks that still run now are recorded too (exactly once holds after teardown).
     let writers: Vec<Arc<WriterHandle>> = state.writers.lock().unwrap().drain().map(|(_, w)| w).collect();
     for w in &writers {
-        let _ = w.close(Some(Duration::from_secs(10)));
+        let _ = w.end(true, Some(Duration::from_secs(10)));
     }
     drop(writers);
     let _ = conn.close(Some(Duration::from_secs(10)));
