@@ -57,8 +57,10 @@ pub use fluss_writer_dispatch as dispatch;
 pub use fluss_writer_dispatch::interrupt;
 pub use fluss_writer_dispatch::{CallbackError, Executor, Job, UserExecutor, WorkerHooks};
 pub use metadata::{Column, DataType, Schema, TableDescriptor, TableInfo, TablePath};
-pub use row::{Decimal, Row, Timestamp, Value};
+pub use row::{Decimal, DecimalError, Row, Timestamp, Value};
 pub use table::{Table, TableAppend, TableUpsert};
+/// One record batch from the batches of an Arrow stream (the one rule every binding uses).
+pub use wire::arrow::concat_batches as concat_arrow_batches;
 pub use write::{
     AppendWriter, BucketResult, CallbackExecutor, SharedCallback, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions,
     WriterStats, MAX_CALLBACK_SHARDS, MAX_PENDING_CALLBACKS, PENDING_ENTRY_BYTES,

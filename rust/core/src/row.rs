@@ -18,6 +18,49 @@ pub struct Decimal {
     pub scale: u8,
 }
 
+/// Why a number cannot be a DECIMAL of a given scale ([`Decimal::from_digits`],
+/// [`Decimal::from_integer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecimalError {
+    /// It has non-zero digits beyond the scale: decimals are never rounded implicitly.
+    TooManyFractionalDigits,
+    /// Its unscaled value does not fit in 128 bits.
+    DoesNotFit,
+}
+
+impl Decimal {
+    /// The decimal `±digits × 10^exponent` at `scale` (digits most significant first, each
+    /// 0..=9), exactly: trailing fractional zeros beyond the scale are dropped, any other digit
+    /// beyond it is [`DecimalError::TooManyFractionalDigits`]. Whether it fits `precision` is
+    /// checked with the row, like every value. The rule every binding converts decimals with.
+    pub fn from_digits(negative: bool, digits: &[u8], exponent: i64, precision: u8, scale: u8) -> Result<Decimal, DecimalError> {
+        let pow = |n: i64| u32::try_from(n).ok().and_then(|n| 10i128.checked_pow(n)).ok_or(DecimalError::DoesNotFit);
+        let shift = exponent.saturating_add(scale as i64);
+        let mut digits = digits;
+        if shift < 0 {
+            let cut = digits.len().saturating_sub(shift.unsigned_abs().min(usize::MAX as u64) as usize);
+            if digits[cut..].iter().any(|&d| d != 0) {
+                return Err(DecimalError::TooManyFractionalDigits);
+            }
+            digits = &digits[..cut];
+        }
+        let mut v: i128 = 0;
+        for &d in digits {
+            v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or(DecimalError::DoesNotFit)?;
+        }
+        if shift > 0 {
+            v = v.checked_mul(pow(shift)?).ok_or(DecimalError::DoesNotFit)?;
+        }
+        Ok(Decimal { unscaled: if negative { -v } else { v }, precision, scale })
+    }
+
+    /// The integer `v` as a DECIMAL of `scale` (unscaled `v × 10^scale`).
+    pub fn from_integer(v: i128, precision: u8, scale: u8) -> Result<Decimal, DecimalError> {
+        let f = 10i128.checked_pow(scale as u32).ok_or(DecimalError::DoesNotFit)?;
+        Ok(Decimal { unscaled: v.checked_mul(f).ok_or(DecimalError::DoesNotFit)?, precision, scale })
+    }
+}
+
 /// A timestamp as Fluss stores it: epoch milliseconds plus nanoseconds within the millisecond.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Timestamp {
@@ -276,5 +319,22 @@ mod tests {
         assert_eq!(Timestamp::from_micros(-1), Timestamp { millis: -1, nanos_of_milli: 999_000 });
         assert_eq!(Timestamp::from_nanos(1_500_000_123), Timestamp { millis: 1500, nanos_of_milli: 123 });
         assert_eq!(Timestamp::from_nanos(1_500_000_123).as_nanos(), 1_500_000_123);
+    }
+
+    #[test]
+    fn decimals_from_digits_and_integers_exactly() {
+        let d = |neg, digits: &[u8], exp, scale| Decimal::from_digits(neg, digits, exp, 10, scale).map(|d| d.unscaled);
+        assert_eq!(d(false, &[1, 2, 3, 4, 5], -2, 2), Ok(12345)); // 123.45 at scale 2
+        assert_eq!(d(true, &[1, 2, 3, 4, 5], -2, 4), Ok(-1234500)); // -123.45 at scale 4
+        assert_eq!(d(false, &[1, 2, 0, 0], -3, 1), Ok(12)); // 1.200 at scale 1: trailing zeros drop
+        assert_eq!(d(false, &[1, 2, 5], -3, 1), Err(DecimalError::TooManyFractionalDigits)); // 0.125
+        assert_eq!(d(false, &[7], 3, 0), Ok(7000)); // 7E+3
+        assert_eq!(d(false, &[1], 40, 0), Err(DecimalError::DoesNotFit));
+        assert_eq!(d(false, &[9; 40], 0, 0), Err(DecimalError::DoesNotFit));
+        assert_eq!(d(false, &[], 0, 2), Ok(0));
+        assert_eq!(d(false, &[1], i64::MIN, 2), Err(DecimalError::TooManyFractionalDigits));
+        assert_eq!(d(false, &[1], i64::MAX, 2), Err(DecimalError::DoesNotFit));
+        assert_eq!(Decimal::from_integer(-42, 10, 3).map(|d| d.unscaled), Ok(-42000));
+        assert_eq!(Decimal::from_integer(i128::MAX / 10, 38, 2), Err(DecimalError::DoesNotFit));
     }
 }

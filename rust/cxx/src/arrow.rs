@@ -26,7 +26,7 @@ use arrow_schema::DataType;
 use fluss_writer::{Error, Result};
 
 use crate::bridge::ffi::{FfiCallback, FfiStatus};
-use crate::handles::{notify, writer_append_batch, RWriteResult, RWriter};
+use crate::handles::{completion_target, writer_append_batch, RWriteResult, RWriter};
 
 /// Take ownership of a C array and schema and build a record batch from them.
 ///
@@ -337,7 +337,7 @@ unsafe fn import_stream(stream: usize) -> Result<RecordBatch> {
         let batch = RecordBatch::from(StructArray::from(data));
         batches.push(batch.with_schema(arrow_schema.clone())?);
     }
-    Ok(arrow_select::concat::concat_batches(&arrow_schema, &batches)?)
+    fluss_writer::concat_arrow_batches(&arrow_schema, batches)
 }
 
 pub(crate) unsafe fn writer_append_arrow(
@@ -347,13 +347,13 @@ pub(crate) unsafe fn writer_append_arrow(
     cb: FfiCallback,
     result: *mut RWriteResult,
 ) -> FfiStatus {
-    let n = notify(cb, result);
+    let n = completion_target(cb, result);
     let batch = crate::status::guard(|| import_batch(array, schema));
     writer_append_batch(w, batch, n)
 }
 
 pub(crate) unsafe fn writer_append_arrow_stream(w: &RWriter, stream: usize, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus {
-    let n = notify(cb, result);
+    let n = completion_target(cb, result);
     let batch = crate::status::guard(|| import_stream(stream));
     writer_append_batch(w, batch, n)
 }

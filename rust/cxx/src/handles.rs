@@ -245,32 +245,32 @@ fn no_writer() -> Error {
 }
 
 /// How a C++ write call wants to hear about its outcome.
-pub(crate) enum Notify {
+pub(crate) enum CompletionTarget {
     Callback(CxxCallback),
     Result(*mut RWriteResult),
     Detached,
 }
 
 /// Decode the (callback, result pointer) pair of a write call.
-pub(crate) fn notify(cb: FfiCallback, result: *mut RWriteResult) -> Notify {
+pub(crate) fn completion_target(cb: FfiCallback, result: *mut RWriteResult) -> CompletionTarget {
     match CxxCallback::new(cb) {
-        Some(f) => Notify::Callback(f),
-        None if !result.is_null() => Notify::Result(result),
-        None => Notify::Detached,
+        Some(f) => CompletionTarget::Callback(f),
+        None if !result.is_null() => CompletionTarget::Result(result),
+        None => CompletionTarget::Detached,
     }
 }
 
 /// Run one write in the form `n` asks for: `detached`, `with_cb` or `with_result`.
-pub(crate) fn write<D, C, R>(n: Notify, detached: D, with_cb: C, with_result: R) -> FfiStatus
+pub(crate) fn write<D, C, R>(n: CompletionTarget, detached: D, with_cb: C, with_result: R) -> FfiStatus
 where
     D: FnOnce() -> Result<()>,
     C: FnOnce(CxxCallback) -> Result<()>,
     R: FnOnce() -> Result<WriteResult>,
 {
     let r = guard(move || match n {
-        Notify::Detached => detached(),
-        Notify::Callback(f) => with_cb(f),
-        Notify::Result(p) => {
+        CompletionTarget::Detached => detached(),
+        CompletionTarget::Callback(f) => with_cb(f),
+        CompletionTarget::Result(p) => {
             let wr = with_result()?;
             // SAFETY: `p` comes from a live C++ `WriteResult` (a `Box<RWriteResult>` it owns)
             // that the C++ caller holds by `&` for the duration of this call.
@@ -289,7 +289,7 @@ fn writer_and_row<'a, W>(w: Result<&'a W>, row: &'a RRow) -> Result<(&'a W, &'a 
 }
 
 pub(crate) unsafe fn writer_append(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus {
-    let n = notify(cb, result);
+    let n = completion_target(cb, result);
     let (w, vals) = match guard(|| writer_and_row(w.append(), row)) {
         Ok(x) => x,
         Err(e) => return status_of(&e),
@@ -298,7 +298,7 @@ pub(crate) unsafe fn writer_append(w: &RWriter, row: &RRow, cb: FfiCallback, res
 }
 
 pub(crate) unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus {
-    let n = notify(cb, result);
+    let n = completion_target(cb, result);
     let (w, vals) = match guard(|| writer_and_row(w.upsert(), row)) {
         Ok(x) => x,
         Err(e) => return status_of(&e),
@@ -307,7 +307,7 @@ pub(crate) unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: FfiCallback, res
 }
 
 pub(crate) unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus {
-    let n = notify(cb, result);
+    let n = completion_target(cb, result);
     let (w, vals) = match guard(|| writer_and_row(w.upsert(), key)) {
         Ok(x) => x,
         Err(e) => return status_of(&e),
@@ -328,7 +328,7 @@ pub(crate) fn writer_write_shared(w: &RWriter, kind: i32, row: &RRow, cb: &RShar
     }))
 }
 
-pub(crate) fn writer_append_batch(w: &RWriter, batch: Result<arrow_array::RecordBatch>, n: Notify) -> FfiStatus {
+pub(crate) fn writer_append_batch(w: &RWriter, batch: Result<arrow_array::RecordBatch>, n: CompletionTarget) -> FfiStatus {
     let (w, batch) = match w.append().and_then(|w| Ok((w, batch?))) {
         Ok(x) => x,
         Err(e) => return status_of(&e),

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use crate::entry::entry_points;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
-use pyo3_arrow::PySchema;
+use pyo3_arrow::PySchema as PyArrowSchema;
 
 use crate::completion::timeout;
 use crate::convert::{columns_from_arrow, from_value, key_from_py, names, parse_type, utf8, Name};
@@ -423,13 +423,13 @@ impl PyTablePath {
 /// `__arrow_c_schema__`) or a list of `(name, type)` / `(name, type, nullable)` tuples with
 /// type names like `"BIGINT"`, `"DECIMAL(10, 2)"`, `"TIMESTAMP_LTZ(3)"`.
 #[pyclass(name = "Schema", module = "fluss_writer", frozen)]
-pub struct PySchema2 {
+pub struct PySchema {
     pub inner: Schema,
 }
 
 fn columns_from_py(columns: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
     if columns.hasattr("__arrow_c_schema__")? {
-        let s: PySchema = columns.extract()?;
+        let s: PyArrowSchema = columns.extract()?;
         return columns_from_arrow(s.as_ref());
     }
     let list = columns.cast::<PyList>().map_err(|_| {
@@ -455,12 +455,12 @@ fn columns_from_py(columns: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
 }
 
 entry_points! {
-impl PySchema2 {
+impl PySchema {
     #[new]
     #[pyo3(signature = (columns, primary_keys=None))]
     fn new(columns: &Bound<'_, PyAny>, primary_keys: Option<Vec<Name>>) -> PyResult<Self> {
         let cols = columns_from_py(columns)?;
-        Ok(PySchema2 { inner: Schema::new(cols, names(primary_keys.unwrap_or_default())).py_err()? })
+        Ok(PySchema { inner: Schema::new(cols, names(primary_keys.unwrap_or_default())).py_err()? })
     }
     /// `(name, type, nullable)` per column.
     #[getter]
@@ -476,8 +476,8 @@ impl PySchema2 {
         self.inner.primary_key().to_vec()
     }
     /// The Arrow schema rows are written with (an `__arrow_c_schema__` object; `pa.schema(x)`).
-    fn to_arrow(&self) -> PySchema {
-        PySchema::new(self.inner.to_arrow())
+    fn to_arrow(&self) -> PyArrowSchema {
+        PyArrowSchema::new(self.inner.to_arrow())
     }
     fn __repr__(&self) -> String {
         format!("Schema({:?}, primary_keys={:?})", self.columns()?, self.inner.primary_key())
@@ -505,7 +505,7 @@ impl PyTableDescriptor {
     ) -> PyResult<Self> {
         let primary_keys = primary_keys.map(names);
         let comment = comment.map(|c| c.0);
-        let schema = if let Ok(s) = schema.cast::<PySchema2>() {
+        let schema = if let Ok(s) = schema.cast::<PySchema>() {
             let s = s.get().inner.clone();
             match primary_keys {
                 Some(pk) => Schema::new(s.columns().to_vec(), pk).py_err()?,
@@ -525,8 +525,8 @@ impl PyTableDescriptor {
         Ok(PyTableDescriptor { inner: d })
     }
     #[getter]
-    fn schema(&self) -> PySchema2 {
-        PySchema2 { inner: self.inner.schema.clone() }
+    fn schema(&self) -> PySchema {
+        PySchema { inner: self.inner.schema.clone() }
     }
     #[getter]
     fn bucket_count(&self) -> Option<i32> {
@@ -579,8 +579,8 @@ impl PyTableInfo {
         self.inner.has_primary_key()
     }
     #[getter]
-    fn schema(&self) -> PySchema2 {
-        PySchema2 { inner: self.inner.schema().clone() }
+    fn schema(&self) -> PySchema {
+        PySchema { inner: self.inner.schema().clone() }
     }
     fn __repr__(&self) -> String {
         format!("TableInfo({}, id={}, buckets={})", self.inner.path, self.inner.table_id, self.inner.bucket_count())

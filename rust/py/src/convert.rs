@@ -18,8 +18,8 @@
 //! | TIMESTAMP | naive `datetime.datetime` |
 //! | TIMESTAMP_LTZ | timezone-aware `datetime.datetime` (converted to UTC) |
 
-use arrow_schema::{DataType as ArrowType, Schema as ArrowSchema, TimeUnit};
-use fluss_writer::{Column, DataType, Decimal, Schema, Timestamp, Value};
+use arrow_schema::Schema as ArrowSchema;
+use fluss_writer::{Column, DataType, Decimal, DecimalError, Schema, Timestamp, Value};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -166,46 +166,30 @@ fn int_value(col: &Column, obj: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResult
 fn decimal_value(col: &Column, obj: &Bound<'_, PyAny>, precision: u8, scale: u8) -> PyResult<Value> {
     let py = obj.py();
     let too_big = || invalid_row(format!("column {:?} is {}: {} does not fit", col.name, col.data_type, obj));
-    // 10^n, None when it does not fit (n beyond u32 included: never truncated to a small power).
-    let pow = |n: i64| u32::try_from(n).ok().and_then(|n| 10i128.checked_pow(n));
-    let unscaled: i128 = if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+    let fractional = || {
+        invalid_row(format!(
+            "column {:?} is {}: {} has more than {scale} fractional digits (no implicit rounding)",
+            col.name, col.data_type, obj
+        ))
+    };
+    let converted = if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
         let v: i128 = obj.extract().map_err(|_| too_big())?;
-        v.checked_mul(pow(scale as i64).ok_or_else(too_big)?).ok_or_else(too_big)?
+        Decimal::from_integer(v, precision, scale)
     } else if obj.is_instance(types(py).decimal.bind(py))? {
         let t = obj.call_method0("as_tuple")?;
-        let (sign, digits, exp): (i64, Vec<i64>, Bound<'_, PyAny>) = t.extract()?;
+        let (sign, digits, exp): (i64, Vec<u8>, Bound<'_, PyAny>) = t.extract()?;
         let Ok(exp) = exp.extract::<i64>() else {
             return Err(invalid_row(format!("column {:?} is {}: {} is not a finite number", col.name, col.data_type, obj)));
         };
-        let mut digits = digits;
-        let shift = exp + scale as i64;
-        if shift < 0 {
-            let drop = (-shift) as usize;
-            let cut = digits.len().saturating_sub(drop);
-            if digits[cut..].iter().any(|&d| d != 0) {
-                return Err(invalid_row(format!(
-                    "column {:?} is {}: {} has more than {scale} fractional digits (no implicit rounding)",
-                    col.name, col.data_type, obj
-                )));
-            }
-            digits.truncate(cut);
-        }
-        let mut v: i128 = 0;
-        for d in digits {
-            v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or_else(too_big)?;
-        }
-        if shift > 0 {
-            v = v.checked_mul(pow(shift).ok_or_else(too_big)?).ok_or_else(too_big)?;
-        }
-        if sign == 1 {
-            -v
-        } else {
-            v
-        }
+        Decimal::from_digits(sign == 1, &digits, exp, precision, scale)
     } else {
         return Err(mismatch(col, obj, "decimal.Decimal or int"));
     };
-    Ok(Value::Decimal(Decimal { unscaled, precision, scale }))
+    match converted {
+        Ok(d) => Ok(Value::Decimal(d)),
+        Err(DecimalError::TooManyFractionalDigits) => Err(fractional()),
+        Err(DecimalError::DoesNotFit) => Err(too_big()),
+    }
 }
 
 /// One Python value for one column.
@@ -421,96 +405,12 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
 
 // ===== types =====
 
-/// Parse `"BIGINT"`, `"DECIMAL(10, 2)"`, `"TIMESTAMP_LTZ(3)"`, ... (case-insensitive).
+/// Parse a type name (the core's rule, `DataType::parse`).
 pub fn parse_type(s: &str) -> PyResult<DataType> {
-    let u = s.trim().to_ascii_uppercase();
-    let (name, args) = match u.find('(') {
-        Some(i) if u.ends_with(')') => (u[..i].trim().to_string(), Some(u[i + 1..u.len() - 1].to_string())),
-        _ => (u.clone(), None),
-    };
-    let nums: Vec<u8> = match &args {
-        None => vec![],
-        Some(a) => a
-            .split(',')
-            .map(|x| x.trim().parse::<u8>())
-            .collect::<Result<_, _>>()
-            .map_err(|_| crate::error::client(fluss_writer::ClientCode::InvalidTable, format!("bad type parameters in {s:?}")))?,
-    };
-    let bad = || crate::error::client(fluss_writer::ClientCode::InvalidTable, format!("unknown or malformed type {s:?}"));
-    let one = |default: u8| match nums.as_slice() {
-        [] => Ok(default),
-        [p] => Ok(*p),
-        _ => Err(bad()),
-    };
-    let t = match (name.as_str(), nums.is_empty()) {
-        ("BOOLEAN" | "BOOL", true) => DataType::Boolean,
-        ("TINYINT", true) => DataType::TinyInt,
-        ("SMALLINT", true) => DataType::SmallInt,
-        ("INT" | "INTEGER", true) => DataType::Int,
-        ("BIGINT", true) => DataType::BigInt,
-        ("FLOAT", true) => DataType::Float,
-        ("DOUBLE", true) => DataType::Double,
-        ("STRING", true) => DataType::String,
-        ("BYTES", true) => DataType::Bytes,
-        ("DATE", true) => DataType::Date,
-        ("TIME", _) => DataType::Time { precision: one(0)? },
-        ("TIMESTAMP", _) => DataType::Timestamp { precision: one(6)? },
-        ("TIMESTAMP_LTZ", _) => DataType::TimestampLtz { precision: one(6)? },
-        ("DECIMAL", false) => match nums.as_slice() {
-            [p] => DataType::Decimal { precision: *p, scale: 0 },
-            [p, sc] => DataType::Decimal { precision: *p, scale: *sc },
-            _ => return Err(bad()),
-        },
-        _ => return Err(bad()),
-    };
-    t.validate().map_err(crate::error::to_py)?;
-    Ok(t)
+    DataType::parse(s).map_err(crate::error::to_py)
 }
 
-/// The core type of an Arrow type.
-pub fn type_from_arrow(name: &str, t: &ArrowType) -> PyResult<DataType> {
-    use ArrowType as A;
-    let unit_precision = |u: &TimeUnit| match u {
-        TimeUnit::Second => 0,
-        TimeUnit::Millisecond => 3,
-        TimeUnit::Microsecond => 6,
-        TimeUnit::Nanosecond => 9,
-    };
-    Ok(match t {
-        A::Boolean => DataType::Boolean,
-        A::Int8 => DataType::TinyInt,
-        A::Int16 | A::UInt8 => DataType::SmallInt,
-        A::Int32 | A::UInt16 => DataType::Int,
-        A::Int64 | A::UInt32 => DataType::BigInt,
-        A::Float16 | A::Float32 => DataType::Float,
-        A::Float64 => DataType::Double,
-        A::Utf8 | A::LargeUtf8 | A::Utf8View => DataType::String,
-        A::Binary | A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_) => DataType::Bytes,
-        A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) if *s >= 0 => {
-            DataType::decimal(*p, *s as u8).map_err(crate::error::to_py)?
-        }
-        A::Date32 | A::Date64 => DataType::Date,
-        A::Time32(u) | A::Time64(u) => DataType::Time { precision: unit_precision(u) },
-        A::Timestamp(u, None) => DataType::Timestamp { precision: unit_precision(u) },
-        A::Timestamp(u, Some(_)) => DataType::TimestampLtz { precision: unit_precision(u) },
-        A::Dictionary(_, v) => return type_from_arrow(name, v),
-        other => {
-            return Err(crate::error::client(
-                fluss_writer::ClientCode::InvalidTable,
-                format!("column {name:?}: Arrow type {other} has no Fluss equivalent here"),
-            ))
-        }
-    })
-}
-
-/// Columns of an Arrow schema.
+/// Columns of an Arrow schema (the core's rule, `Schema::columns_from_arrow`).
 pub fn columns_from_arrow(s: &ArrowSchema) -> PyResult<Vec<Column>> {
-    s.fields()
-        .iter()
-        .map(|f| {
-            let t = type_from_arrow(f.name(), f.data_type())?;
-            let c = Column::new(f.name().clone(), t);
-            Ok(if f.is_nullable() { c } else { c.not_null() })
-        })
-        .collect()
+    fluss_writer::Schema::columns_from_arrow(s).map_err(crate::error::to_py)
 }

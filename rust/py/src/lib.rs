@@ -50,7 +50,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::PyAdmin>()?;
     m.add_class::<connection::PyTable>()?;
     m.add_class::<connection::PyTablePath>()?;
-    m.add_class::<connection::PySchema2>()?;
+    m.add_class::<connection::PySchema>()?;
     m.add_class::<connection::PyTableDescriptor>()?;
     m.add_class::<connection::PyTableInfo>()?;
     m.add_class::<writer::PyTableAppend>()?;

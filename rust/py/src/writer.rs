@@ -171,13 +171,7 @@ fn one_batch(data: AnyRecordBatch) -> PyResult<RecordBatch> {
     let reader = data.into_reader()?;
     let schema = reader.schema();
     let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| invalid_row(format!("reading the Arrow input: {e}")))?;
-    match batches.len() {
-        0 => Err(invalid_row("the Arrow input has no rows")),
-        1 => Ok(batches.into_iter().next().expect("one")),
-        _ => {
-            arrow_select::concat::concat_batches(&schema, &batches).map_err(|e| invalid_row(format!("concatenating the Arrow input: {e}")))
-        }
-    }
+    fluss_writer::concat_arrow_batches(&schema, batches).map_err(crate::error::to_py)
 }
 
 fn all_batches(data: AnyRecordBatch) -> PyResult<Vec<RecordBatch>> {

@@ -53,6 +53,61 @@ pub enum DataType {
 }
 
 impl DataType {
+    /// Parse a type name as Fluss writes it: `"BIGINT"`, `"DECIMAL(10, 2)"`,
+    /// `"TIMESTAMP_LTZ(3)"` (case-insensitive; `BOOL` and `INTEGER` accepted; TIME, TIMESTAMP and
+    /// TIMESTAMP_LTZ default to precision 0, 6 and 6; DECIMAL(p) has scale 0). Every binding parses
+    /// type names with this one function.
+    pub fn parse(s: &str) -> Result<DataType> {
+        let bad = || Error::client(ClientCode::InvalidTable, format!("unknown or malformed type {s:?}"));
+        let u = s.trim().to_ascii_uppercase();
+        let (name, args) = match u.find('(') {
+            Some(i) if u.ends_with(')') => (u[..i].trim().to_string(), Some(u[i + 1..u.len() - 1].to_string())),
+            _ => (u.clone(), None),
+        };
+        let nums: Vec<u8> = match &args {
+            None => vec![],
+            Some(a) => a
+                .split(',')
+                .map(|x| x.trim().parse::<u8>())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| Error::client(ClientCode::InvalidTable, format!("bad type parameters in {s:?}")))?,
+        };
+        let one = |default: u8| match nums.as_slice() {
+            [] => Ok(default),
+            [p] => Ok(*p),
+            _ => Err(bad()),
+        };
+        let t = match (name.as_str(), nums.is_empty()) {
+            ("BOOLEAN" | "BOOL", true) => DataType::Boolean,
+            ("TINYINT", true) => DataType::TinyInt,
+            ("SMALLINT", true) => DataType::SmallInt,
+            ("INT" | "INTEGER", true) => DataType::Int,
+            ("BIGINT", true) => DataType::BigInt,
+            ("FLOAT", true) => DataType::Float,
+            ("DOUBLE", true) => DataType::Double,
+            ("STRING", true) => DataType::String,
+            ("BYTES", true) => DataType::Bytes,
+            ("DATE", true) => DataType::Date,
+            ("TIME", _) => DataType::Time { precision: one(0)? },
+            ("TIMESTAMP", _) => DataType::Timestamp { precision: one(6)? },
+            ("TIMESTAMP_LTZ", _) => DataType::TimestampLtz { precision: one(6)? },
+            ("DECIMAL", false) => match nums.as_slice() {
+                [p] => DataType::Decimal { precision: *p, scale: 0 },
+                [p, sc] => DataType::Decimal { precision: *p, scale: *sc },
+                _ => return Err(bad()),
+            },
+            _ => return Err(bad()),
+        };
+        t.validate()?;
+        Ok(t)
+    }
+
+    /// The Fluss type of an Arrow type (the lossless mappings only; a dictionary maps as its
+    /// values). `column` names the column in the error.
+    pub fn from_arrow(column: &str, t: &arrow_schema::DataType) -> Result<DataType> {
+        crate::wire::arrow::fluss_type(column, t)
+    }
+
     /// DECIMAL(p, s), checked.
     pub fn decimal(precision: u8, scale: u8) -> Result<DataType> {
         if !(1..=38).contains(&precision) || scale > precision {
@@ -136,6 +191,19 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// Columns for the fields of an Arrow schema (types by [`DataType::from_arrow`], a
+    /// non-nullable field is NOT NULL).
+    pub fn columns_from_arrow(schema: &arrow_schema::Schema) -> Result<Vec<Column>> {
+        schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let c = Column::new(f.name().clone(), DataType::from_arrow(f.name(), f.data_type())?);
+                Ok(if f.is_nullable() { c } else { c.not_null() })
+            })
+            .collect()
+    }
+
     /// The Arrow schema of the table: one field per column, same names and nullability, each
     /// type mapped as Fluss's Arrow log format stores it (what `write_arrow_batch` conforms to
     /// and read-back returns).

@@ -66,6 +66,50 @@ fn per_second(u: TimeUnit) -> i64 {
 }
 
 /// The Arrow physical type of a Fluss type (module table).
+/// The Fluss type of an Arrow type (see [`DataType::from_arrow`]).
+pub fn fluss_type(column: &str, t: &ArrowType) -> Result<DataType> {
+    use ArrowType as A;
+    let unit_precision = |u: &TimeUnit| match u {
+        TimeUnit::Second => 0,
+        TimeUnit::Millisecond => 3,
+        TimeUnit::Microsecond => 6,
+        TimeUnit::Nanosecond => 9,
+    };
+    Ok(match t {
+        A::Boolean => DataType::Boolean,
+        A::Int8 => DataType::TinyInt,
+        A::Int16 | A::UInt8 => DataType::SmallInt,
+        A::Int32 | A::UInt16 => DataType::Int,
+        A::Int64 | A::UInt32 => DataType::BigInt,
+        A::Float16 | A::Float32 => DataType::Float,
+        A::Float64 => DataType::Double,
+        A::Utf8 | A::LargeUtf8 | A::Utf8View => DataType::String,
+        A::Binary | A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_) => DataType::Bytes,
+        A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) if *s >= 0 => DataType::decimal(*p, *s as u8)?,
+        A::Date32 | A::Date64 => DataType::Date,
+        A::Time32(u) | A::Time64(u) => DataType::Time { precision: unit_precision(u) },
+        A::Timestamp(u, None) => DataType::Timestamp { precision: unit_precision(u) },
+        A::Timestamp(u, Some(_)) => DataType::TimestampLtz { precision: unit_precision(u) },
+        A::Dictionary(_, v) => return fluss_type(column, v),
+        other => {
+            return Err(Error::client(
+                crate::error::ClientCode::InvalidTable,
+                format!("column {column:?}: Arrow type {other} has no Fluss equivalent here"),
+            ))
+        }
+    })
+}
+
+/// One record batch from the batches of an Arrow stream: the single batch itself, or their
+/// concatenation. No batches at all is a batch of zero rows, which every write then refuses
+/// like any empty input. Every binding reads Arrow streams through this one rule.
+pub fn concat_batches(schema: &SchemaRef, batches: Vec<RecordBatch>) -> Result<RecordBatch> {
+    if batches.len() == 1 {
+        return Ok(batches.into_iter().next().expect("one batch"));
+    }
+    arrow_select::concat::concat_batches(schema, &batches).map_err(|e| Error::invalid_row(format!("concatenating the Arrow input: {e}")))
+}
+
 pub fn arrow_type(t: DataType) -> ArrowType {
     match t {
         DataType::Boolean => ArrowType::Boolean,
@@ -919,5 +963,43 @@ mod tests {
             prop_assert_eq!(conform_record_batch(&schema, &batch).unwrap(), batch.clone());
             prop_assert_eq!(record_batch_to_rows(&schema, &batch).unwrap(), rows);
         }
+    }
+
+    #[test]
+    fn type_names_and_arrow_types_map_by_one_rule() {
+        use crate::metadata::{Column, Schema};
+        assert_eq!(DataType::parse(" decimal(10, 2) ").unwrap(), DataType::Decimal { precision: 10, scale: 2 });
+        assert_eq!(DataType::parse("DECIMAL(7)").unwrap(), DataType::Decimal { precision: 7, scale: 0 });
+        assert_eq!(DataType::parse("timestamp_ltz(3)").unwrap(), DataType::TimestampLtz { precision: 3 });
+        assert_eq!(DataType::parse("TIMESTAMP").unwrap(), DataType::Timestamp { precision: 6 });
+        assert_eq!(DataType::parse("Integer").unwrap(), DataType::Int);
+        for bad in ["", "VARCHAR", "DECIMAL", "DECIMAL(40, 2)", "DECIMAL(5, 6)", "INT(3)", "TIME(1, 2)", "TIMESTAMP(10)", "BIGINT(x)"] {
+            let e = DataType::parse(bad).unwrap_err();
+            assert_eq!(e.code(), crate::error::ClientCode::InvalidTable as i32, "{bad}: {e}");
+        }
+        // Every Fluss type but TIMESTAMP_LTZ goes to Arrow and back to itself (Fluss's Arrow
+        // format stores TIMESTAMP_LTZ without a time zone; an Arrow timestamp with one is LTZ).
+        assert_eq!(
+            DataType::from_arrow("c", &ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))).unwrap(),
+            DataType::TimestampLtz { precision: 6 }
+        );
+        for t in ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING", "BYTES", "DECIMAL(12, 3)", "DATE", "TIME(3)", "TIMESTAMP(9)"] {
+            let t = DataType::parse(t).unwrap();
+            assert_eq!(DataType::from_arrow("c", &arrow_type(t)).unwrap(), t);
+        }
+        let e = DataType::from_arrow("tags", &ArrowType::List(Arc::new(Field::new("x", ArrowType::Int32, true)))).unwrap_err();
+        assert!(e.message().contains("\"tags\""), "{e}");
+        let schema = Schema::new(vec![Column::new("id", DataType::BigInt).not_null(), Column::new("msg", DataType::String)], vec![]).unwrap();
+        assert_eq!(Schema::columns_from_arrow(&schema.to_arrow()).unwrap(), schema.columns());
+    }
+
+    #[test]
+    fn an_arrow_stream_is_one_batch_and_no_batches_is_zero_rows() {
+        let schema = Arc::new(ArrowSchema::new(vec![Field::new("id", ArrowType::Int64, false)]));
+        let batch = |v: Vec<i64>| RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(v))]).unwrap();
+        assert_eq!(concat_batches(&schema, vec![]).unwrap().num_rows(), 0);
+        assert_eq!(concat_batches(&schema, vec![batch(vec![1, 2])]).unwrap().num_rows(), 2);
+        let joined = concat_batches(&schema, vec![batch(vec![1]), batch(vec![2, 3])]).unwrap();
+        assert_eq!(joined.column(0).as_any().downcast_ref::<Int64Array>().unwrap().values(), &[1, 2, 3]);
     }
 }

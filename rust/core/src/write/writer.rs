@@ -185,23 +185,23 @@ impl WriterStats {
 }
 
 /// How an operation wants to hear about its completion.
-pub(crate) enum Notify<'a> {
+pub(crate) enum CompletionTarget<'a> {
     Callback(Callback),
     Shared(&'a SharedCallback),
     Result,
     Detached,
 }
 
-impl<'a> Notify<'a> {
+impl<'a> CompletionTarget<'a> {
     fn into_entry(self, scope: &Scope) -> (Option<NewEntry<'a>>, Option<WriteResult>) {
         match self {
-            Notify::Callback(cb) => (Some(NewEntry::Owned(Entry::Callback(cb))), None),
-            Notify::Shared(cb) => (Some(NewEntry::Shared(cb)), None),
-            Notify::Result => {
+            CompletionTarget::Callback(cb) => (Some(NewEntry::Owned(Entry::Callback(cb))), None),
+            CompletionTarget::Shared(cb) => (Some(NewEntry::Shared(cb)), None),
+            CompletionTarget::Result => {
                 let cell = ResultCell::new(scope.clone());
                 (Some(NewEntry::Owned(Entry::Result(cell.clone()))), Some(WriteResult::new(cell)))
             }
-            Notify::Detached => (None, None),
+            CompletionTarget::Detached => (None, None),
         }
     }
 }
@@ -428,7 +428,7 @@ impl WriterCore {
         }
     }
 
-    pub(crate) fn append_row(&self, row: &[Value], notify: Notify) -> Result<Option<WriteResult>> {
+    pub(crate) fn append_row(&self, row: &[Value], notify: CompletionTarget) -> Result<Option<WriteResult>> {
         self.check_open()?;
         check_arrow_row(&self.schema, row)?;
         let size = estimate_row_size(row);
@@ -444,7 +444,7 @@ impl WriterCore {
     }
 
     /// Upsert (value = Some(row)) or delete (value = None, `row` carries the key columns).
-    pub(crate) fn write_kv(&self, row: &[Value], delete: bool, notify: Notify) -> Result<Option<WriteResult>> {
+    pub(crate) fn write_kv(&self, row: &[Value], delete: bool, notify: CompletionTarget) -> Result<Option<WriteResult>> {
         self.check_open()?;
         SCRATCH.with(|s| {
             let mut guard = s.borrow_mut();
@@ -510,7 +510,7 @@ impl WriterCore {
 
     /// Write a user Arrow batch: conform it, split it per bucket (and into batch-size chunks),
     /// admit it as a whole (one slot, all bytes), then enqueue every group (C11).
-    pub(crate) fn write_arrow(&self, batch: &RecordBatch, notify: Notify) -> Result<Option<WriteResult>> {
+    pub(crate) fn write_arrow(&self, batch: &RecordBatch, notify: CompletionTarget) -> Result<Option<WriteResult>> {
         self.check_open()?;
         let rb = conform_record_batch(&self.schema, batch)?;
         let rows = rb.num_rows();
@@ -689,13 +689,13 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
-macro_rules! three_forms {
+macro_rules! write_forms {
     ($(#[$doc:meta])* $name:ident, $cb:ident, $shared:ident, $det:ident, |$core:ident, $arg:ident: $ty:ty, $n:ident| $body:expr) => {
         $(#[$doc])*
         /// Returns a [`WriteResult`].
         pub fn $name(&self, $arg: $ty) -> Result<WriteResult> {
             let $core = &self.core;
-            let $n = Notify::Result;
+            let $n = CompletionTarget::Result;
             $body.map(|r| r.expect("result form"))
         }
         $(#[$doc])*
@@ -703,7 +703,7 @@ macro_rules! three_forms {
         /// On a synchronous error it is dropped unused before this returns.
         pub fn $cb(&self, $arg: $ty, callback: impl FnOnce(&WriteCompletion) + Send + 'static) -> Result<()> {
             let $core = &self.core;
-            let $n = Notify::Callback(Callback::new(callback));
+            let $n = CompletionTarget::Callback(Callback::new(callback));
             $body.map(|_| ())
         }
         $(#[$doc])*
@@ -712,14 +712,14 @@ macro_rules! three_forms {
         /// error it is not called and no clone of it is kept.
         pub fn $shared(&self, $arg: $ty, callback: &SharedCallback) -> Result<()> {
             let $core = &self.core;
-            let $n = Notify::Shared(callback);
+            let $n = CompletionTarget::Shared(callback);
             $body.map(|_| ())
         }
         $(#[$doc])*
         /// No notification; `flush` still waits for it.
         pub fn $det(&self, $arg: $ty) -> Result<()> {
             let $core = &self.core;
-            let $n = Notify::Detached;
+            let $n = CompletionTarget::Detached;
             $body.map(|_| ())
         }
     };
@@ -772,11 +772,11 @@ impl AppendWriter {
         AppendWriter { core }
     }
 
-    three_forms!(
+    write_forms!(
         /// Append one row (values in schema order).
         append, append_with_callback, append_with_shared_callback, append_detached, |core, row: &[Value], n| core.append_row(row, n)
     );
-    three_forms!(
+    write_forms!(
         /// Append an Arrow batch whose rows may span several buckets. It is checked and admitted
         /// as a whole: a synchronous error means nothing was accepted. Once accepted, one
         /// completion reports every bucket (`bucket_results`).
@@ -796,12 +796,12 @@ impl UpsertWriter {
         UpsertWriter { core }
     }
 
-    three_forms!(
+    write_forms!(
         /// Insert or update one row (values in schema order). For a partial-update writer only the
         /// target columns (and the key) are written; other values are ignored.
         upsert, upsert_with_callback, upsert_with_shared_callback, upsert_detached, |core, row: &[Value], n| core.write_kv(row, false, n)
     );
-    three_forms!(
+    write_forms!(
         /// Delete by primary key (`key`: the key values in primary-key order). For a
         /// partial-update writer this is a partial delete of the target columns.
         delete, delete_with_callback, delete_with_shared_callback, delete_detached, |core, key: &[Value], n| core.write_kv(&core.key_row(key)?, true, n)
