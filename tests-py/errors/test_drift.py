@@ -37,6 +37,14 @@ def test_hierarchy() -> None:
     assert issubclass(fw.ServerError, fw.FlussWriterError)
     assert fw.CapacityExhaustedError.retriable and fw.BufferExhaustedError.retriable
     assert not fw.CalledFromCallbackError.retriable
+    # Classes that share a builtin's name (or meaning) derive from it: `except TimeoutError`
+    # and `except OSError` catch them.
+    import builtins
+
+    assert issubclass(fw.TimeoutError, builtins.TimeoutError) and issubclass(fw.TimeoutError, fw.FlussWriterError)
+    assert issubclass(fw.IoError, OSError) and issubclass(fw.IoError, fw.FlussWriterError)
+    e = fw.TimeoutError("flush did not finish")
+    assert isinstance(e, builtins.TimeoutError) and str(e) == "flush did not finish"
 
 
 def test_codes_are_outside_the_fluss_range() -> None:

@@ -5,6 +5,8 @@
 //! ├── <Name>Error                        one per ClientCode, named from ClientCode::name
 //! │   ├── InvalidRowError(…, ValueError)   (INVALID_ROW)
 //! │   │   └── InvalidRowTypeError(…, TypeError)  wrong Python type for a column
+//! │   ├── TimeoutError(…, builtins.TimeoutError)  (TIMEOUT)
+//! │   ├── IoError(…, OSError)              (IO)
 //! │   └── …  (CapacityExhaustedError, CalledFromCallbackError, ForkedProcessError, …)
 //! └── ServerError                        any Fluss server code (passed through unchanged)
 //! ```
@@ -83,9 +85,14 @@ fn build(py: Python<'_>) -> PyResult<Exceptions> {
     let mut invalid_row_type = None;
     for c in ClientCode::ALL {
         let name = class_name(c);
+        // A class whose meaning (and for two, whose name) a builtin shares also derives from it,
+        // so `except TimeoutError` / `except OSError` / `except ValueError` catch it.
         let mut bases = vec![b.clone().into_any()];
-        if c == ClientCode::InvalidRow {
-            bases.push(py.get_type::<pyo3::exceptions::PyValueError>().into_any());
+        match c {
+            ClientCode::InvalidRow => bases.push(py.get_type::<pyo3::exceptions::PyValueError>().into_any()),
+            ClientCode::Timeout => bases.push(py.get_type::<pyo3::exceptions::PyTimeoutError>().into_any()),
+            ClientCode::Io => bases.push(py.get_type::<pyo3::exceptions::PyOSError>().into_any()),
+            _ => {}
         }
         let cls = make_class(py, &name, bases, &format!("Client error {} ({}).", c.name(), c as i32))?;
         cls.bind(py).setattr("code", c as i32)?;
