@@ -369,15 +369,15 @@ void Submit(const std::shared_ptr<Run>& run, const Json& step) {
   fw::Result res;
   auto t0 = Clock::now();
   if (op == "append") {
-    res = callback ? w->append.Append(row, std::move(cb)) : with_result ? w->append.Append(row, *result) : w->append.Append(row);
+    res = callback ? w->append.Append(row, std::move(cb)) : with_result ? w->append.Append(row, *result) : w->append.AppendDetached(row);
   } else if (op == "append_arrow") {
-    res = callback      ? w->append.AppendArrowBatch(&array, &schema, std::move(cb))
-          : with_result ? w->append.AppendArrowBatch(&array, &schema, *result)
-                        : w->append.AppendArrowBatch(&array, &schema);
+    res = callback      ? w->append.WriteArrowBatch(&array, &schema, std::move(cb))
+          : with_result ? w->append.WriteArrowBatch(&array, &schema, *result)
+                        : w->append.WriteArrowBatchDetached(&array, &schema);
   } else if (op == "upsert") {
-    res = callback ? w->up.Upsert(row, std::move(cb)) : with_result ? w->up.Upsert(row, *result) : w->up.Upsert(row);
+    res = callback ? w->up.Upsert(row, std::move(cb)) : with_result ? w->up.Upsert(row, *result) : w->up.UpsertDetached(row);
   } else {
-    res = callback ? w->up.Delete(row, std::move(cb)) : with_result ? w->up.Delete(row, *result) : w->up.Delete(row);
+    res = callback ? w->up.Delete(row, std::move(cb)) : with_result ? w->up.Delete(row, *result) : w->up.DeleteDetached(row);
   }
   double elapsed = Ms(Clock::now() - t0);
   if (array.release != nullptr) array.release(&array);  // not moved from (a rejected call may leave it)

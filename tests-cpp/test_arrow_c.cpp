@@ -22,7 +22,7 @@ TEST_F(ArrowC, C11_MultiBucketBatchOneCallbackPerBucketResults) {
   producer::MakeSchema(&schema);
   std::promise<fw::WriteCompletion> got;
   std::atomic<int> calls{0};
-  ASSERT_OK(w.AppendArrowBatch(&array, &schema, [&](const fw::WriteCompletion& c) {
+  ASSERT_OK(w.WriteArrowBatch(&array, &schema, [&](const fw::WriteCompletion& c) {
     calls++;
     got.set_value(c);
   }));
@@ -60,7 +60,7 @@ TEST_F(ArrowC, C11_PartialFailureNamesTheFailedBucket) {
   producer::MakeArray(Ids(50), &array);
   producer::MakeSchema(&schema);
   fw::WriteResult res;
-  ASSERT_OK(w.AppendArrowBatch(&array, &schema, res));
+  ASSERT_OK(w.WriteArrowBatch(&array, &schema, res));
   fw::WriteCompletion c;
   fw::Result r = res.Wait(&c);
   EXPECT_FALSE(r.Ok());
@@ -84,14 +84,14 @@ TEST_F(ArrowC, MissingColumnRejectedAndReleased) {
   array.n_children = 1;
   auto destroyed = std::make_shared<std::atomic<int>>(0);
   std::atomic<int> ran{0};
-  fw::Result r = w.AppendArrowBatch(&array, &schema, [t = Tracked(destroyed), &ran](const fw::WriteCompletion&) { ran++; });
+  fw::Result r = w.WriteArrowBatch(&array, &schema, [t = Tracked(destroyed), &ran](const fw::WriteCompletion&) { ran++; });
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidRow)) << r.ToString();
   EXPECT_EQ(destroyed->load(), 1);
   EXPECT_EQ(array.release, nullptr);
   EXPECT_EQ(schema.release, nullptr);
   ASSERT_OK(w.Flush());
   EXPECT_EQ(ran.load(), 0);
-  EXPECT_EQ(w.AppendArrowBatch(nullptr, nullptr).error_code, Code(fw::ClientCode::InvalidRow));
+  EXPECT_EQ(w.WriteArrowBatchDetached(nullptr, nullptr).error_code, Code(fw::ClientCode::InvalidRow));
 }
 
 TEST_F(ArrowC, StreamIsOneOperation) {
@@ -100,7 +100,7 @@ TEST_F(ArrowC, StreamIsOneOperation) {
   ArrowArrayStream stream;
   producer::MakeStream({{1, 2, 3}, {4, 5}, {6}}, &stream);
   std::atomic<int> calls{0};
-  ASSERT_OK(w.AppendArrowBatch(&stream, [&](const fw::WriteCompletion& c) {
+  ASSERT_OK(w.WriteArrowBatch(&stream, [&](const fw::WriteCompletion& c) {
     EXPECT_TRUE(c.Ok());
     calls++;
   }));
@@ -112,7 +112,7 @@ TEST_F(ArrowC, StreamIsOneOperation) {
   EXPECT_EQ(hw, 6);
   ArrowArrayStream s2;
   producer::MakeStream({{7}}, &s2);
-  ASSERT_OK(w.AppendArrowBatch(&s2));
+  ASSERT_OK(w.WriteArrowBatchDetached(&s2));
   ASSERT_OK(w.Flush());
   ASSERT_OK(fw::testing::HighWatermark(conn, p, 0, hw));
   EXPECT_EQ(hw, 7);

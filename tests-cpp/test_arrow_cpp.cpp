@@ -34,7 +34,7 @@ TEST_F(ArrowCpp, ExportedRecordBatchIsWrittenWithPerBucketResults) {
   ArrowSchema schema;
   ASSERT_TRUE(arrow::ExportRecordBatch(*MakeBatch(0, 300), &array, &schema).ok());
   std::promise<fw::WriteCompletion> got;
-  ASSERT_OK(w.AppendArrowBatch(&array, &schema, [&](const fw::WriteCompletion& c) { got.set_value(c); }));
+  ASSERT_OK(w.WriteArrowBatch(&array, &schema, [&](const fw::WriteCompletion& c) { got.set_value(c); }));
   EXPECT_EQ(array.release, nullptr);
   EXPECT_EQ(schema.release, nullptr);
   fw::WriteCompletion c = got.get_future().get();
@@ -67,7 +67,7 @@ TEST_F(ArrowCpp, ExportedReaderStreamIsOneOperation) {
   ArrowArrayStream stream;
   ASSERT_TRUE(arrow::ExportRecordBatchReader(reader, &stream).ok());
   fw::WriteResult res;
-  ASSERT_OK(w.AppendArrowBatch(&stream, res));
+  ASSERT_OK(w.WriteArrowBatch(&stream, res));
   EXPECT_EQ(stream.release, nullptr);
   fw::WriteCompletion c;
   ASSERT_OK(res.Wait(&c));
@@ -90,7 +90,7 @@ TEST_F(ArrowCpp, SchemaMismatchRejectedNothingAccepted) {
   auto st = arrow::ExportRecordBatch(*batch, &array, &cs);
   ASSERT_TRUE(st.ok());
   auto destroyed = std::make_shared<std::atomic<int>>(0);
-  fw::Result r = w.AppendArrowBatch(&array, &cs, [t = Tracked(destroyed)](const fw::WriteCompletion&) {});
+  fw::Result r = w.WriteArrowBatch(&array, &cs, [t = Tracked(destroyed)](const fw::WriteCompletion&) {});
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidRow)) << r.ToString();
   EXPECT_EQ(destroyed->load(), 1);
   EXPECT_EQ(array.release, nullptr);

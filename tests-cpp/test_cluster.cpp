@@ -223,7 +223,7 @@ TEST_F(ClusterTest, LogTableWithoutBucketKeyEveryAppendApi) {
     switch (id % 3) {
       case 0: ASSERT_OK(w.Append(row, cbs.For(id))); break;
       case 1: ASSERT_OK(w.Append(row, results[id])); break;
-      default: ASSERT_OK(w.Append(row)); break;
+      default: ASSERT_OK(w.AppendDetached(row)); break;
     }
   }
   ASSERT_OK(w.Flush());
@@ -293,7 +293,7 @@ TEST_F(ClusterTest, LogTableWithBucketKeyAppendAndArrow) {
     } else if (id == 1) {
       ASSERT_OK(w.Append(row, r1));
     } else {
-      ASSERT_OK(w.Append(row));
+      ASSERT_OK(w.AppendDetached(row));
     }
   }
   // A multi-bucket Arrow batch with a callback (bucket results), a stream with a WriteResult,
@@ -306,7 +306,7 @@ TEST_F(ClusterTest, LogTableWithBucketKeyAppendAndArrow) {
   producer::MakeSchema(&schema);
   std::mutex am;
   std::vector<fw::WriteCompletion> arrow_done;
-  ASSERT_OK(w.AppendArrowBatch(&array, &schema, [&](const fw::WriteCompletion& c) {
+  ASSERT_OK(w.WriteArrowBatch(&array, &schema, [&](const fw::WriteCompletion& c) {
     std::lock_guard<std::mutex> g(am);
     arrow_done.push_back(c);
   }));
@@ -315,12 +315,12 @@ TEST_F(ClusterTest, LogTableWithBucketKeyAppendAndArrow) {
   ArrowArrayStream stream;
   producer::MakeStream({{200, 201, 202, 203}, {204, 205, 206}}, &stream);
   fw::WriteResult stream_result;
-  ASSERT_OK(w.AppendArrowBatch(&stream, stream_result));
+  ASSERT_OK(w.WriteArrowBatch(&stream, stream_result));
   ArrowArray plain;
   ArrowSchema plain_schema;
   producer::MakeArray({300, 301, 302, 303, 304, 305}, &plain);
   producer::MakeSchema(&plain_schema);
-  ASSERT_OK(w.AppendArrowBatch(&plain, &plain_schema));
+  ASSERT_OK(w.WriteArrowBatchDetached(&plain, &plain_schema));
   for (int64_t id : arrow_ids) expected[id] = "m" + std::to_string(id);
   for (int64_t id = 200; id < 207; ++id) expected[id] = "m" + std::to_string(id);
   for (int64_t id = 300; id < 306; ++id) expected[id] = "m" + std::to_string(id);
@@ -397,7 +397,7 @@ TEST_F(ClusterTest, PkTableUpsertDeleteEveryForm) {
       case 1:
         results.emplace_back();
         return del ? w.Delete(row, results.back()) : w.Upsert(row, results.back());
-      default: return del ? w.Delete(row) : w.Upsert(row);
+      default: return del ? w.DeleteDetached(row) : w.UpsertDetached(row);
     }
   };
   for (int32_t id = 0; id < 90; ++id) ASSERT_OK(write(id, id, false, 0));
@@ -496,7 +496,7 @@ TEST_F(ClusterTest, PkTablePartialUpdateByNameAndIndex) {
   ASSERT_OK(t.NewUpsert().CreateWriter(w));
   for (int32_t id = 0; id < 20; ++id) {
     model[id] = full(id, "a" + std::to_string(id), id * 10, id * 0.5);
-    ASSERT_OK(w.Upsert(model[id]));
+    ASSERT_OK(w.UpsertDetached(model[id]));
   }
   ASSERT_OK(w.Flush());
 
@@ -530,7 +530,7 @@ TEST_F(ClusterTest, PkTablePartialUpdateByNameAndIndex) {
       model[id].SetNull(2);
     }
     model[id].SetFloat64(3, id * 1.25);
-    ASSERT_OK(id == 24 ? by_index.Upsert(r, last) : by_index.Upsert(r));
+    ASSERT_OK(id == 24 ? by_index.Upsert(r, last) : by_index.UpsertDetached(r));
   }
   // A partial-update writer deletes too, with Fluss's partial-delete semantics: the target
   // columns become null, and the row goes only when every non-key column is then null.

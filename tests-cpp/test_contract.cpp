@@ -218,7 +218,7 @@ TEST_F(Contract, C6_ReentrancyFailsFast) {
   std::promise<int32_t> close_code;
   ASSERT_OK(w.Append(Row(2), [&](const fw::WriteCompletion&) { close_code.set_value(w.Close().error_code); }));
   EXPECT_EQ(close_code.get_future().get(), Code(fw::ClientCode::CalledFromCallback));
-  EXPECT_EQ(w.Append(Row(3)).error_code, Code(fw::ClientCode::WriterClosed));
+  EXPECT_EQ(w.AppendDetached(Row(3)).error_code, Code(fw::ClientCode::WriterClosed));
 }
 
 // C7: Close with a timeout completes what is still pending with an error, exactly once.
@@ -240,7 +240,7 @@ TEST_F(Contract, C7_CloseTimeoutCompletesPendingOnce) {
   ASSERT_EQ(f.wait_for(1s), std::future_status::ready);
   EXPECT_EQ(f.get(), Code(fw::ClientCode::WriterClosed));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1200ms);
-  EXPECT_EQ(w.Append(Row(2)).error_code, Code(fw::ClientCode::WriterClosed));
+  EXPECT_EQ(w.AppendDetached(Row(2)).error_code, Code(fw::ClientCode::WriterClosed));
   std::this_thread::sleep_for(1600ms);  // the late response must not call back again
   EXPECT_EQ(calls.load(), 1);
 }

@@ -69,7 +69,7 @@ TEST_F(Hardening, ForcedPanicEverywhereKeepsTheProcessAlive) {
     fw::testing::ForcePanicInNextCall();
   }  // the destructor's guarded call panicked: no abort
   // A user executor path: the job runs through guarded calls too.
-  ASSERT_OK(w.Append(Row(7)));
+  ASSERT_OK(w.AppendDetached(Row(7)));
   ASSERT_OK(w.Flush());
   EXPECT_EQ(Hw(p), 1);
 }
@@ -81,7 +81,7 @@ TEST_F(Hardening, HugeTimeoutsAreUnboundedNotPanics) {
   fw::WriteResult res;
   ASSERT_OK(w.Append(Row(1), res));
   ASSERT_OK(res.Wait(std::chrono::milliseconds::max()));
-  ASSERT_OK(w.Append(Row(2)));
+  ASSERT_OK(w.AppendDetached(Row(2)));
   ASSERT_OK(w.Flush(std::chrono::milliseconds::max()));
   ASSERT_OK(w.Flush(std::chrono::milliseconds(std::numeric_limits<int64_t>::max() / 2)));
   ASSERT_OK(w.Close(std::chrono::milliseconds::max()));
@@ -448,7 +448,7 @@ TEST_F(Hardening, FuzzArrowImportMalformedBatchesAreRejected) {
   // A valid batch is accepted (the producer is right).
   {
     Batch b(4);
-    ASSERT_OK(w.AppendArrowBatch(&b.array, &b.schema));
+    ASSERT_OK(w.WriteArrowBatchDetached(&b.array, &b.schema));
     ASSERT_OK(w.Flush());
   }
   ASSERT_EQ(Hw(p), 4);
@@ -459,7 +459,7 @@ TEST_F(Hardening, FuzzArrowImportMalformedBatchesAreRejected) {
     auto destroyed = std::make_shared<std::atomic<int>>(0);
     std::atomic<int> ran{0};
     fw::Result r =
-        w.AppendArrowBatch(&b.array, &b.schema, [t = Tracked(destroyed), &ran](const fw::WriteCompletion&) { ran++; });
+        w.WriteArrowBatch(&b.array, &b.schema, [t = Tracked(destroyed), &ran](const fw::WriteCompletion&) { ran++; });
     EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidRow)) << r.ToString();
     EXPECT_FALSE(r.error_message.empty());
     EXPECT_EQ(b.array.release, nullptr);  // moved from, also on error
@@ -512,18 +512,18 @@ TEST_F(Hardening, FuzzArrowImportMalformedBatchesAreRejected) {
       self->release = nullptr;
     };
     st.private_data = new State{0, &m};
-    fw::Result r = w.AppendArrowBatch(&st);
+    fw::Result r = w.WriteArrowBatchDetached(&st);
     EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidRow)) << r.ToString();
     EXPECT_EQ(st.release, nullptr);
     ASSERT_OK(w.Flush());
   }
   EXPECT_EQ(Hw(p), 4);
   // Null and released streams.
-  EXPECT_EQ(w.AppendArrowBatch(static_cast<ArrowArrayStream*>(nullptr)).error_code, Code(fw::ClientCode::InvalidRow));
+  EXPECT_EQ(w.WriteArrowBatchDetached(static_cast<ArrowArrayStream*>(nullptr)).error_code, Code(fw::ClientCode::InvalidRow));
   ArrowArrayStream s;
   producer::MakeStream({{1, 2}}, &s);
   s.get_next = nullptr;
-  EXPECT_EQ(w.AppendArrowBatch(&s).error_code, Code(fw::ClientCode::InvalidRow));
+  EXPECT_EQ(w.WriteArrowBatchDetached(&s).error_code, Code(fw::ClientCode::InvalidRow));
   EXPECT_EQ(s.release, nullptr);
   ASSERT_OK(w.Flush());
   EXPECT_EQ(Hw(p), 4);

@@ -101,16 +101,16 @@ TEST_F(ReadbackTest, LookupAndChangelogMatchTestingOnPkTable) {
     } else {
       row.SetInt64(2, i * 10);
     }
-    ASSERT_OK(w.Upsert(row));
+    ASSERT_OK(w.UpsertDetached(row));
   }
   fw::GenericRow upd(3);
   upd.SetInt32(0, 5);
   upd.SetString(1, "five");
   upd.SetInt64(2, 555);
-  ASSERT_OK(w.Upsert(upd));
+  ASSERT_OK(w.UpsertDetached(upd));
   fw::GenericRow del(1);
   del.SetInt32(0, 6);
-  ASSERT_OK(w.Delete(del));
+  ASSERT_OK(w.DeleteDetached(del));
   ASSERT_OK(w.Flush());
   for (int i = 0; i < 32; ++i) {
     fw::GenericRow key(1);

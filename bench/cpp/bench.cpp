@@ -432,7 +432,7 @@ static double AllocsPerRecord(Form form, size_t n, int run) {
       row.SetInt64(0, static_cast<int64_t>(i));
       switch (form) {
         case Form::Detached:
-          Check(w.Append(row), "append");
+          Check(w.AppendDetached(row), "append");
           break;
         case Form::Inline:
           Check(w.Append(row, [](const fw::WriteCompletion& c) {

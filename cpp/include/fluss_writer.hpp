@@ -699,38 +699,45 @@ class WriterBase {
   friend struct detail::Access;
 };
 
+// Every write call comes in the three forms of the Rust and Python APIs, with the same words:
+// with a callback (`Append(row, callback)`), with a result to wait on (`Append(row, result)`,
+// Rust's and Python's `append(row)`), and detached (`AppendDetached(row)`: only flush or close
+// tell that it ended). The returned Result is the synchronous outcome: not ok means nothing was
+// accepted.
+
 // Appends rows and Arrow batches to a log table. Thread-safe.
 class AppendWriter : public WriterBase {
  public:
-  Result Append(const GenericRow& row);
   Result Append(const GenericRow& row, WriteResult& result);
   Result Append(const GenericRow& row, WriteCallback callback);
   Result Append(const GenericRow& row, const SharedWriteCallback& callback);
+  Result AppendDetached(const GenericRow& row);
 
-  // One record batch as a struct array. Both structs are moved from (release set to NULL),
-  // also when the call fails. Admitted as a whole: an error means nothing was accepted. Once
-  // accepted, one completion reports every bucket (bucket_results).
-  Result AppendArrowBatch(ArrowArray* array, ArrowSchema* schema);
-  Result AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result);
-  Result AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback);
+  // One record batch as a struct array (Rust and Python: write_arrow_batch). Both structs are
+  // moved from (release set to NULL), also when the call fails. Admitted as a whole: an error
+  // means nothing was accepted. Once accepted, one completion reports every bucket
+  // (bucket_results).
+  Result WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result);
+  Result WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback);
+  Result WriteArrowBatchDetached(ArrowArray* array, ArrowSchema* schema);
   // Every batch of a stream, written as one operation. The stream is moved from.
-  Result AppendArrowBatch(ArrowArrayStream* stream);
-  Result AppendArrowBatch(ArrowArrayStream* stream, WriteResult& result);
-  Result AppendArrowBatch(ArrowArrayStream* stream, WriteCallback callback);
+  Result WriteArrowBatch(ArrowArrayStream* stream, WriteResult& result);
+  Result WriteArrowBatch(ArrowArrayStream* stream, WriteCallback callback);
+  Result WriteArrowBatchDetached(ArrowArrayStream* stream);
 };
 
 // Upserts and deletes rows of a primary-key table. Thread-safe.
 class UpsertWriter : public WriterBase {
  public:
-  Result Upsert(const GenericRow& row);
   Result Upsert(const GenericRow& row, WriteResult& result);
   Result Upsert(const GenericRow& row, WriteCallback callback);
   Result Upsert(const GenericRow& row, const SharedWriteCallback& callback);
+  Result UpsertDetached(const GenericRow& row);
   // `key`: the primary-key values, in primary-key order.
-  Result Delete(const GenericRow& key);
   Result Delete(const GenericRow& key, WriteResult& result);
   Result Delete(const GenericRow& key, WriteCallback callback);
   Result Delete(const GenericRow& key, const SharedWriteCallback& callback);
+  Result DeleteDetached(const GenericRow& key);
 };
 
 // ===== connection, admin, tables =====

@@ -104,7 +104,7 @@ WriterStats WriterBase::Stats() const {
 
 // ===== AppendWriter =====
 
-Result AppendWriter::Append(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_append, nullptr, nullptr); }
+Result AppendWriter::AppendDetached(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_append, nullptr, nullptr); }
 
 Result AppendWriter::Append(const GenericRow& row, WriteResult& result) {
   if (impl_ == nullptr) return NoWriter();
@@ -139,31 +139,31 @@ static Result StreamWrite(ffi::RWriter* w, ArrowArrayStream* stream, WriteCallba
   return ToResult(ffi::writer_append_arrow_stream(*w, reinterpret_cast<size_t>(stream), internal::TakeCallback(cb), result));
 }
 
-Result AppendWriter::AppendArrowBatch(ArrowArray* array, ArrowSchema* schema) {
+Result AppendWriter::WriteArrowBatchDetached(ArrowArray* array, ArrowSchema* schema) {
   return ArrowWrite(impl_, array, schema, nullptr, nullptr);
 }
 
-Result AppendWriter::AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result) {
+Result AppendWriter::WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result) {
   return ArrowWrite(impl_, array, schema, nullptr, impl_ ? Slot(result) : nullptr);
 }
 
-Result AppendWriter::AppendArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback) {
+Result AppendWriter::WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback) {
   return ArrowWrite(impl_, array, schema, std::move(callback), nullptr);
 }
 
-Result AppendWriter::AppendArrowBatch(ArrowArrayStream* stream) { return StreamWrite(impl_, stream, nullptr, nullptr); }
+Result AppendWriter::WriteArrowBatchDetached(ArrowArrayStream* stream) { return StreamWrite(impl_, stream, nullptr, nullptr); }
 
-Result AppendWriter::AppendArrowBatch(ArrowArrayStream* stream, WriteResult& result) {
+Result AppendWriter::WriteArrowBatch(ArrowArrayStream* stream, WriteResult& result) {
   return StreamWrite(impl_, stream, nullptr, impl_ ? Slot(result) : nullptr);
 }
 
-Result AppendWriter::AppendArrowBatch(ArrowArrayStream* stream, WriteCallback callback) {
+Result AppendWriter::WriteArrowBatch(ArrowArrayStream* stream, WriteCallback callback) {
   return StreamWrite(impl_, stream, std::move(callback), nullptr);
 }
 
 // ===== UpsertWriter =====
 
-Result UpsertWriter::Upsert(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_upsert, nullptr, nullptr); }
+Result UpsertWriter::UpsertDetached(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_upsert, nullptr, nullptr); }
 
 Result UpsertWriter::Upsert(const GenericRow& row, WriteResult& result) {
   if (impl_ == nullptr) return NoWriter();
@@ -178,7 +178,7 @@ Result UpsertWriter::Upsert(const GenericRow& row, const SharedWriteCallback& ca
   return SharedWrite(impl_, row, 1, callback);
 }
 
-Result UpsertWriter::Delete(const GenericRow& key) { return RowWrite(impl_, key, ffi::writer_delete, nullptr, nullptr); }
+Result UpsertWriter::DeleteDetached(const GenericRow& key) { return RowWrite(impl_, key, ffi::writer_delete, nullptr, nullptr); }
 
 Result UpsertWriter::Delete(const GenericRow& key, WriteResult& result) {
   if (impl_ == nullptr) return NoWriter();

@@ -39,21 +39,21 @@ unsafe fn import_batch(array: usize, schema: usize) -> Result<RecordBatch> {
     let a = if array.is_null() { None } else { Some(FFI_ArrowArray::from_raw(array)) };
     let s = if schema.is_null() { None } else { Some(FFI_ArrowSchema::from_raw(schema)) };
     let (Some(a), Some(s)) = (a, s) else {
-        return Err(Error::invalid_row("AppendArrowBatch: the ArrowArray or ArrowSchema pointer is null"));
+        return Err(Error::invalid_row("WriteArrowBatch: the ArrowArray or ArrowSchema pointer is null"));
     };
     if a.is_released() {
-        return Err(Error::invalid_row("AppendArrowBatch: the ArrowArray was already released"));
+        return Err(Error::invalid_row("WriteArrowBatch: the ArrowArray was already released"));
     }
     // SAFETY: both are valid C structs owned by us now (layout-identical to the Raw mirrors).
     let raw_s = &*(&s as *const FFI_ArrowSchema as *const RawSchema);
     let raw_a = &*(&a as *const FFI_ArrowArray as *const RawArray);
     check_schema(raw_s, "batch", 0)?;
-    let dt = DataType::try_from(&s).map_err(|e| Error::invalid_row(format!("AppendArrowBatch: bad ArrowSchema: {e}")))?;
+    let dt = DataType::try_from(&s).map_err(|e| Error::invalid_row(format!("WriteArrowBatch: bad ArrowSchema: {e}")))?;
     check_array(raw_a, raw_s, &dt, "batch", 0)?;
     let data = from_ffi(a, &s)?;
-    data.validate_full().map_err(|e| Error::invalid_row(format!("AppendArrowBatch: invalid ArrowArray: {e}")))?;
+    data.validate_full().map_err(|e| Error::invalid_row(format!("WriteArrowBatch: invalid ArrowArray: {e}")))?;
     if !matches!(data.data_type(), arrow_schema::DataType::Struct(_)) {
-        return Err(Error::invalid_row(format!("AppendArrowBatch: expected a struct array (a record batch), got {}", data.data_type())));
+        return Err(Error::invalid_row(format!("WriteArrowBatch: expected a struct array (a record batch), got {}", data.data_type())));
     }
     Ok(RecordBatch::from(StructArray::from(data)))
 }
@@ -111,7 +111,7 @@ const MAX_CHILDREN: i64 = 1 << 16;
 const MAX_ROWS: i64 = i32::MAX as i64;
 
 fn bad(path: &str, what: impl std::fmt::Display) -> Error {
-    Error::invalid_row(format!("AppendArrowBatch: {path}: {what}"))
+    Error::invalid_row(format!("WriteArrowBatch: {path}: {what}"))
 }
 
 /// # Safety
@@ -282,16 +282,16 @@ unsafe fn check_array(a: &RawArray, s: &RawSchema, dt: &DataType, path: &str, de
 unsafe fn import_stream(stream: usize) -> Result<RecordBatch> {
     let stream = stream as *mut FFI_ArrowArrayStream;
     if stream.is_null() {
-        return Err(Error::invalid_row("AppendArrowBatch: the ArrowArrayStream pointer is null"));
+        return Err(Error::invalid_row("WriteArrowBatch: the ArrowArrayStream pointer is null"));
     }
     if (*(stream as *const RawStream)).release.is_none() {
-        return Err(Error::invalid_row("AppendArrowBatch: the ArrowArrayStream is released"));
+        return Err(Error::invalid_row("WriteArrowBatch: the ArrowArrayStream is released"));
     }
     // Moved from first (released when `owned` drops), whatever happens next.
     let mut owned = FFI_ArrowArrayStream::from_raw(stream);
     let raw = &mut *(&mut owned as *mut FFI_ArrowArrayStream as *mut RawStream);
     let (Some(get_schema), Some(get_next)) = (raw.get_schema, raw.get_next) else {
-        return Err(Error::invalid_row("AppendArrowBatch: the ArrowArrayStream has a null get_schema or get_next"));
+        return Err(Error::invalid_row("WriteArrowBatch: the ArrowArrayStream has a null get_schema or get_next"));
     };
     let last_error = |raw: &mut RawStream, what: &str, rc: i32| {
         let text = match raw.get_last_error {
@@ -305,7 +305,7 @@ unsafe fn import_stream(stream: usize) -> Result<RecordBatch> {
             }
             None => String::new(),
         };
-        Error::invalid_row(format!("AppendArrowBatch: the stream's {what} failed (error {rc}): {text}"))
+        Error::invalid_row(format!("WriteArrowBatch: the stream's {what} failed (error {rc}): {text}"))
     };
     // The same checks as a single batch: the schema once, every array before arrow-rs reads it.
     let mut schema = FFI_ArrowSchema::empty();
@@ -315,9 +315,9 @@ unsafe fn import_stream(stream: usize) -> Result<RecordBatch> {
     }
     let raw_s = &*(&schema as *const FFI_ArrowSchema as *const RawSchema);
     check_schema(raw_s, "stream schema", 0)?;
-    let dt = DataType::try_from(&schema).map_err(|e| Error::invalid_row(format!("AppendArrowBatch: bad stream schema: {e}")))?;
+    let dt = DataType::try_from(&schema).map_err(|e| Error::invalid_row(format!("WriteArrowBatch: bad stream schema: {e}")))?;
     if !matches!(dt, DataType::Struct(_)) {
-        return Err(Error::invalid_row(format!("AppendArrowBatch: expected a stream of struct arrays (record batches), got {dt}")));
+        return Err(Error::invalid_row(format!("WriteArrowBatch: expected a stream of struct arrays (record batches), got {dt}")));
     }
     let arrow_schema = std::sync::Arc::new(arrow_schema::Schema::try_from(&schema)?);
     let mut batches = Vec::new();
@@ -333,7 +333,7 @@ unsafe fn import_stream(stream: usize) -> Result<RecordBatch> {
         let path = format!("stream batch {}", batches.len());
         check_array(&*(&array as *const FFI_ArrowArray as *const RawArray), raw_s, &dt, &path, 0)?;
         let data = from_ffi(array, &schema)?;
-        data.validate_full().map_err(|e| Error::invalid_row(format!("AppendArrowBatch: {path}: invalid ArrowArray: {e}")))?;
+        data.validate_full().map_err(|e| Error::invalid_row(format!("WriteArrowBatch: {path}: invalid ArrowArray: {e}")))?;
         let batch = RecordBatch::from(StructArray::from(data));
         batches.push(batch.with_schema(arrow_schema.clone())?);
     }
