@@ -52,6 +52,27 @@ def test_upsert_delete_and_partial_update(conn, engine) -> None:
         t.new_upsert().create_writer().delete({"a": "x"})
 
 
+def test_detached_forms_of_every_write(conn, engine) -> None:
+    # The three forms of the Rust and C++ APIs (callback, result, detached) exist for every write.
+    name = make_table(conn, [("k", "INT"), ("a", "STRING")], pk=["k"], buckets=2)
+    with conn.get_table(name).new_upsert().create_writer() as w:
+        for k in range(10):
+            assert w.upsert_detached({"k": k, "a": f"v{k}"}) is None
+        w.flush()
+        assert w.delete_detached([3]) is None
+        w.flush()
+        assert w.stats()["pending_callbacks"] == 0
+    assert engine.lookup(name, [2]) == (2, "v2") and engine.lookup(name, [3]) is None
+    with pytest.raises(fw.InvalidRowError):
+        conn.get_table(name).new_upsert().create_writer().upsert_detached({"a": "no key"})
+    log = make_table(conn, buckets=3, bucket_keys=["id"])
+    with conn.get_table(log).new_append().create_writer() as w:
+        batch = pa.record_batch({"id": pa.array(range(50), pa.int64()), "msg": pa.array([str(i) for i in range(50)])})
+        assert w.write_arrow_batch_detached(batch) is None
+        w.flush()
+    assert sum(engine.high_watermark(log, b) for b in range(3)) == 50
+
+
 def test_pyarrow_batch_multi_bucket_results(conn, engine) -> None:
     name = make_table(conn, buckets=3, bucket_keys=["id"])
     w = conn.get_table(name).new_append().create_writer()

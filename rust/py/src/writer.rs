@@ -338,6 +338,14 @@ pymethods_with_common!(PyAppendWriter {
         self.write_batch(py, rb, callback)
     }
 
+    /// `write_arrow_batch` without any notification (`flush` still covers it).
+    fn write_arrow_batch_detached(&self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check()?;
+        let rb = one_batch(arrow_input(batch)?)?;
+        let w = &*self.w;
+        interruptible(py, || w.write_arrow_batch_detached(&rb))
+    }
+
     /// Write every record batch of an Arrow stream (pyarrow Table, polars DataFrame, ...), one
     /// operation per batch. With `callback`, it is called once per batch and None is returned;
     /// without, the list of WriteResults. A synchronous error leaves earlier batches accepted.
@@ -439,6 +447,22 @@ pymethods_with_common!(PyUpsertWriter {
             }
             None => Ok(Some(PyWriteResult::new(interruptible(py, || w.delete(&values))?, self.live.gen))),
         }
+    }
+
+    /// `upsert` without any notification (`flush` still covers it).
+    pub(crate) fn upsert_detached(&self, py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check()?;
+        let values = row_from_py(&self.schema, row)?;
+        let w = &*self.w;
+        interruptible(py, || w.upsert_detached(&values))
+    }
+
+    /// `delete` without any notification (`flush` still covers it).
+    pub(crate) fn delete_detached(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check()?;
+        let values = key_from_py(&self.schema, key)?;
+        let w = &*self.w;
+        interruptible(py, || w.delete_detached(&values))
     }
 
 });
