@@ -1,7 +1,7 @@
 // test_api.cpp: codes (drift test), rows of every type, admin, tables, upserts, WriteResult.
-#include <set>
-
+#include <algorithm>
 #include <array>
+#include <set>
 
 #include "test_util.h"
 
@@ -129,6 +129,18 @@ TEST_F(ApiTest, AdminDatabasesAndTables) {
   ASSERT_OK(admin.CreateTable(fw::TablePath("db1", "t"), d));
   ASSERT_OK(admin.TableExists(fw::TablePath("db1", "t"), exists));
   EXPECT_TRUE(exists);
+  ASSERT_OK(admin.CreateTable(fw::TablePath("db1", "u"), d));
+  std::vector<std::string> names = {"stale"};
+  ASSERT_OK(admin.ListTables("db1", names));
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"t", "u"}));
+  ASSERT_OK(admin.ListDatabases(names));
+  EXPECT_NE(std::find(names.begin(), names.end(), "db1"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "fluss"), names.end());
+  fw::Result missing = admin.ListTables("no_such_db", names);
+  EXPECT_FALSE(missing.Ok());
+  EXPECT_TRUE(names.empty()) << "a failed list leaves no stale names";
+  ASSERT_OK(admin.DropTable(fw::TablePath("db1", "u")));
   fw::Table t;
   ASSERT_OK(conn.GetTable(fw::TablePath("db1", "t"), t));
   EXPECT_EQ(t.Path(), "db1.t");
@@ -225,4 +237,18 @@ TEST_F(ApiTest, WriteResultWaitAndLateOnComplete) {
   fw::WriteResult empty;
   EXPECT_FALSE(empty.Wait().Ok());
   EXPECT_FALSE(empty.Valid());
+}
+
+TEST_F(ApiTest, IsClosedFollowsClose) {
+  fw::TablePath p = LogTable("closing");
+  fw::AppendWriter w = AppendWriterFor(p);
+  EXPECT_FALSE(w.IsClosed());
+  ASSERT_OK(w.Close());
+  EXPECT_TRUE(w.IsClosed());
+  EXPECT_EQ(w.AppendDetached(Row(1)).error_code, Code(fw::ClientCode::WriterClosed));
+  EXPECT_TRUE(fw::AppendWriter().IsClosed()) << "an empty writer counts as closed";
+  EXPECT_FALSE(conn.IsClosed());
+  ASSERT_OK(conn.Close());
+  EXPECT_TRUE(conn.IsClosed());
+  EXPECT_TRUE(fw::Connection().IsClosed()) << "an empty connection counts as closed";
 }

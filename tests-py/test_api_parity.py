@@ -31,6 +31,13 @@ TYPES: Dict[str, Tuple[str, str, str]] = {
     "WriteResult": ("rust/core/src/write/completion.rs", "WriteResult", "WriteResult"),
 }
 
+#: (Rust type, Rust operation) -> its name in a language where the rule below does not give it.
+ALIASES: Dict[Tuple[str, str], Dict[str, str]] = {
+    ("Connection", "admin"): {"cpp": "GetAdmin"},
+    ("WriteResult", "add_callback"): {"cpp": "OnComplete"},
+    ("WriteResult", "is_done"): {"py": "done"},
+}
+
 #: (Rust type, Rust operation) -> why a language has no counterpart: {"py": reason, "cpp": reason}.
 EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
     ("Connection", "open"): {
@@ -65,11 +72,16 @@ EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
         "py": "the Config the application built is its own object",
         "cpp": "the Configuration the application built is its own object",
     },
-    ("Table", "info"): {"py": "Admin.get_table_info(path)", "cpp": "Admin::GetTableInfo(path)"},
-    ("WriteResult", "try_get"): {
-        "py": "WriteResult.done() and .completion() (a property once done)",
-        "cpp": "WriteResult::IsDone() and Wait(timeout)",
-    },
+    ("Table", "info"): {"cpp": "Table::Path, ColumnCount, HasPrimaryKey give what C++ callers use of it"},
+    ("WriteResult", "try_get"): {"cpp": "WriteResult::IsDone() then Wait() (which returns at once)"},
+}
+
+#: Counterparts that do not exist yet: the test holds them to this list (it fails when one is
+#: added without being removed here). Listed in the closing note of issue 16.
+KNOWN_GAPS: Dict[Tuple[str, str], Set[str]] = {
+    ("Admin", "get_table_info"): {"cpp"},
+    ("AppendWriter", "table"): {"cpp"},
+    ("UpsertWriter", "table"): {"cpp"},
 }
 
 
@@ -115,9 +127,13 @@ def cpp_methods() -> Dict[str, Set[str]]:
     return out
 
 
-def counterparts(rust_name: str) -> Tuple[str, str]:
+def counterparts(rust_type: str, rust_name: str) -> Tuple[str, str]:
+    """(Python name, C++ name) of a Rust operation: the callback forms fold into one name, a
+    Python predicate ``is_x`` is the property ``x``, C++ is CamelCase; ALIASES override."""
     base = re.sub(r"_with_(shared_)?callback$", "", rust_name)
-    return base, snake_to_camel(base)
+    py = base[3:] if base.startswith("is_") else base
+    alias = ALIASES.get((rust_type, rust_name), {})
+    return alias.get("py", py), alias.get("cpp", snake_to_camel(base))
 
 
 def test_every_rust_operation_has_a_python_and_a_cpp_counterpart() -> None:
@@ -128,29 +144,32 @@ def test_every_rust_operation_has_a_python_and_a_cpp_counterpart() -> None:
         assert py_class in py, f"class {py_class} is not in the Python stub"
         assert cpp_class in cpp, f"class {cpp_class} is not in the C++ header"
         for name in sorted(names):
-            py_name, cpp_name = counterparts(name)
-            exempt = EXEMPT.get((rust_type, name), {})
-            if py_name not in py[py_class] and "py" not in exempt:
+            py_name, cpp_name = counterparts(rust_type, name)
+            skip = set(EXEMPT.get((rust_type, name), {})) | KNOWN_GAPS.get((rust_type, name), set())
+            if py_name not in py[py_class] and "py" not in skip:
                 missing.append(f"Python {py_class}.{py_name} (Rust {rust_type}::{name})")
-            if cpp_name not in cpp[cpp_class] and "cpp" not in exempt:
+            if cpp_name not in cpp[cpp_class] and "cpp" not in skip:
                 missing.append(f"C++ {cpp_class}::{cpp_name} (Rust {rust_type}::{name})")
     assert not missing, "operations without a counterpart (add them, or an exemption with its reason):\n  " + "\n  ".join(
         missing
     )
 
 
-def test_exemptions_name_real_operations() -> None:
+def test_exemptions_aliases_and_gaps_are_current() -> None:
     ops = rust_operations()
-    stale = [f"{t}::{n}" for (t, n) in EXEMPT if n not in ops.get(t, set())]
-    assert not stale, f"exemptions for operations the Rust API no longer has: {stale}"
+    listed = [*EXEMPT, *ALIASES, *KNOWN_GAPS]
+    stale = [f"{t}::{n}" for (t, n) in listed if n not in ops.get(t, set())]
+    assert not stale, f"entries for operations the Rust API no longer has: {stale}"
     py, cpp = python_methods(), cpp_methods()
-    covered = [
-        f"{t}::{n} ({lang})"
-        for (t, n), why in EXEMPT.items()
-        for lang in why
-        if counterparts(n)[0 if lang == "py" else 1] in (py if lang == "py" else cpp)[TYPES[t][1 if lang == "py" else 2]]
-    ]
+
+    def has(t: str, n: str, lang: str) -> bool:
+        names = counterparts(t, n)
+        return names[0] in py[TYPES[t][1]] if lang == "py" else names[1] in cpp[TYPES[t][2]]
+
+    covered = [f"{t}::{n} ({lang})" for (t, n), why in EXEMPT.items() for lang in why if has(t, n, lang)]
+    closed = [f"{t}::{n} ({lang})" for (t, n), langs in KNOWN_GAPS.items() for lang in langs if has(t, n, lang)]
     assert not covered, f"exempt operations that do have a counterpart now (drop the exemption): {covered}"
+    assert not closed, f"known gaps that are closed now (drop them from KNOWN_GAPS): {closed}"
 
 
 def test_the_parser_finds_what_it_must() -> None:

@@ -690,6 +690,8 @@ class WriterBase {
   // size are accepted (milliseconds::max() is "no bound"); negative means no bound.
   Result Close();
   Result Close(std::chrono::milliseconds timeout);
+  // Whether Close ran (or the writer is empty): writes are then refused with WriterClosed.
+  bool IsClosed() const noexcept;
   WriterStats Stats() const;
   bool Available() const noexcept { return impl_ != nullptr; }
 
@@ -928,6 +930,9 @@ class Admin {
   Result CreateDatabase(const std::string& name, bool ignore_if_exists = false);
   Result DropDatabase(const std::string& name, bool ignore_if_not_exists = false, bool cascade = false);
   Result DatabaseExists(const std::string& name, bool& out);
+  // Replace `out` with the names of every database / of the tables of `database`.
+  Result ListDatabases(std::vector<std::string>& out);
+  Result ListTables(const std::string& database, std::vector<std::string>& out);
   Result CreateTable(const TablePath& path, const TableDescriptor& descriptor, bool ignore_if_exists = false);
   Result DropTable(const TablePath& path, bool ignore_if_not_exists = false);
   Result TableExists(const TablePath& path, bool& out);
@@ -961,6 +966,8 @@ class Connection {
   // Closes every writer (each gets `timeout` to drain), stops the callback worker.
   Result Close();
   Result Close(std::chrono::milliseconds timeout);
+  // Whether Close ran (or the connection is empty).
+  bool IsClosed() const noexcept;
   bool Available() const noexcept { return impl_ != nullptr; }
 
  private:

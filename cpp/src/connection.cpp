@@ -79,6 +79,8 @@ Result Connection::GetTable(const TablePath& path, Table& out) const {
 
 Result Connection::Close() { return Close(std::chrono::milliseconds(-1)); }
 
+bool Connection::IsClosed() const noexcept { return impl_ == nullptr || ffi::connection_is_closed(*impl_); }
+
 Result Connection::Close(std::chrono::milliseconds timeout) {
   if (impl_ == nullptr) {
     return NotOpen();
@@ -105,6 +107,31 @@ Result Admin::CreateDatabase(const std::string& name, bool ignore_if_exists) {
 Result Admin::DropDatabase(const std::string& name, bool ignore_if_not_exists, bool cascade) {
   if (impl_ == nullptr) return NotOpen();
   return ToResult(ffi::admin_drop_database(*impl_, Str(name), ignore_if_not_exists, cascade));
+}
+
+namespace {
+std::vector<std::string> ToStrings(const rust::Vec<rust::String>& v) {
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (const rust::String& s : v) out.emplace_back(s.data(), s.size());
+  return out;
+}
+}  // namespace
+
+Result Admin::ListDatabases(std::vector<std::string>& out) {
+  if (impl_ == nullptr) return NotOpen();
+  rust::Vec<rust::String> names;
+  Result r = ToResult(ffi::admin_list_databases(*impl_, names));
+  out = r.Ok() ? ToStrings(names) : std::vector<std::string>{};
+  return r;
+}
+
+Result Admin::ListTables(const std::string& database, std::vector<std::string>& out) {
+  if (impl_ == nullptr) return NotOpen();
+  rust::Vec<rust::String> names;
+  Result r = ToResult(ffi::admin_list_tables(*impl_, Str(database), names));
+  out = r.Ok() ? ToStrings(names) : std::vector<std::string>{};
+  return r;
 }
 
 Result Admin::DatabaseExists(const std::string& name, bool& out) {

@@ -84,6 +84,8 @@ Result WriterBase::Close(std::chrono::milliseconds timeout) {
   return ToResult(ffi::writer_close(*impl_, internal::Millis(timeout)));
 }
 
+bool WriterBase::IsClosed() const noexcept { return impl_ == nullptr || ffi::writer_is_closed(*impl_); }
+
 WriterStats WriterBase::Stats() const {
   WriterStats s;
   if (impl_ != nullptr) {

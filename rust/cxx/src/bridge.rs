@@ -181,11 +181,14 @@ pub mod ffi {
         fn connection_create(bootstrap: &str, keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection>;
         fn connection_clone(c: &RConnection) -> Box<RConnection>;
         fn connection_close(c: &RConnection, timeout_ms: i64) -> FfiStatus;
+        fn connection_is_closed(c: &RConnection) -> bool;
         /// Drops the connection (`~Connection`, `~Admin`) with panics caught.
         fn connection_destroy(c: Box<RConnection>);
         fn admin_create_database(c: &RConnection, name: &str, ignore_if_exists: bool) -> FfiStatus;
         fn admin_drop_database(c: &RConnection, name: &str, ignore_if_not_exists: bool, cascade: bool) -> FfiStatus;
         fn admin_database_exists(c: &RConnection, name: &str, out: &mut bool) -> FfiStatus;
+        fn admin_list_databases(c: &RConnection, out: &mut Vec<String>) -> FfiStatus;
+        fn admin_list_tables(c: &RConnection, database: &str, out: &mut Vec<String>) -> FfiStatus;
         fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &FfiDescriptor, ignore_if_exists: bool) -> FfiStatus;
         fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus;
         fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus;
@@ -240,6 +243,7 @@ pub mod ffi {
         fn shared_callback_destroy(cb: Box<RSharedCallback>);
         fn writer_flush(w: &RWriter, timeout_ms: i64) -> FfiStatus;
         fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus;
+        fn writer_is_closed(w: &RWriter) -> bool;
         fn writer_stats(w: &RWriter) -> FfiWriterStats;
         /// `~AppendWriter`/`~UpsertWriter`: close with `timeout_ms` (negative: no bound) and drop;
         /// when the bound passes, the rest of the drop happens on a background thread.

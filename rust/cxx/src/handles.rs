@@ -66,6 +66,27 @@ pub(crate) fn connection_close(c: &RConnection, timeout_ms: i64) -> FfiStatus {
     status(guard(|| c.get()?.close(timeout(timeout_ms))))
 }
 
+/// An empty handle counts as closed.
+pub(crate) fn connection_is_closed(c: &RConnection) -> bool {
+    guard_or(|| true, || c.get().map_or(true, |c| c.is_closed()))
+}
+
+#[allow(clippy::ptr_arg)] // cxx passes rust::Vec as &mut Vec
+pub(crate) fn admin_list_databases(c: &RConnection, out: &mut Vec<String>) -> FfiStatus {
+    status(guard(|| {
+        *out = c.get()?.admin().list_databases()?;
+        Ok(())
+    }))
+}
+
+#[allow(clippy::ptr_arg)] // cxx passes rust::Vec as &mut Vec
+pub(crate) fn admin_list_tables(c: &RConnection, database: &str, out: &mut Vec<String>) -> FfiStatus {
+    status(guard(|| {
+        *out = c.get()?.admin().list_tables(database)?;
+        Ok(())
+    }))
+}
+
 pub(crate) fn admin_create_database(c: &RConnection, name: &str, ignore_if_exists: bool) -> FfiStatus {
     status(guard(|| c.get()?.admin().create_database(name, ignore_if_exists)))
 }
@@ -353,6 +374,18 @@ pub(crate) fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus {
         RWriter::Upsert(w) => w.close(t),
         RWriter::None => Err(no_writer()),
     }))
+}
+
+/// An empty handle counts as closed.
+pub(crate) fn writer_is_closed(w: &RWriter) -> bool {
+    guard_or(
+        || true,
+        || match w {
+            RWriter::Append(w) => w.is_closed(),
+            RWriter::Upsert(w) => w.is_closed(),
+            RWriter::None => true,
+        },
+    )
 }
 
 pub(crate) fn writer_stats(w: &RWriter) -> FfiWriterStats {
