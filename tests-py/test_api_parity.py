@@ -150,9 +150,7 @@ def test_every_rust_operation_has_a_python_and_a_cpp_counterpart() -> None:
                 missing.append(f"Python {py_class}.{py_name} (Rust {rust_type}::{name})")
             if cpp_name not in cpp[cpp_class] and "cpp" not in skip:
                 missing.append(f"C++ {cpp_class}::{cpp_name} (Rust {rust_type}::{name})")
-    assert not missing, "operations without a counterpart (add them, or an exemption with its reason):\n  " + "\n  ".join(
-        missing
-    )
+    assert not missing, "operations without a counterpart (add them, or an exemption with its reason):\n  " + "\n  ".join(missing)
 
 
 def test_exemptions_aliases_and_gaps_are_current() -> None:
