@@ -408,7 +408,12 @@ async fn tablet_server_silently_drops_unregistered_keys() {
     let err = conn.send_raw(1001, 0, body).await.unwrap_err();
     assert_eq!(err.code(), 1, "{err:?}");
     assert!(err.message().contains("timed out"), "{err:?}");
-    assert!(conn.is_alive());
+    // Nothing at all arrived on the connection: the client closes it as silent (a timed-out
+    // request on a connection that answers other requests would leave it open).
+    assert!(!conn.is_alive(), "a connection on which nothing arrived is closed");
+    assert!(err.message().contains("closing it"), "{err:?}");
+    // The server itself is fine: a new connection is answered.
+    let conn = Connection::open(&tablet, Duration::from_millis(1500), &tokio::runtime::Handle::current()).await.unwrap();
     let dbs = conn.send(&proto::ListDatabasesRequest {}.into_request()).await.unwrap();
     assert!(matches!(dbs, fluss_writer::backend::Response::ListDatabases(_)));
 }
