@@ -255,3 +255,60 @@ fn a_forked_child_does_not_keep_the_embedded_directory_locked() {
     assert!(reopen < Duration::from_millis(500));
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child still had the LOCK file open (status {status})");
 }
+
+// ----- an interrupt check that takes the binding's lock (Python: the GIL) -----
+
+/// The worker takes a "GIL" around every group of jobs (as the Python binding's hooks do) while
+/// the waiting thread's interrupt check takes the same lock. The check used to run under the
+/// locks of the wait (the result's cell, the flush barrier, the buffer queue), which the worker
+/// takes while holding the GIL: both threads then waited on each other forever. Every wait must
+/// run the check with its own lock released.
+#[test]
+fn an_interrupt_check_taking_the_workers_lock_never_deadlocks_a_wait() {
+    struct GilHooks(Arc<Mutex<()>>);
+    impl fluss_writer::WorkerHooks for GilHooks {
+        fn around_group(&self, run: &mut dyn FnMut()) {
+            let _gil = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            // Hold it a while before running the group (as slow Python callbacks would): a wait
+            // that wakes in this window and runs its check under a lock the job needs deadlocks.
+            std::thread::sleep(Duration::from_millis(50));
+            run();
+        }
+    }
+    let gil = Arc::new(Mutex::new(()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let g = gil.clone();
+    std::thread::spawn(move || {
+        let mut c = Config::default();
+        // Batches linger longer than one check interval, so each wait runs the check.
+        c.set("client.writer.batch-timeout", "150ms").unwrap();
+        let conn =
+            Connection::connect_with(c, fluss_writer::ConnectOptions::default().with_worker_hooks(Arc::new(GilHooks(g.clone())))).unwrap();
+        let path = log_table(&conn, "gil_check", 2);
+        let w = append_writer(&conn, &path, WriterOptions::default());
+        // Like Python's check: take the "GIL" (and run no handler).
+        let check = || {
+            let _gil = g.lock().unwrap_or_else(|p| p.into_inner());
+            false
+        };
+        let t0 = Instant::now();
+        let mut waits = 0;
+        while t0.elapsed() < Duration::from_secs(4) {
+            let results: Vec<_> = (0..20).map(|i| w.append(&fluss_writer::row![i as i64, "x"]).unwrap()).collect();
+            interrupt::with_check(&check, || {
+                for r in &results {
+                    assert!(r.wait(Some(Duration::from_secs(20))).unwrap().is_ok());
+                    waits += 1;
+                }
+                w.flush(Some(Duration::from_secs(20))).unwrap();
+            });
+        }
+        w.close(None).unwrap();
+        conn.close(None).unwrap();
+        let _ = tx.send(waits);
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(waits) => assert!(waits > 0),
+        Err(_) => panic!("a wait with an interrupt check that takes the worker's lock deadlocked"),
+    }
+}

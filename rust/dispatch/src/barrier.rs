@@ -196,8 +196,13 @@ impl FlushBarrier {
             if deadline.is_expired(clock) {
                 break Err(FlushError::Timeout);
             }
-            if interrupt::interrupted() {
+            let (relocked, fired, released) = interrupt::interrupted_releasing(g, || lock(&self.inner));
+            g = relocked;
+            if fired {
                 break Err(FlushError::Interrupted);
+            }
+            if released {
+                continue;
             }
             g = wait(&self.cv, g, interrupt::cap_sleep(deadline.sleep_for(clock)));
         };
@@ -218,8 +223,13 @@ impl FlushBarrier {
             if deadline.is_expired(clock) {
                 break Err(FlushError::Timeout);
             }
-            if interrupt::interrupted() {
+            let (relocked, fired, released) = interrupt::interrupted_releasing(g, || lock(&self.inner));
+            g = relocked;
+            if fired {
                 break Err(FlushError::Interrupted);
+            }
+            if released {
+                continue;
             }
             g = wait(&self.cv, g, interrupt::cap_sleep(deadline.sleep_for(clock)));
         };

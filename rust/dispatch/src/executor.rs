@@ -275,8 +275,16 @@ impl ExecInner {
         for shard in shards {
             let mut q = lock(&shard.q);
             while !q.exited {
-                if deadline.is_expired(clock) || crate::interrupt::interrupted() {
+                if deadline.is_expired(clock) {
                     return false;
+                }
+                let (relocked, fired, released) = crate::interrupt::interrupted_releasing(q, || lock(&shard.q));
+                q = relocked;
+                if fired {
+                    return false;
+                }
+                if released {
+                    continue;
                 }
                 q = wait(&shard.done, q, crate::interrupt::cap_sleep(deadline.sleep_for(clock)));
             }

@@ -6,9 +6,10 @@
 //! this crate and of the core (flush, close, `WriteResult::wait`, admission of a write) sleeps at
 //! most [`CHECK_INTERVAL`] at a time and calls the check at least that often; when the check
 //! returns true the wait ends with an `Interrupted` error. The check never runs while a lock of
-//! the dispatcher is held: waits call [`interrupted`] between their condition-variable sleeps,
-//! after releasing nothing they still need, so the state a wait leaves behind on interruption is
-//! the same as on a timeout.
+//! the dispatcher or the core is held: waits call it between their condition-variable sleeps, so
+//! the state a wait leaves behind on interruption is
+//! the same as on a timeout; a wait that holds a lock releases it around the check
+//! ([`interrupted_releasing`]).
 //!
 //! Without an installed check (the default, and always in Rust applications and C++), waits
 //! behave as before: no extra wake-ups, no calls.
@@ -59,8 +60,37 @@ pub fn cap_sleep(d: Option<Duration>) -> Option<Duration> {
     Some(d.map_or(CHECK_INTERVAL, |d| d.min(CHECK_INTERVAL)))
 }
 
+/// [`interrupted`] for a wait that holds a lock: when the check is due, `guard` is dropped while
+/// it runs and `relock` takes the lock again. The check may take a binding's own lock (Python:
+/// the GIL), which a callback worker holds while it takes the dispatcher's and the core's locks
+/// (to complete a result, retire tickets, release permits); running the check under such a lock
+/// would deadlock the two threads. Returns the guard, whether the check fired, and whether the
+/// lock was released (the caller then re-reads its state before sleeping, as a notification may
+/// have been missed meanwhile).
+pub fn interrupted_releasing<G>(guard: G, relock: impl FnOnce() -> G) -> (G, bool, bool) {
+    let due = CHECK.with(|c| match c.get() {
+        None => None,
+        Some((_, None)) => Some(false),
+        Some((_, Some(last))) => Some(last.elapsed() >= CHECK_INTERVAL),
+    });
+    match due {
+        None => (guard, false, false),
+        // Starts the interval, or is rate-limited: the check itself does not run.
+        Some(false) => {
+            let fired = interrupted();
+            (guard, fired, false)
+        }
+        Some(true) => {
+            drop(guard);
+            let fired = interrupted();
+            (relock(), fired, true)
+        }
+    }
+}
+
 /// Runs the installed check if at least [`CHECK_INTERVAL`] passed since it last ran (or since the
-/// first wait under it began), and returns its answer. False without a check.
+/// first wait under it began), and returns its answer. False without a check. A wait that holds
+/// a lock calls [`interrupted_releasing`] instead.
 pub fn interrupted() -> bool {
     let Some((check, last)) = CHECK.with(|c| c.get()) else { return false };
     let now = Instant::now();

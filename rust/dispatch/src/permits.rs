@@ -183,7 +183,13 @@ impl Permits {
                 _ => {}
             }
             let expired = deadline.is_expired(clock);
-            if expired || interrupt::interrupted() {
+            let (relocked, fired, released) =
+                if expired { (q, false, false) } else { interrupt::interrupted_releasing(q, || lock(&self.queue)) };
+            q = relocked;
+            if released && !fired {
+                continue;
+            }
+            if expired || fired {
                 if let Some(pos) = q.iter().position(|x| Arc::ptr_eq(x, &w)) {
                     q.remove(pos);
                 }

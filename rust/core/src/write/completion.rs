@@ -187,8 +187,14 @@ impl WriteResult {
                     _ => return Err(Error::client(ClientCode::Timeout, "WriteResult::wait timed out; the operation is still pending")),
                 },
             };
-            if crate::interrupt::interrupted() {
+            let (g, fired, released) =
+                crate::interrupt::interrupted_releasing(st, || self.cell.state.lock().unwrap_or_else(|p| p.into_inner()));
+            st = g;
+            if fired {
                 return Err(crate::write::writer::interrupted_error("waiting for a WriteResult; the operation is still pending"));
+            }
+            if released {
+                continue;
             }
             st = match crate::interrupt::cap_sleep(left) {
                 None => self.cell.cond.wait(st).unwrap_or_else(|p| p.into_inner()),

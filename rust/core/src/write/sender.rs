@@ -159,8 +159,14 @@ impl SenderShared {
                     _ => return false,
                 },
             };
-            if crate::interrupt::interrupted() {
+            let (relocked, fired, released) =
+                crate::interrupt::interrupted_releasing(g, || self.exited.lock().unwrap_or_else(|p| p.into_inner()));
+            g = relocked;
+            if fired {
                 return false;
+            }
+            if released {
+                continue;
             }
             g = match crate::interrupt::cap_sleep(left) {
                 None => self.exited_cv.wait(g).unwrap_or_else(|p| p.into_inner()),
