@@ -162,7 +162,12 @@ class Config:
 def connect(bootstrap: Optional[str] = None, config: Union[None, Mapping[str, object], Config] = None) -> Connection:
     """Open a connection: ``"embedded"``, ``"embedded:<dir>"`` or ``"host:port[,host:port]"``,
     given as ``bootstrap`` or as the ``bootstrap.servers`` key of ``config`` (one setting: both
-    given and different is InvalidConfigError; neither means ``"embedded"``)."""
+    given and different is InvalidConfigError; neither means ``"embedded"``).
+
+    ``config`` takes Fluss client keys (README "Configuration"). ``client.response-max-size``
+    (default ``"100mb"``, 1kb to 2047mb) bounds every response frame read from a server: a
+    larger length prefix is never allocated; it closes that connection with a retriable
+    ProtocolError and the affected requests are retried on a new one."""
 
 @final
 class Connection:

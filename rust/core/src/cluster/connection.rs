@@ -9,9 +9,15 @@
 //!
 //! Failure model:
 //! * ERROR_RESPONSE fails only its request, with the server's code ([`Error::server`]).
-//! * SERVER_FAILURE, EOF, an I/O error or an undecodable frame kill the connection: every
-//!   in-flight request fails with `NETWORK_EXCEPTION` (1, retriable) and later sends fail the
-//!   same way, so the owner opens a new connection.
+//! * SERVER_FAILURE, EOF or an I/O error kill the connection: every in-flight request fails
+//!   with `NETWORK_EXCEPTION` (1, retriable) and later sends fail the same way, so the owner
+//!   opens a new connection.
+//! * A server that breaks the framing kills the connection the same way, with a retriable
+//!   `PROTOCOL` error ([`frame::protocol_violation`]): a length prefix below 1 or above the
+//!   configured maximum (`client.response-max-size`; the body is never read nor allocated), a
+//!   frame cut short by EOF, an undecodable frame header, or an answer to a request id this
+//!   connection never sent. A frame body is read as its bytes arrive (the buffer grows by at
+//!   most [`frame::READ_CHUNK`] ahead of them), so a length prefix alone allocates nothing large.
 //! * A request that is not answered within `request_timeout` fails with `NETWORK_EXCEPTION`
 //!   ("timed out") and its entry is removed; the connection stays usable (a late answer is
 //!   dropped).
@@ -25,7 +31,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::io;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -133,6 +139,10 @@ struct State {
 /// State shared by the connection handle, its two tasks and the pending request futures.
 struct Shared {
     addr: String,
+    /// Request ids handed out so far (wrapping); ids are this counter masked to 31 bits.
+    next_id: AtomicU32,
+    /// `client.response-max-size`.
+    max_response: usize,
     state: Mutex<State>,
     tasks: OnceLock<[AbortHandle; 2]>,
 }
@@ -142,13 +152,33 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn complete(&self, request_id: i32, result: Result<Bytes>) {
+    /// Hand the answer to its request. `Err` when `request_id` was never sent on this
+    /// connection: the server broke the protocol and the connection must die.
+    fn complete(&self, request_id: i32, result: Result<Bytes>) -> Result<()> {
         let tx = self.lock().inflight.remove(&request_id);
         match tx {
             // The receiver may be gone (caller dropped the future): nothing to do.
             Some(tx) => drop(tx.send(result)),
-            None => log::debug!("fluss connection {}: response to unknown or timed-out request {request_id} dropped", self.addr),
+            None if !self.was_issued(request_id) => {
+                return Err(frame::protocol_violation(format!(
+                    "{} answered request id {request_id}, which this connection never sent",
+                    self.addr
+                )));
+            }
+            None => log::debug!("fluss connection {}: response to timed-out or dropped request {request_id} ignored", self.addr),
         }
+        Ok(())
+    }
+
+    /// Whether `request_id` was handed out on this connection. Ids are a counter masked to 31
+    /// bits: until the counter passed 2^31, exactly the ids below it were issued; after that
+    /// every non-negative id has been.
+    fn was_issued(&self, request_id: i32) -> bool {
+        if request_id < 0 {
+            return false;
+        }
+        let issued = self.next_id.load(Ordering::Relaxed);
+        issued > 0x7FFF_FFFF || (request_id as u32) < issued
     }
 
     /// Mark the connection dead (first error wins), fail every in-flight request with `error`
@@ -191,7 +221,6 @@ impl Drop for InflightGuard {
 pub struct Connection {
     shared: Arc<Shared>,
     queue: mpsc::UnboundedSender<Outgoing>,
-    next_id: AtomicI32,
     versions: OnceLock<ApiVersions>,
     request_timeout: Duration,
 }
@@ -201,7 +230,7 @@ impl Connection {
     /// the ApiVersions handshake. Connecting and the handshake each take at most
     /// `request_timeout`. Failures are `NETWORK_EXCEPTION` (1, retriable).
     pub async fn open(addr: &str, request_timeout: Duration, runtime: &Handle) -> Result<Arc<Connection>> {
-        Connection::open_with(addr, request_timeout, runtime, None).await
+        Connection::open_with(addr, request_timeout, runtime, None, frame::DEFAULT_MAX_RESPONSE_FRAME).await
     }
 
     /// [`open`](Self::open), then, with `sasl`, authenticate with SASL/PLAIN (Authenticate, 1038)
@@ -209,14 +238,22 @@ impl Connection {
     /// `AUTHENTICATE_EXCEPTION` (46, not retriable; 51 is its retriable form); a server that
     /// does not answer it within `request_timeout` (a plaintext listener ignores the request)
     /// fails with a non-retriable error that says so. The password never appears in an error.
-    pub async fn open_with(addr: &str, request_timeout: Duration, runtime: &Handle, sasl: Option<&SaslPlain>) -> Result<Arc<Connection>> {
+    /// Response frames longer than `max_response` bytes (`client.response-max-size`) kill the
+    /// connection with a `PROTOCOL` error.
+    pub async fn open_with(
+        addr: &str,
+        request_timeout: Duration,
+        runtime: &Handle,
+        sasl: Option<&SaslPlain>,
+        max_response: usize,
+    ) -> Result<Arc<Connection>> {
         let stream = match tokio::time::timeout(request_timeout, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(network_error(format!("cannot connect to {addr}: {e}"))),
             Err(_) => return Err(network_error(format!("connecting to {addr} timed out after {} ms", request_timeout.as_millis()))),
         };
         stream.set_nodelay(true).map_err(|e| network_error(format!("TCP_NODELAY on {addr}: {e}")))?;
-        let conn = Connection::start(addr, stream, request_timeout, runtime);
+        let conn = Connection::start(addr, stream, request_timeout, runtime, max_response);
         let body = proto::ApiVersionsRequest {
             client_software_name: CLIENT_SOFTWARE_NAME.into(),
             client_software_version: CLIENT_SOFTWARE_VERSION.into(),
@@ -281,10 +318,12 @@ impl Connection {
     }
 
     /// Wrap an already connected stream (no handshake): spawn the two tasks.
-    fn start(addr: &str, stream: TcpStream, request_timeout: Duration, runtime: &Handle) -> Arc<Connection> {
+    fn start(addr: &str, stream: TcpStream, request_timeout: Duration, runtime: &Handle, max_response: usize) -> Arc<Connection> {
         let (rd, wr) = stream.into_split();
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
+            next_id: AtomicU32::new(0),
+            max_response,
             state: Mutex::new(State { inflight: HashMap::new(), failed: None }),
             tasks: OnceLock::new(),
         });
@@ -297,7 +336,7 @@ impl Connection {
             reader.abort();
             writer.abort();
         }
-        Arc::new(Connection { shared, queue, next_id: AtomicI32::new(0), versions: OnceLock::new(), request_timeout })
+        Arc::new(Connection { shared, queue, versions: OnceLock::new(), request_timeout })
     }
 
     /// The address this connection was opened to.
@@ -356,7 +395,7 @@ impl Connection {
         name: &'static str,
         body: Vec<u8>,
     ) -> Result<impl Future<Output = Result<Bytes>> + Send + 'static> {
-        let request_id = self.next_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF;
+        let request_id = (self.shared.next_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF) as i32;
         let header = frame::request_header(api_key, api_version, request_id, body.len())?;
         let (tx, rx) = oneshot::channel();
         {
@@ -415,33 +454,67 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-async fn read_frame(rd: &mut BufReader<OwnedReadHalf>) -> io::Result<Option<Bytes>> {
+/// Read one response frame: `Ok(None)` at a clean EOF (between frames). The length prefix is
+/// checked against `max` before anything is allocated, and the body buffer grows only as its
+/// bytes arrive (doubling, at most [`frame::READ_CHUNK`] past twice what was received), so a
+/// lying prefix costs nothing.
+/// Errors are the connection's: `NETWORK_EXCEPTION` for I/O, retriable `PROTOCOL` for framing.
+pub(crate) async fn read_frame<R: tokio::io::AsyncRead + Unpin>(rd: &mut R, max: usize, addr: &str) -> Result<Option<Bytes>> {
     let len = match rd.read_i32().await {
         Ok(n) => n,
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
+        Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
     };
-    if len < 1 || len as usize > frame::MAX_RESPONSE_FRAME {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("bad response frame length {len}")));
-    }
-    let mut buf = vec![0u8; len as usize];
-    rd.read_exact(&mut buf).await?;
+    let len = frame::check_response_length(len, max).map_err(|e| frame::protocol_violation(format!("{addr}: {}", e.message())))?;
+    let mut buf: Vec<u8> = Vec::new();
+    read_body(rd, len, &mut buf, addr).await?;
     Ok(Some(Bytes::from(buf)))
+}
+
+/// Read `len` body bytes into `buf`, growing it as bytes arrive: doubling, but never past `len`
+/// nor more than [`frame::READ_CHUNK`] past twice what was received.
+async fn read_body<R: tokio::io::AsyncRead + Unpin>(rd: &mut R, len: usize, buf: &mut Vec<u8>, addr: &str) -> Result<()> {
+    while buf.len() < len {
+        let start = buf.len();
+        let want = (len - start).min(frame::READ_CHUNK);
+        if buf.capacity() < start + want {
+            let target = (buf.capacity() * 2).max(start + want).min(len);
+            buf.reserve_exact(target - start);
+        }
+        buf.resize(start + want, 0);
+        let n = match rd.read(&mut buf[start..]).await {
+            Ok(n) => n,
+            Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
+        };
+        buf.truncate(start + n);
+        if n == 0 {
+            return Err(frame::protocol_violation(format!(
+                "{addr} closed the connection inside a response frame ({} of {len} bytes received)",
+                buf.len()
+            )));
+        }
+    }
+    Ok(())
 }
 
 async fn read_loop(shared: Arc<Shared>, rd: OwnedReadHalf) {
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let addr = shared.addr.clone();
     let error = loop {
-        match read_frame(&mut rd).await {
-            Ok(Some(bytes)) => match frame::decode_response(bytes) {
-                Ok(ResponseFrame::Success { request_id, body }) => shared.complete(request_id, Ok(body)),
-                Ok(ResponseFrame::Error { request_id, error }) => shared.complete(request_id, Err(error)),
-                Ok(ResponseFrame::ServerFailure { error }) => break network_error(format!("server failure from {addr}: {error}")),
-                Err(e) => break network_error(format!("undecodable response from {addr}: {e}")),
-            },
+        match read_frame(&mut rd, shared.max_response, &addr).await {
+            Ok(Some(bytes)) => {
+                let done = match frame::decode_response(bytes) {
+                    Ok(ResponseFrame::Success { request_id, body }) => shared.complete(request_id, Ok(body)),
+                    Ok(ResponseFrame::Error { request_id, error }) => shared.complete(request_id, Err(error)),
+                    Ok(ResponseFrame::ServerFailure { error }) => break network_error(format!("server failure from {addr}: {error}")),
+                    Err(e) => break frame::protocol_violation(format!("undecodable response from {addr}: {}", e.message())),
+                };
+                if let Err(e) = done {
+                    break e;
+                }
+            }
             Ok(None) => break network_error(format!("connection closed by {addr}")),
-            Err(e) => break network_error(format!("reading from {addr}: {e}")),
+            Err(e) => break e,
         }
     };
     log::debug!("fluss connection {addr} is dead: {error}");
@@ -677,6 +750,121 @@ mod tests {
         assert!(err.is_retriable());
     }
 
+    /// Open a connection to a server that answers the handshake and then the first request
+    /// with `reply` (raw bytes), and return the error of that request and the connection.
+    async fn first_request_after(reply: Vec<u8>, max: usize) -> (Error, Arc<Connection>) {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let _ = read_request(&mut s).await;
+            let _ = s.write_all(&reply).await;
+            // Keep the socket open for a while: the client must not wait for a close.
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        });
+        let conn = Connection::open_with(&addr, Duration::from_secs(5), &Handle::current(), None, max).await.unwrap();
+        let started = std::time::Instant::now();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        (err, conn)
+    }
+
+    #[tokio::test]
+    async fn length_prefix_over_the_limit_kills_the_connection_with_a_retriable_protocol_error() {
+        for (prefix, max) in [(i32::MAX, frame::DEFAULT_MAX_RESPONSE_FRAME), (2048, 2047), (0, 100), (-5, 100), (i32::MIN, 100)] {
+            let (err, conn) = first_request_after(prefix.to_be_bytes().to_vec(), max).await;
+            assert_eq!(err.code(), ClientCode::Protocol as i32, "{prefix}: {err:?}");
+            assert!(err.is_retriable(), "{err:?}");
+            if prefix > 0 {
+                assert!(err.message().contains("client.response-max-size"), "{err:?}");
+            }
+            assert!(!conn.is_alive());
+            assert_eq!(conn.failure().unwrap().code(), ClientCode::Protocol as i32);
+            assert_eq!(conn.in_flight(), 0);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_frame_cut_short_by_eof_is_a_protocol_error() {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let r = read_request(&mut s).await.unwrap();
+            let full = encode_success_response(r.request_id, &dbs_body(&["abcdefgh"]));
+            let _ = s.write_all(&full[..full.len() - 3]).await;
+            // then close
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.is_retriable());
+        assert!(err.message().contains("inside a response frame"), "{err:?}");
+        assert!(!conn.is_alive());
+    }
+
+    #[tokio::test]
+    async fn an_answer_to_a_request_never_sent_kills_the_connection() {
+        for wrong in [12345, -7] {
+            let (err, conn) = first_request_after(encode_success_response(wrong, &dbs_body(&["x"])), 1 << 20).await;
+            assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+            assert!(err.is_retriable());
+            assert!(err.message().contains("never sent"), "{err:?}");
+            assert!(!conn.is_alive());
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unknown_response_type_kills_the_connection() {
+        let frame = vec![0, 0, 0, 5, 9, 0, 0, 0, 0];
+        let (err, conn) = first_request_after(frame, 1 << 20).await;
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.is_retriable());
+        assert!(!conn.is_alive());
+    }
+
+    #[tokio::test]
+    async fn garbage_protobuf_fails_only_its_request() {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let r = read_request(&mut s).await.unwrap();
+            s.write_all(&encode_success_response(r.request_id, &[0xFF, 0xFF, 0xFF])).await.unwrap();
+            let r = read_request(&mut s).await.unwrap();
+            s.write_all(&encode_success_response(r.request_id, &dbs_body(&["ok"]))).await.unwrap();
+            let _ = read_request(&mut s).await;
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(!err.is_retriable());
+        assert!(conn.is_alive());
+        assert_eq!(db_names(conn.send(&list_dbs()).await.unwrap()), vec!["ok"]);
+    }
+
+    /// A reader that announces a huge frame and then trickles bytes: the buffer must grow with
+    /// what arrived, not with what was announced.
+    #[tokio::test]
+    async fn a_frame_body_is_allocated_as_it_arrives() {
+        let announced = 1_000_000_000i32;
+        let mut bytes = announced.to_be_bytes().to_vec();
+        bytes.extend(std::iter::repeat_n(7u8, 300_000));
+        let mut rd: &[u8] = &bytes;
+        // The announced length is under the limit: the read ends at EOF with a protocol error,
+        // after having allocated for the 300 kB that came (not 1 GB).
+        let err = read_frame(&mut rd, usize::MAX, "test").await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.message().contains("300000 of 1000000000"), "{err:?}");
+        let mut rd: &[u8] = &bytes[4..];
+        let mut buf = Vec::new();
+        assert!(read_body(&mut rd, announced as usize, &mut buf, "test").await.is_err());
+        assert_eq!(buf.len(), 300_000);
+        assert!(buf.capacity() <= 2 * 300_000 + frame::READ_CHUNK, "capacity {}", buf.capacity());
+        // A whole frame comes back exactly.
+        let mut rd: &[u8] = &bytes[4..];
+        let mut buf = Vec::new();
+        read_body(&mut rd, 300_000, &mut buf, "test").await.unwrap();
+        assert_eq!((buf.len(), buf.capacity()), (300_000, 300_000));
+    }
+
     #[tokio::test]
     async fn request_ids_are_masked_to_positive() {
         let (l, addr) = listener().await;
@@ -689,7 +877,7 @@ mod tests {
             }
         });
         let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
-        conn.next_id.store(i32::MAX, Ordering::Relaxed);
+        conn.shared.next_id.store(0x7FFF_FFFF, Ordering::Relaxed);
         conn.send(&list_dbs()).await.unwrap();
         conn.send(&list_dbs()).await.unwrap();
         server.await.unwrap();

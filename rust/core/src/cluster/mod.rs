@@ -303,7 +303,8 @@ impl Inner {
                 }
             }
         }
-        let result = Connection::open_with(addr, self.config.request_timeout, &self.runtime, self.sasl.as_ref()).await;
+        let max_response = usize::try_from(self.config.response_max_size).unwrap_or(usize::MAX);
+        let result = Connection::open_with(addr, self.config.request_timeout, &self.runtime, self.sasl.as_ref(), max_response).await;
         let mut st = lock(&slot.state);
         match result {
             Ok(conn) => {
