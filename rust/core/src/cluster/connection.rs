@@ -143,6 +143,8 @@ struct Shared {
     next_id: AtomicU32,
     /// `client.response-max-size`.
     max_response: usize,
+    /// How long the rest of a frame may take once its first byte arrived (the request timeout).
+    stall: Duration,
     state: Mutex<State>,
     tasks: OnceLock<[AbortHandle; 2]>,
 }
@@ -324,6 +326,7 @@ impl Connection {
             addr: addr.to_string(),
             next_id: AtomicU32::new(0),
             max_response,
+            stall: request_timeout,
             state: Mutex::new(State { inflight: HashMap::new(), failed: None }),
             tasks: OnceLock::new(),
         });
@@ -459,15 +462,46 @@ impl std::fmt::Debug for Connection {
 /// bytes arrive (doubling, at most [`frame::READ_CHUNK`] past twice what was received), so a
 /// lying prefix costs nothing.
 /// Errors are the connection's: `NETWORK_EXCEPTION` for I/O, retriable `PROTOCOL` for framing.
-pub(crate) async fn read_frame<R: tokio::io::AsyncRead + Unpin>(rd: &mut R, max: usize, addr: &str) -> Result<Option<Bytes>> {
-    let len = match rd.read_i32().await {
-        Ok(n) => n,
+///
+/// Once a frame's first byte arrived, the rest of it must arrive within `stall` (the request
+/// timeout): a server that trickles a frame (slow-loris) would otherwise hold every request of
+/// the connection behind it forever. Past it, the connection dies with a retriable `PROTOCOL`.
+pub(crate) async fn read_frame<R: tokio::io::AsyncRead + Unpin>(
+    rd: &mut R,
+    max: usize,
+    stall: Duration,
+    addr: &str,
+) -> Result<Option<Bytes>> {
+    let first = match rd.read_u8().await {
+        Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
     };
-    let len = frame::check_response_length(len, max).map_err(|e| frame::protocol_violation(format!("{addr}: {}", e.message())))?;
+    let mut prefix = [first, 0, 0, 0];
     let mut buf: Vec<u8> = Vec::new();
-    read_body(rd, len, &mut buf, addr).await?;
+    let mut len = 0usize;
+    let whole = async {
+        match rd.read_exact(&mut prefix[1..]).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(frame::protocol_violation(format!("{addr} closed the connection inside a frame's length prefix")))
+            }
+            Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
+        }
+        len = frame::check_response_length(i32::from_be_bytes(prefix), max)
+            .map_err(|e| frame::protocol_violation(format!("{addr}: {}", e.message())))?;
+        read_body(rd, len, &mut buf, addr).await
+    };
+    match tokio::time::timeout(stall, whole).await {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(frame::protocol_violation(format!(
+                "{addr} sent {} of {len} bytes of a response frame in {} ms (client.request-timeout); the connection is stalled",
+                buf.len(),
+                stall.as_millis()
+            )))
+        }
+    }
     Ok(Some(Bytes::from(buf)))
 }
 
@@ -501,7 +535,7 @@ async fn read_loop(shared: Arc<Shared>, rd: OwnedReadHalf) {
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let addr = shared.addr.clone();
     let error = loop {
-        match read_frame(&mut rd, shared.max_response, &addr).await {
+        match read_frame(&mut rd, shared.max_response, shared.stall, &addr).await {
             Ok(Some(bytes)) => {
                 let done = match frame::decode_response(bytes) {
                     Ok(ResponseFrame::Success { request_id, body }) => shared.complete(request_id, Ok(body)),
@@ -822,6 +856,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_trickled_frame_kills_the_connection_after_the_request_timeout() {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let r = read_request(&mut s).await.unwrap();
+            for b in encode_success_response(r.request_id, &dbs_body(&["slow"])) {
+                if s.write_all(&[b]).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        let conn = Connection::open(&addr, Duration::from_millis(700), &Handle::current()).await.unwrap();
+        let started = std::time::Instant::now();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        // The request's own timeout and the stalled frame race: either way within ~the timeout.
+        assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
+        assert!(err.is_retriable(), "{err:?}");
+        // The connection dies once the frame stalled for the request timeout after its first byte.
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while conn.is_alive() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let failure = conn.failure().expect("the stalled connection was not closed");
+        assert_eq!(failure.code(), ClientCode::Protocol as i32, "{failure:?}");
+        assert!(failure.message().contains("stalled"), "{failure:?}");
+    }
+
+    #[tokio::test]
     async fn garbage_protobuf_fails_only_its_request() {
         let (l, addr) = listener().await;
         tokio::spawn(async move {
@@ -850,7 +913,7 @@ mod tests {
         let mut rd: &[u8] = &bytes;
         // The announced length is under the limit: the read ends at EOF with a protocol error,
         // after having allocated for the 300 kB that came (not 1 GB).
-        let err = read_frame(&mut rd, usize::MAX, "test").await.unwrap_err();
+        let err = read_frame(&mut rd, usize::MAX, Duration::from_secs(5), "test").await.unwrap_err();
         assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
         assert!(err.message().contains("300000 of 1000000000"), "{err:?}");
         let mut rd: &[u8] = &bytes[4..];
