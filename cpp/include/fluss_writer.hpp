@@ -748,7 +748,7 @@ class UpsertWriter : public WriterBase {
 // retriable: in a Result, or in every callback of the refused writes). The password and the JAAS
 // line never appear in a Result's message or in the library's logs.
 //
-// Untrusted servers: "client.response-max-size" (default "100mb", 1kb to 2047mb) bounds every
+// Untrusted servers: "client.response-max-size" (default "100mb", 1kb to 2gb) bounds every
 // response frame. A larger length prefix is never allocated: it closes that connection with a
 // retriable PROTOCOL error (-1013) and the affected requests are retried on a new connection.
 struct Configuration {

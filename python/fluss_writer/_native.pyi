@@ -165,7 +165,7 @@ def connect(bootstrap: Optional[str] = None, config: Union[None, Mapping[str, ob
     given and different is InvalidConfigError; neither means ``"embedded"``).
 
     ``config`` takes Fluss client keys (README "Configuration"). ``client.response-max-size``
-    (default ``"100mb"``, 1kb to 2047mb) bounds every response frame read from a server: a
+    (default ``"100mb"``, 1kb to 2gb) bounds every response frame read from a server: a
     larger length prefix is never allocated; it closes that connection with a retriable
     ProtocolError and the affected requests are retried on a new one."""
 

@@ -183,9 +183,9 @@ impl Default for Config {
 pub const DEFAULT_RESPONSE_MAX_SIZE: u64 = 100 << 20;
 /// Smallest accepted `client.response-max-size` (1 KiB): below it, ApiVersions could not fit.
 pub const MIN_RESPONSE_MAX_SIZE: u64 = 1 << 10;
-/// Largest accepted `client.response-max-size`: a frame length is an `int32`, and one just under
-/// 2 GiB is the most any server could announce.
-pub const MAX_RESPONSE_MAX_SIZE: u64 = 2047 << 20;
+/// Largest accepted `client.response-max-size`, 2 GiB: a frame length is an `int32`, so this
+/// admits every length a server can announce (no limit beyond the protocol's).
+pub const MAX_RESPONSE_MAX_SIZE: u64 = 2 << 30;
 
 /// Every key [`Config::set`] understands.
 pub const KEYS: &[&str] = &[
@@ -331,7 +331,7 @@ impl Config {
             "client.response-max-size" => {
                 let v = size()?;
                 if !(MIN_RESPONSE_MAX_SIZE..=MAX_RESPONSE_MAX_SIZE).contains(&v) {
-                    return Err(invalid(key, value, "expected a size from 1kb to 2047mb"));
+                    return Err(invalid(key, value, "expected a size from 1kb to 2gb"));
                 }
                 self.response_max_size = v;
             }
@@ -655,8 +655,8 @@ mod tests {
     fn response_max_size_is_bounded() {
         assert_eq!(Config::default().response_max_size, 100 << 20);
         assert_eq!(Config::from_pairs([("client.response-max-size", "16mb")]).unwrap().response_max_size, 16 << 20);
-        assert_eq!(Config::from_pairs([("client.response-max-size", "2047mb")]).unwrap().response_max_size, 2047 << 20);
-        for bad in ["0", "1023", "2gb", "-1", "huge"] {
+        assert_eq!(Config::from_pairs([("client.response-max-size", "2gb")]).unwrap().response_max_size, 2 << 30);
+        for bad in ["0", "1023", "2049mb", "-1", "huge"] {
             let e = Config::from_pairs([("client.response-max-size", bad)]).unwrap_err();
             assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{bad}");
             assert!(e.message().contains("client.response-max-size"), "{e:?}");
