@@ -471,7 +471,7 @@ fn check_ipc_layout(header: arrow_ipc::RecordBatch<'_>, body: &[u8], rows: usize
             BufferKind::Fixed(w) => *w as u64,
             BufferKind::VarLen => 4,
         };
-        if bufs[1] % width != 0 {
+        if !bufs[1].is_multiple_of(width) {
             return Err(corrupt(format!("an Arrow buffer of {} bytes is not a whole number of {width}-byte values", bufs[1])));
         }
     }
