@@ -12,6 +12,9 @@ fi
 PY="$VENV/bin/python"
 "$PY" -m pip install -q --disable-pip-version-check \
     'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy ruff hypothesis
+echo "== golden-check (the checker of the golden traces, tests-py/golden)"
+cargo build -q -p fluss-writer-golden --bin golden-check
+export GOLDEN_CHECK="$CARGO_TARGET_DIR/debug/golden-check"
 echo "== maturin develop"
 "$VENV/bin/maturin" develop -q ${MATURIN_ARGS:-}
 echo "== ruff"

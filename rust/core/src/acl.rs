@@ -15,7 +15,9 @@ use crate::wire::proto;
 pub enum AclResource {
     /// The whole cluster (the server names it `fluss-cluster`): creating databases, for example.
     Cluster,
+    /// A database: the ACL covers it and its tables.
     Database(String),
+    /// One table.
     Table(TablePath),
 }
 
@@ -66,13 +68,21 @@ impl AclResource {
 /// An operation an ACL allows. `Any` only in filters; `All` allows every operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AclOperation {
+    /// Matches any operation (filters only).
     Any,
+    /// Every operation.
     All,
+    /// Read (scan, lookup, fetch).
     Read,
+    /// Write (append, upsert, delete).
     Write,
+    /// Create databases or tables.
     Create,
+    /// Drop databases or tables.
     Drop,
+    /// Alter tables.
     Alter,
+    /// Describe (metadata, list).
     Describe,
 }
 
@@ -133,10 +143,15 @@ const ANY: i32 = 1;
 /// from `host` ([`ANY_HOST`] by default).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AclBinding {
+    /// What the permission is on.
     pub resource: AclResource,
+    /// The principal's name (e.g. `fluss`).
     pub principal: String,
+    /// The principal's type (`User`).
     pub principal_type: String,
+    /// The client host the permission applies to (`*`: any).
     pub host: String,
+    /// The operation it allows.
     pub operation: AclOperation,
 }
 
@@ -172,9 +187,13 @@ impl AclBinding {
 /// Which ACLs to list or drop: every field left `None` (or [`AclOperation::Any`]) matches all.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AclFilter {
+    /// Only bindings on this resource (`None`: any).
     pub resource: Option<AclResource>,
+    /// Only bindings of this principal name (`None`: any).
     pub principal: Option<String>,
+    /// Only bindings for this host (`None`: any).
     pub host: Option<String>,
+    /// Only bindings of this operation (`None`: any).
     pub operation: Option<AclOperation>,
 }
 

@@ -38,20 +38,24 @@ impl Admin {
         })
     }
 
+    /// Create a database; with `ignore_if_exists`, an existing one is not an error.
     pub fn create_database(&self, name: &str, ignore_if_exists: bool) -> Result<()> {
         validate_name(name, "database")?;
         self.run(Dest::Coordinator, proto::CreateDatabaseRequest { database_name: name.into(), ignore_if_exists, database_json: None })
             .map(|_| ())
     }
 
+    /// Drop a database; `cascade` drops its tables too, else a non-empty database is an error.
     pub fn drop_database(&self, name: &str, ignore_if_not_exists: bool, cascade: bool) -> Result<()> {
         self.run(Dest::Coordinator, proto::DropDatabaseRequest { database_name: name.into(), ignore_if_not_exists, cascade }).map(|_| ())
     }
 
+    /// Names of every database.
     pub fn list_databases(&self) -> Result<Vec<String>> {
         Ok(self.run(Dest::Any, proto::ListDatabasesRequest {})?.database_name)
     }
 
+    /// Whether a database of that name exists.
     pub fn database_exists(&self, name: &str) -> Result<bool> {
         Ok(self.run(Dest::Any, proto::DatabaseExistsRequest { database_name: name.into() })?.exists)
     }
@@ -83,14 +87,17 @@ impl Admin {
         }
     }
 
+    /// Drop a table; with `ignore_if_not_exists`, a missing one is not an error.
     pub fn drop_table(&self, path: &TablePath, ignore_if_not_exists: bool) -> Result<()> {
         self.run(Dest::Coordinator, proto::DropTableRequest { table_path: pb_path(path), ignore_if_not_exists }).map(|_| ())
     }
 
+    /// Names of the tables of a database.
     pub fn list_tables(&self, database: &str) -> Result<Vec<String>> {
         Ok(self.run(Dest::Any, proto::ListTablesRequest { database_name: database.into() })?.table_name)
     }
 
+    /// Whether the table exists.
     pub fn table_exists(&self, path: &TablePath) -> Result<bool> {
         Ok(self.run(Dest::Any, proto::TableExistsRequest { table_path: pb_path(path) })?.exists)
     }

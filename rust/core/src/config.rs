@@ -42,6 +42,7 @@ pub enum SecurityProtocol {
 pub struct Secret(String);
 
 impl Secret {
+    /// Wrap a secret value (its `Debug` shows `***`).
     pub fn new(s: impl Into<String>) -> Secret {
         Secret(s.into())
     }
@@ -67,7 +68,9 @@ impl std::fmt::Display for Secret {
 /// SASL/PLAIN credentials resolved from the configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SaslPlain {
+    /// The SASL/PLAIN user name.
     pub username: String,
+    /// The SASL/PLAIN password.
     pub password: Secret,
 }
 
@@ -94,6 +97,7 @@ pub fn is_secret_key(key: &str) -> bool {
 /// Parsed configuration. Build it with [`Config::from_pairs`] or start from
 /// [`Config::default`] and set fields. Its `Debug` never shows a secret.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// `bootstrap.servers`: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
     pub bootstrap_servers: String,
@@ -146,6 +150,11 @@ pub struct Config {
     /// `client.security.sasl.jaas.config`: `username` and `password` are taken from it when the
     /// two keys above are absent.
     pub sasl_jaas_config: Option<Secret>,
+    /// `client.address-map`: `advertised=reachable` pairs of `host:port`, comma-separated. The
+    /// client dials `reachable` whenever the cluster names `advertised` (servers behind port
+    /// forwarding, NAT or a proxy, whose advertised listeners the client cannot reach). Empty by
+    /// default; an address not in the map is dialled as advertised.
+    pub address_map: Vec<(String, String)>,
 }
 
 impl Default for Config {
@@ -174,6 +183,7 @@ impl Default for Config {
             sasl_username: None,
             sasl_password: None,
             sasl_jaas_config: None,
+            address_map: Vec::new(),
         }
     }
 }
@@ -212,6 +222,7 @@ pub const KEYS: &[&str] = &[
     "client.security.sasl.username",
     "client.security.sasl.password",
     "client.security.sasl.jaas.config",
+    "client.address-map",
 ];
 
 fn invalid(key: &str, value: &str, why: &str) -> Error {
@@ -264,6 +275,28 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         return None;
     }
     Some(Duration::from_secs_f64(secs))
+}
+
+/// Parse `client.address-map`: `advertised=reachable` pairs of `host:port`, separated by commas;
+/// an empty value clears the map.
+fn parse_address_map(value: &str) -> std::result::Result<Vec<(String, String)>, String> {
+    fn host_port(s: &str) -> std::result::Result<String, String> {
+        let s = s.trim();
+        match s.rsplit_once(':') {
+            Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0) => Ok(s.to_string()),
+            _ => Err(format!("{s:?} is not host:port")),
+        }
+    }
+    let mut map: Vec<(String, String)> = Vec::new();
+    for pair in value.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (from, to) = pair.split_once('=').ok_or_else(|| format!("{pair:?} is not advertised=reachable"))?;
+        let (from, to) = (host_port(from)?, host_port(to)?);
+        if map.iter().any(|(f, _)| *f == from) {
+            return Err(format!("{from} is mapped twice"));
+        }
+        map.push((from, to));
+    }
+    Ok(map)
 }
 
 fn parse_bool(s: &str) -> Option<bool> {
@@ -364,6 +397,7 @@ impl Config {
             // Never echo these values, not even in an error.
             "client.security.sasl.password" => self.sasl_password = Some(Secret::new(value)),
             "client.security.sasl.jaas.config" => self.sasl_jaas_config = Some(Secret::new(value)),
+            "client.address-map" => self.address_map = parse_address_map(value).map_err(|why| invalid(key, value, &why))?,
             _ => {
                 return Err(Error::client(
                     ClientCode::InvalidConfig,
@@ -372,6 +406,11 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// The address to dial for a server the cluster names `advertised` (`client.address-map`).
+    pub fn dial_address<'a>(&'a self, advertised: &'a str) -> &'a str {
+        self.address_map.iter().find(|(from, _)| from == advertised).map_or(advertised, |(_, to)| to.as_str())
     }
 
     /// Build from key/value pairs, then check cross-key rules.
@@ -678,5 +717,20 @@ mod tests {
         let c = Config::from_pairs([("client.writer.acks", "1"), ("client.writer.enable-idempotence", "false")]).unwrap();
         assert_eq!(c.effective_inflight_per_bucket(), 1);
         assert!(Config::from_pairs([("client.writer.max-inflight-requests-per-bucket", "6")]).is_err());
+    }
+
+    #[test]
+    fn address_map() {
+        let c = Config::from_pairs([("client.address-map", " 10.0.0.1:9123=127.0.0.1:19123 , host-b:9124=localhost:19124,")]).unwrap();
+        assert_eq!(c.dial_address("10.0.0.1:9123"), "127.0.0.1:19123");
+        assert_eq!(c.dial_address("host-b:9124"), "localhost:19124");
+        assert_eq!(c.dial_address("host-c:9125"), "host-c:9125");
+        assert!(Config::default().address_map.is_empty());
+        assert!(Config::from_pairs([("client.address-map", "")]).unwrap().address_map.is_empty());
+        for bad in ["a:1", "a:1=b", "a:1=b:0", "a:x=b:2", ":1=b:2", "a:1=b:2,a:1=c:3"] {
+            let e = Config::from_pairs([("client.address-map", bad)]).unwrap_err();
+            assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{bad}");
+            assert!(e.message().contains("client.address-map"), "{bad}: {}", e.message());
+        }
     }
 }

@@ -20,12 +20,27 @@ use crate::write::WriterCore;
 
 /// Options for [`Connection::connect_with`] that bindings and tests need.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct ConnectOptions {
     /// Hooks around the default executor's worker thread (the Python binding takes the GIL once
     /// per group of jobs here).
     pub worker_hooks: Option<Arc<dyn WorkerHooks>>,
     /// The clock used for deadlines, linger and latency (tests inject a manual clock).
     pub clock: Option<Arc<dyn Clock>>,
+}
+
+impl ConnectOptions {
+    /// Set the hooks around the default executor's worker thread.
+    pub fn with_worker_hooks(mut self, hooks: Arc<dyn WorkerHooks>) -> Self {
+        self.worker_hooks = Some(hooks);
+        self
+    }
+
+    /// Set the clock used for deadlines, linger and latency.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
 }
 
 pub(crate) struct ConnInner {

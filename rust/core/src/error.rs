@@ -15,6 +15,7 @@ use std::fmt;
 /// Errors raised inside the SDK. The discriminant is the wire-visible code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i32)]
+#[non_exhaustive]
 pub enum ClientCode {
     /// A row or Arrow batch does not match the table schema: wrong type, wrong field count,
     /// unknown column, null in a non-null column, value out of range. Not retriable.
@@ -141,38 +142,71 @@ impl ClientCode {
 pub struct FlussCode;
 
 impl FlussCode {
+    /// An unexpected error on the server.
     pub const UNKNOWN_SERVER_ERROR: i32 = -1;
+    /// No error.
     pub const NONE: i32 = 0;
+    /// The connection failed or a request timed out (retriable).
     pub const NETWORK_EXCEPTION: i32 = 1;
+    /// A message failed its checks (retriable).
     pub const CORRUPT_MESSAGE: i32 = 3;
+    /// The database does not exist.
     pub const DATABASE_NOT_EXIST: i32 = 4;
+    /// The database still has tables (drop without cascade).
     pub const DATABASE_NOT_EMPTY: i32 = 5;
+    /// A database of that name exists.
     pub const DATABASE_ALREADY_EXIST: i32 = 6;
+    /// The table does not exist.
     pub const TABLE_NOT_EXIST: i32 = 7;
+    /// A table of that name exists.
     pub const TABLE_ALREADY_EXIST: i32 = 8;
+    /// The schema id is unknown to the server (retriable).
     pub const SCHEMA_NOT_EXIST: i32 = 9;
+    /// The server's log storage failed (retriable).
     pub const LOG_STORAGE_EXCEPTION: i32 = 10;
+    /// The server's key-value storage failed (retriable).
     pub const KV_STORAGE_EXCEPTION: i32 = 11;
+    /// The server is not the bucket's leader: metadata is stale (retriable).
     pub const NOT_LEADER_OR_FOLLOWER: i32 = 12;
+    /// A record or batch exceeds the server's limit.
     pub const RECORD_TOO_LARGE: i32 = 13;
+    /// A record failed its CRC or format checks on the server (retriable).
     pub const CORRUPT_RECORD: i32 = 14;
+    /// The table definition is invalid.
     pub const INVALID_TABLE: i32 = 15;
+    /// The database name is invalid.
     pub const INVALID_DATABASE: i32 = 16;
+    /// A key operation on a table without a primary key.
     pub const NON_PRIMARY_KEY_TABLE: i32 = 20;
+    /// The server does not host this table or bucket (retriable: metadata is stale).
     pub const UNKNOWN_TABLE_OR_BUCKET: i32 = 21;
+    /// The server timed out waiting (e.g. for replicas) (retriable).
     pub const REQUEST_TIME_OUT: i32 = 25;
+    /// A storage failure on the server (retriable).
     pub const STORAGE_EXCEPTION: i32 = 26;
+    /// Appended on the leader, but too few replicas acknowledged (retriable).
     pub const NOT_ENOUGH_REPLICAS_AFTER_APPEND: i32 = 28;
+    /// Too few in-sync replicas to accept the write (retriable).
     pub const NOT_ENOUGH_REPLICAS: i32 = 29;
+    /// An idempotent batch arrived with an unexpected sequence number.
     pub const OUT_OF_ORDER_SEQUENCE: i32 = 31;
+    /// An idempotent batch was already written (the client counts it as success).
     pub const DUPLICATE_SEQUENCE: i32 = 32;
+    /// The server does not know the idempotent writer id.
     pub const UNKNOWN_WRITER_ID: i32 = 33;
+    /// A partial update names columns that cannot be updated.
     pub const INVALID_TARGET_COLUMN: i32 = 35;
+    /// A configuration value is invalid.
     pub const INVALID_CONFIG: i32 = 39;
+    /// The bucket has no leader right now (retriable).
     pub const LEADER_NOT_AVAILABLE: i32 = 44;
+    /// Authentication failed (wrong credentials, mechanism not enabled).
     pub const AUTHENTICATE_EXCEPTION: i32 = 46;
+    /// A security operation (ACLs) on a cluster without an authorizer.
     pub const SECURITY_DISABLED: i32 = 47;
+    /// The principal lacks the permission for the operation.
     pub const AUTHORIZATION_EXCEPTION: i32 = 48;
+    /// Authentication could not complete for now (retriable).
     pub const RETRIABLE_AUTHENTICATE_EXCEPTION: i32 = 51;
 
     /// Whether Fluss marks this server code retriable (its exception extends

@@ -16,11 +16,26 @@
 //!
 //! See `docs/architecture.md` and `docs/callback-contract.md` in the repository for the design
 //! and the callback contract (C1-C12) that every test suite asserts.
+#![warn(missing_docs)]
+
+/// A module that is public (and hidden from the docs) only with the `internals` feature: the
+/// crate's own tests, the oracle and the benchmarks reach into it; the API does not expose it.
+macro_rules! internal_mod {
+    ($name:ident) => {
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        // Without the feature, what only the tests, the oracle and the benchmarks use is unused.
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unused_imports)]
+        mod $name;
+    };
+}
 
 pub mod acl;
 pub mod admin;
-pub mod backend;
-pub mod cluster;
+internal_mod!(backend);
+internal_mod!(cluster);
 pub mod config;
 pub mod connection;
 pub mod embedded;
@@ -30,7 +45,7 @@ mod readback;
 pub mod row;
 pub mod table;
 pub mod timeouts;
-pub mod wire;
+internal_mod!(wire);
 pub mod write;
 
 pub use acl::{AclBinding, AclFilter, AclOperation, AclResource};

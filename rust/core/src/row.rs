@@ -10,32 +10,40 @@ use crate::metadata::{Column, DataType, Schema};
 /// A DECIMAL value: the unscaled integer plus precision and scale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Decimal {
+    /// The value times 10^scale.
     pub unscaled: i128,
+    /// Total digits, 1..=38.
     pub precision: u8,
+    /// Digits after the point.
     pub scale: u8,
 }
 
 /// A timestamp as Fluss stores it: epoch milliseconds plus nanoseconds within the millisecond.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Timestamp {
+    /// Milliseconds since 1970-01-01T00:00:00 (UTC for TIMESTAMP_LTZ).
     pub millis: i64,
     /// 0..=999_999
     pub nanos_of_milli: u32,
 }
 
 impl Timestamp {
+    /// From epoch milliseconds.
     pub fn from_millis(millis: i64) -> Timestamp {
         Timestamp { millis, nanos_of_milli: 0 }
     }
 
+    /// From epoch microseconds.
     pub fn from_micros(micros: i64) -> Timestamp {
         Timestamp { millis: micros.div_euclid(1000), nanos_of_milli: (micros.rem_euclid(1000) * 1000) as u32 }
     }
 
+    /// From epoch nanoseconds.
     pub fn from_nanos(nanos: i64) -> Timestamp {
         Timestamp { millis: nanos.div_euclid(1_000_000), nanos_of_milli: nanos.rem_euclid(1_000_000) as u32 }
     }
 
+    /// From epoch seconds.
     pub fn from_seconds(s: i64) -> Timestamp {
         Timestamp::from_millis(s * 1000)
     }
@@ -45,6 +53,7 @@ impl Timestamp {
         self.millis.saturating_mul(1_000_000).saturating_add(self.nanos_of_milli as i64)
     }
 
+    /// Total microseconds since the epoch (saturating).
     pub fn as_micros(&self) -> i64 {
         self.millis.saturating_mul(1000).saturating_add((self.nanos_of_milli / 1000) as i64)
     }
@@ -53,26 +62,40 @@ impl Timestamp {
 /// One datum.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// NULL.
     Null,
+    /// A BOOLEAN.
     Boolean(bool),
+    /// A TINYINT.
     TinyInt(i8),
+    /// A SMALLINT.
     SmallInt(i16),
+    /// An INT.
     Int(i32),
+    /// A BIGINT.
     BigInt(i64),
+    /// A FLOAT.
     Float(f32),
+    /// A DOUBLE.
     Double(f64),
+    /// A STRING.
     String(String),
+    /// A BYTES value.
     Bytes(Vec<u8>),
+    /// A DECIMAL.
     Decimal(Decimal),
     /// Days since 1970-01-01.
     Date(i32),
     /// Milliseconds of the day.
     Time(i32),
+    /// A TIMESTAMP (without time zone).
     Timestamp(Timestamp),
+    /// A TIMESTAMP_LTZ (an instant).
     TimestampLtz(Timestamp),
 }
 
 impl Value {
+    /// Whether this is NULL.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }

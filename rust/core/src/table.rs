@@ -31,6 +31,7 @@ impl Table {
         &self.inner.info
     }
 
+    /// The table's path.
     pub fn path(&self) -> &TablePath {
         &self.inner.info.path
     }
@@ -77,6 +78,7 @@ pub struct TableAppend {
 }
 
 impl TableAppend {
+    /// A writer that appends rows (log tables), with `opts` for its callbacks.
     pub fn create_writer(&self, opts: WriterOptions) -> Result<AppendWriter> {
         let core = WriterCore::new(self.table.inner.conn.clone(), self.table.clone(), opts, None)?;
         Ok(AppendWriter::new(core))
@@ -108,6 +110,7 @@ impl TableUpsert {
         Ok(self)
     }
 
+    /// A writer that upserts and deletes by primary key (primary-key tables), with `opts` for its callbacks.
     pub fn create_writer(&self, opts: WriterOptions) -> Result<UpsertWriter> {
         let core = WriterCore::new(self.table.inner.conn.clone(), self.table.clone(), opts, self.target_columns.clone())?;
         Ok(UpsertWriter::new(core))

@@ -38,7 +38,11 @@ fn bootstrap() -> Option<String> {
 }
 
 fn config() -> Arc<Config> {
-    Arc::new(Config { request_timeout: Duration::from_secs(20), ..Config::default() })
+    Arc::new({
+        let mut c = Config::default();
+        c.request_timeout = Duration::from_secs(20);
+        c
+    })
 }
 
 fn unique(prefix: &str) -> String {
@@ -336,7 +340,9 @@ fn assert_network_error(err: &Error, started: Instant, timeout: Duration) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_address_fails_retriably_within_the_timeout() {
     let timeout = Duration::from_millis(800);
-    let cfg = Arc::new(Config { request_timeout: timeout, ..Config::default() });
+    let mut cfg = Config::default();
+    cfg.request_timeout = timeout;
+    let cfg = Arc::new(cfg);
     // A closed port: refused at once.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let started = Instant::now();

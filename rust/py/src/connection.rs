@@ -123,7 +123,7 @@ pub fn connect(py: Python<'_>, bootstrap: Option<&Bound<'_, PyAny>>, config: Opt
     let cfg = fluss_writer::Config::resolve(bootstrap.as_deref(), &pairs).py_err()?;
     let hooks = Arc::new(PyWorkerHooks::default());
     let h2 = hooks.clone();
-    let conn = blocking(py, move || Connection::connect_with(cfg, ConnectOptions { worker_hooks: Some(h2), clock: None })).py_err()?;
+    let conn = blocking(py, move || Connection::connect_with(cfg, ConnectOptions::default().with_worker_hooks(h2))).py_err()?;
     let live = Arc::new(LiveConn { conn: ManuallyDrop::new(conn), gen: FORK_GENERATION.load(std::sync::atomic::Ordering::Relaxed) });
     register_connection(&live);
     Ok(PyConnection { live, hooks })
@@ -493,7 +493,7 @@ impl PySchema2 {
     }
     /// The Arrow schema rows are written with (an `__arrow_c_schema__` object; `pa.schema(x)`).
     fn to_arrow(&self) -> PySchema {
-        PySchema::new(fluss_writer::wire::arrow_schema(&self.inner))
+        PySchema::new(self.inner.to_arrow())
     }
     fn __repr__(&self) -> String {
         format!("Schema({:?}, primary_keys={:?})", self.columns()?, self.inner.primary_key())

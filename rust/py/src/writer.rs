@@ -148,20 +148,10 @@ impl PyTableUpsert {
 /// The core's `WriterStats` as a dict, field for field (the latency snapshot flattened as in
 /// C++: `ack_to_callback_count`, `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`).
 fn stats_dict<'py>(py: Python<'py>, s: WriterStats) -> PyResult<Bound<'py, PyDict>> {
-    // Destructured so that a new core field cannot be forgotten here.
-    let WriterStats { pending_callbacks, callbacks_run, callback_errors, jobs_dropped, queued_jobs, buffer_bytes_in_use, ack_to_callback } =
-        s;
     let d = PyDict::new(py);
-    d.set_item("pending_callbacks", pending_callbacks)?;
-    d.set_item("callbacks_run", callbacks_run)?;
-    d.set_item("callback_errors", callback_errors)?;
-    d.set_item("jobs_dropped", jobs_dropped)?;
-    d.set_item("queued_jobs", queued_jobs)?;
-    d.set_item("buffer_bytes_in_use", buffer_bytes_in_use)?;
-    d.set_item("ack_to_callback_count", ack_to_callback.count)?;
-    d.set_item("ack_to_callback_p50_nanos", ack_to_callback.p50_nanos)?;
-    d.set_item("ack_to_callback_p99_nanos", ack_to_callback.p99_nanos)?;
-    d.set_item("ack_to_callback_max_nanos", ack_to_callback.max_nanos)?;
+    for (name, value) in s.fields() {
+        d.set_item(name, value)?;
+    }
     Ok(d)
 }
 
@@ -370,7 +360,7 @@ pymethods_with_common!(PyAppendWriter {
     #[pyo3(signature = (df, callback=None))]
     fn write_pandas(&self, py: Python<'_>, df: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
         self.check()?;
-        let schema = pyo3_arrow::PySchema::new(fluss_writer::wire::arrow_schema(&self.schema));
+        let schema = pyo3_arrow::PySchema::new(self.schema.to_arrow());
         let tbl = py.import("fluss_writer._pandas")?.call_method1("to_arrow", (df, schema))?;
         let data: AnyRecordBatch = tbl.extract()?;
         let batches = all_batches(data)?;

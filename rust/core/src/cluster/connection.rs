@@ -19,8 +19,11 @@
 //!   connection never sent. A frame body is read as its bytes arrive (the buffer grows by at
 //!   most [`frame::READ_CHUNK`] ahead of them), so a length prefix alone allocates nothing large.
 //! * A request that is not answered within `request_timeout` fails with `NETWORK_EXCEPTION`
-//!   ("timed out") and its entry is removed; the connection stays usable (a late answer is
-//!   dropped).
+//!   ("timed out") and its entry is removed. If the server answered other requests meanwhile,
+//!   the connection stays usable (the server is slow on that request; a late answer is
+//!   dropped). If nothing at all arrived since the request was sent, the connection is
+//!   unresponsive (a stalled or black-holed peer, a half-open TCP connection): it is killed like
+//!   on EOF, so that retries go out on a new connection instead of into the same silence.
 //! * [`Connection::close`] fails in-flight and later requests with `CONNECTION_CLOSED`.
 //!
 //! Every new connection first sends ApiVersions (1000 v0) and records the server's ranges. A
@@ -134,6 +137,9 @@ struct State {
     inflight: HashMap<i32, oneshot::Sender<Result<Bytes>>>,
     /// Set once the connection is dead or closed; later sends fail with this error.
     failed: Option<Error>,
+    /// Response frames read so far (answered, late or unknown): a request that times out with
+    /// this count unchanged since it was sent met a silent connection.
+    frames_read: u64,
 }
 
 /// State shared by the connection handle, its two tasks and the pending request futures.
@@ -157,7 +163,11 @@ impl Shared {
     /// Hand the answer to its request. `Err` when `request_id` was never sent on this
     /// connection: the server broke the protocol and the connection must die.
     fn complete(&self, request_id: i32, result: Result<Bytes>) -> Result<()> {
-        let tx = self.lock().inflight.remove(&request_id);
+        let tx = {
+            let mut st = self.lock();
+            st.frames_read += 1;
+            st.inflight.remove(&request_id)
+        };
         match tx {
             // The receiver may be gone (caller dropped the future): nothing to do.
             Some(tx) => drop(tx.send(result)),
@@ -327,7 +337,7 @@ impl Connection {
             next_id: AtomicU32::new(0),
             max_response,
             stall: request_timeout,
-            state: Mutex::new(State { inflight: HashMap::new(), failed: None }),
+            state: Mutex::new(State { inflight: HashMap::new(), failed: None, frames_read: 0 }),
             tasks: OnceLock::new(),
         });
         let (queue, rx) = mpsc::unbounded_channel();
@@ -401,13 +411,14 @@ impl Connection {
         let request_id = (self.shared.next_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF) as i32;
         let header = frame::request_header(api_key, api_version, request_id, body.len())?;
         let (tx, rx) = oneshot::channel();
-        {
+        let frames_at_send = {
             let mut st = self.shared.lock();
             if let Some(e) = &st.failed {
                 return Err(e.clone());
             }
             st.inflight.insert(request_id, tx);
-        }
+            st.frames_read
+        };
         let guard = InflightGuard { shared: self.shared.clone(), request_id };
         if self.queue.send(Outgoing { header, body }).is_err() {
             // The writer task is gone; the reader's failure (or close) says why.
@@ -426,11 +437,19 @@ impl Connection {
                     .failed
                     .clone()
                     .unwrap_or_else(|| network_error(format!("connection to {} dropped {name}", guard.shared.addr)))),
-                Err(_) => Err(network_error(format!(
-                    "{name} (request id {request_id}) to {} timed out after {} ms",
-                    guard.shared.addr,
-                    timeout.as_millis()
-                ))),
+                Err(_) => {
+                    let silent = guard.shared.lock().frames_read == frames_at_send;
+                    let e = network_error(format!(
+                        "{name} (request id {request_id}) to {} timed out after {} ms{}",
+                        guard.shared.addr,
+                        timeout.as_millis(),
+                        if silent { "; nothing arrived on the connection meanwhile: closing it" } else { "" }
+                    ));
+                    if silent {
+                        guard.shared.fail_all(e.clone());
+                    }
+                    Err(e)
+                }
             }
         })
     }
@@ -515,12 +534,13 @@ async fn read_body<R: tokio::io::AsyncRead + Unpin>(rd: &mut R, len: usize, buf:
             let target = (buf.capacity() * 2).max(start + want).min(len);
             buf.reserve_exact(target - start);
         }
-        buf.resize(start + want, 0);
-        let n = match rd.read(&mut buf[start..]).await {
+        // Into the spare capacity: `buf.len()` is always the bytes received, also when the
+        // frame's deadline cancels this read.
+        let mut room = bytes::BufMut::limit(&mut *buf, want);
+        let n = match rd.read_buf(&mut room).await {
             Ok(n) => n,
             Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
         };
-        buf.truncate(start + n);
         if n == 0 {
             return Err(frame::protocol_violation(format!(
                 "{addr} closed the connection inside a response frame ({} of {len} bytes received)",
@@ -707,7 +727,8 @@ mod tests {
             let ignored = read_request(&mut s).await.unwrap();
             let answered = read_request(&mut s).await.unwrap();
             s.write_all(&encode_success_response(answered.request_id, &dbs_body(&["x"]))).await.unwrap();
-            // A late answer to the timed-out request is dropped.
+            // A late answer to the timed-out request (after the client gave up on it) is dropped.
+            tokio::time::sleep(Duration::from_millis(500)).await;
             s.write_all(&encode_success_response(ignored.request_id, &dbs_body(&["late"]))).await.unwrap();
             let again = read_request(&mut s).await.unwrap();
             s.write_all(&encode_success_response(again.request_id, &dbs_body(&["y"]))).await.unwrap();
@@ -715,18 +736,44 @@ mod tests {
         });
         let conn = Connection::open(&addr, Duration::from_millis(300), &Handle::current()).await.unwrap();
         let started = std::time::Instant::now();
-        let err = conn.send(&list_dbs()).await.unwrap_err();
+        let (ignored, answered) = tokio::join!(conn.send(&list_dbs()), conn.send(&list_dbs()));
         let took = started.elapsed();
+        let err = ignored.unwrap_err();
         assert_eq!(err.code(), 1);
         assert!(err.is_retriable());
-        assert!(err.message().contains("timed out"), "{err:?}");
+        assert!(err.message().contains("timed out") && !err.message().contains("closing"), "{err:?}");
         assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(3), "{took:?}");
+        assert_eq!(db_names(answered.unwrap()), vec!["x"]);
         assert_eq!(conn.in_flight(), 0);
+        // The server answered another request meanwhile: slow on one request, not dead.
         assert!(conn.is_alive());
-        assert_eq!(db_names(conn.send(&list_dbs()).await.unwrap()), vec!["x"]);
         assert_eq!(db_names(conn.send(&list_dbs()).await.unwrap()), vec!["y"]);
         conn.close();
         server.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_silent_connection_is_closed_when_a_request_times_out() {
+        let (l, addr) = listener().await;
+        let server = tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            // Read both requests, answer neither, keep the socket open (a stalled peer).
+            let _ = read_request(&mut s).await.unwrap();
+            let _ = read_request(&mut s).await.unwrap();
+            // The client closes the connection: EOF here.
+            assert!(read_request(&mut s).await.is_none());
+        });
+        let conn = Connection::open(&addr, Duration::from_millis(300), &Handle::current()).await.unwrap();
+        let first = conn.send(&list_dbs());
+        let second = conn.send(&list_dbs());
+        let (a, b) = tokio::join!(first, second);
+        let (a, b) = (a.unwrap_err(), b.unwrap_err());
+        assert!(a.message().contains("timed out") && a.message().contains("closing it"), "{a:?}");
+        assert_eq!(b.code(), 1, "the other in-flight request fails with the connection: {b:?}");
+        assert!(b.is_retriable());
+        assert!(!conn.is_alive(), "a connection on which nothing arrived is closed");
+        assert_eq!(conn.send(&list_dbs()).await.unwrap_err().code(), 1, "later sends fail: the owner opens a new connection");
+        tokio::time::timeout(Duration::from_secs(5), server).await.expect("the client closed the socket").unwrap();
     }
 
     #[tokio::test]
@@ -879,9 +926,34 @@ mod tests {
         while conn.is_alive() && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // Whichever rule fires first closes it: the frame's own deadline (PROTOCOL, "stalled")
+        // or the request's timeout with no frame read since it was sent ("nothing arrived").
         let failure = conn.failure().expect("the stalled connection was not closed");
-        assert_eq!(failure.code(), ClientCode::Protocol as i32, "{failure:?}");
-        assert!(failure.message().contains("stalled"), "{failure:?}");
+        assert!(failure.is_retriable(), "{failure:?}");
+        assert!(
+            (failure.code() == ClientCode::Protocol as i32 && failure.message().contains("stalled"))
+                || (failure.code() == FlussCode::NETWORK_EXCEPTION && failure.message().contains("nothing arrived")),
+            "{failure:?}"
+        );
+    }
+
+    /// The frame deadline alone: a frame whose first byte came must end within `stall`.
+    #[tokio::test]
+    async fn a_frame_that_stops_arriving_fails_at_its_deadline() {
+        let (mut server, mut client) = tokio::io::duplex(1024);
+        server.write_all(&[0, 0, 1, 0, 0, 0, 0]).await.unwrap(); // 256-byte frame, 3 bytes of it
+        let started = std::time::Instant::now();
+        let err = read_frame(&mut client, 1 << 20, Duration::from_millis(300), "test").await.unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.is_retriable());
+        assert!(err.message().contains("sent 3 of 256 bytes") && err.message().contains("stalled"), "{err:?}");
+        assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(2), "{took:?}");
+        // Between frames a connection may stay idle for any time: no deadline before a first byte.
+        let (_server, mut idle) = tokio::io::duplex(1024);
+        let waited = tokio::time::timeout(Duration::from_millis(500), read_frame(&mut idle, 1 << 20, Duration::from_millis(100), "test")).await;
+        assert!(waited.is_err(), "an idle connection must not fail: {waited:?}");
+        drop(server);
     }
 
     #[tokio::test]

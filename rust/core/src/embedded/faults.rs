@@ -27,12 +27,29 @@ use crate::metadata::TablePath;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// Answer the bucket's entry with `code` and `message` without applying its batch.
-    Error { code: i32, message: String, times: u32 },
+    Error {
+        /// The Fluss error code to answer with.
+        code: i32,
+        /// The error message to answer with.
+        message: String,
+        /// How many requests it hits.
+        times: u32,
+    },
     /// Delay the whole response by `delay`.
-    Delay { delay: Duration, times: u32 },
+    Delay {
+        /// How long to hold the response.
+        delay: Duration,
+        /// How many requests it hits.
+        times: u32,
+    },
     /// Fail the whole request with `NETWORK_EXCEPTION`; with `after_apply` the writes are
     /// applied before the failure.
-    DropConnection { after_apply: bool, times: u32 },
+    DropConnection {
+        /// Apply the request's writes before failing it.
+        after_apply: bool,
+        /// How many requests it hits.
+        times: u32,
+    },
 }
 
 impl Fault {

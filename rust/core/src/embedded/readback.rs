@@ -70,8 +70,11 @@ impl ChangeType {
 /// One row of a bucket's log, with its offset.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScannedRow {
+    /// Offset in the bucket's log (changelog for primary-key tables).
     pub offset: i64,
+    /// Append, insert, update before/after or delete.
     pub change_type: ChangeType,
+    /// The row's values in schema order.
     pub row: Row,
 }
 

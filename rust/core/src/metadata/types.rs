@@ -8,32 +8,46 @@ use crate::error::{ClientCode, Error, Result};
 /// A Fluss data type, without nullability (nullability lives on [`Column`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataType {
+    /// BOOLEAN.
     Boolean,
+    /// TINYINT (8 bits).
     TinyInt,
+    /// SMALLINT (16 bits).
     SmallInt,
+    /// INT (32 bits).
     Int,
+    /// BIGINT (64 bits).
     BigInt,
+    /// FLOAT (32-bit IEEE 754).
     Float,
+    /// DOUBLE (64-bit IEEE 754).
     Double,
+    /// STRING (UTF-8).
     String,
+    /// BYTES (variable length).
     Bytes,
     /// DECIMAL(precision, scale), precision 1..=38, scale 0..=precision.
     Decimal {
+        /// Total digits, 1..=38.
         precision: u8,
+        /// Digits after the point, 0..=precision.
         scale: u8,
     },
     /// Days since 1970-01-01.
     Date,
     /// Time of day; values are milliseconds of the day. Precision 0..=9 (default 0).
     Time {
+        /// Fractional-second digits, 0..=9.
         precision: u8,
     },
     /// Timestamp without time zone; precision 0..=9 (default 6).
     Timestamp {
+        /// Fractional-second digits, 0..=9.
         precision: u8,
     },
     /// Timestamp with local time zone (an instant); precision 0..=9 (default 6).
     TimestampLtz {
+        /// Fractional-second digits, 0..=9.
         precision: u8,
     },
 }
@@ -91,9 +105,13 @@ impl fmt::Display for DataType {
 /// One column of a schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Column {
+    /// Column name (unique in its schema).
     pub name: String,
+    /// Column type.
     pub data_type: DataType,
+    /// Whether NULL is allowed (primary-key columns never).
     pub nullable: bool,
+    /// Optional comment stored with the table.
     pub comment: Option<String>,
 }
 
@@ -118,6 +136,13 @@ pub struct Schema {
 }
 
 impl Schema {
+    /// The Arrow schema of the table: one field per column, same names and nullability, each
+    /// type mapped as Fluss's Arrow log format stores it (what `write_arrow_batch` conforms to
+    /// and read-back returns).
+    pub fn to_arrow(&self) -> arrow_schema::SchemaRef {
+        crate::wire::arrow_schema(self)
+    }
+
     /// Build and validate a schema. Primary-key columns are forced NOT NULL (as the Fluss server
     /// does).
     pub fn new(columns: Vec<Column>, primary_key: Vec<String>) -> Result<Schema> {
@@ -152,22 +177,27 @@ impl Schema {
         SchemaBuilder::default()
     }
 
+    /// The columns in order.
     pub fn columns(&self) -> &[Column] {
         &self.columns
     }
 
+    /// Primary-key column names (empty for a log table).
     pub fn primary_key(&self) -> &[String] {
         &self.primary_key
     }
 
+    /// Whether the schema has a primary key.
     pub fn has_primary_key(&self) -> bool {
         !self.primary_key.is_empty()
     }
 
+    /// Number of columns.
     pub fn len(&self) -> usize {
         self.columns.len()
     }
 
+    /// Whether there are no columns (never true for a built schema).
     pub fn is_empty(&self) -> bool {
         self.columns.is_empty()
     }
@@ -219,6 +249,7 @@ impl SchemaBuilder {
         self
     }
 
+    /// Build and validate the schema.
     pub fn build(self) -> Result<Schema> {
         Schema::new(self.columns, self.primary_key)
     }
@@ -227,7 +258,9 @@ impl SchemaBuilder {
 /// `database.table`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TablePath {
+    /// Database name.
     pub database: String,
+    /// Table name.
     pub table: String,
 }
 
@@ -277,6 +310,7 @@ impl fmt::Display for TablePath {
 /// What `create_table` takes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableDescriptor {
+    /// The table's columns and primary key.
     pub schema: Schema,
     /// Number of buckets; `None` lets the server choose (`default.bucket.number`).
     pub bucket_count: Option<i32>,
@@ -290,6 +324,7 @@ pub struct TableDescriptor {
     pub properties: BTreeMap<String, String>,
     /// Free-form properties.
     pub custom_properties: BTreeMap<String, String>,
+    /// Optional comment stored with the table.
     pub comment: Option<String>,
 }
 
@@ -307,16 +342,19 @@ impl TableDescriptor {
         }
     }
 
+    /// Set the number of buckets.
     pub fn with_bucket_count(mut self, n: i32) -> Self {
         self.bucket_count = Some(n);
         self
     }
 
+    /// Set the bucket-key columns.
     pub fn with_bucket_key<S: Into<String>>(mut self, cols: impl IntoIterator<Item = S>) -> Self {
         self.bucket_key = cols.into_iter().map(Into::into).collect();
         self
     }
 
+    /// Set a Fluss table property (`table.*`).
     pub fn with_property(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
         self.properties.insert(k.into(), v.into());
         self
@@ -351,6 +389,7 @@ impl TableDescriptor {
         Ok(d)
     }
 
+    /// The bucket count, or `default` if the descriptor leaves it to the server.
     pub fn bucket_count_or(&self, default: i32) -> i32 {
         self.bucket_count.unwrap_or(default)
     }
@@ -359,24 +398,32 @@ impl TableDescriptor {
 /// A table as the server knows it: id, schema id and the descriptor after server defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableInfo {
+    /// The table's path.
     pub path: TablePath,
+    /// The table's id (changes when a table of the same name is recreated).
     pub table_id: i64,
+    /// The id of the schema in use.
     pub schema_id: i32,
     /// Normalized: `bucket_count` is `Some`, a primary-key table's `bucket_key` is set.
     pub descriptor: TableDescriptor,
+    /// Creation time, epoch milliseconds.
     pub created_time: i64,
+    /// Last modification time, epoch milliseconds.
     pub modified_time: i64,
 }
 
 impl TableInfo {
+    /// The table's schema.
     pub fn schema(&self) -> &Schema {
         &self.descriptor.schema
     }
 
+    /// The table's number of buckets.
     pub fn bucket_count(&self) -> i32 {
         self.descriptor.bucket_count.unwrap_or(1)
     }
 
+    /// Whether it is a primary-key table.
     pub fn has_primary_key(&self) -> bool {
         self.descriptor.schema.has_primary_key()
     }

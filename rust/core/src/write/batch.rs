@@ -306,7 +306,8 @@ pub(crate) fn shard_key(table_id: i64, partition: Option<i64>, bucket: i32) -> u
 
 /// Benchmark support: dispatch `jobs` completed batches of `per_job` no-op callbacks (each
 /// capturing one word, stored inline) through `scope`, exactly as the sender does, and return
-/// once they all ran. Not part of the API.
+/// once they all ran. Not part of the API (the `internals` feature).
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub fn bench_dispatch_batches(
     scope: &fluss_writer_dispatch::Scope,

@@ -38,6 +38,7 @@ pub type SharedCallback = Arc<dyn Fn(&WriteCompletion) + Send + Sync + 'static>;
 /// The outcome of one bucket of a multi-bucket Arrow batch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BucketResult {
+    /// The bucket.
     pub bucket: i32,
     /// Rows of the input that went to this bucket.
     pub rows: usize,
@@ -53,7 +54,9 @@ pub struct BucketResult {
 pub struct WriteCompletion {
     /// `None` on success.
     pub error: Option<Error>,
+    /// The table written to.
     pub table: Arc<TablePath>,
+    /// The table's id (changes when a table of the same name is recreated).
     pub table_id: i64,
     /// Partition id; `None` for non-partitioned tables.
     pub partition_id: Option<i64>,

@@ -14,7 +14,8 @@ mod batch;
 mod bucket_state;
 pub mod callback;
 
-/// Benchmark support (not part of the API).
+/// Benchmark support (not part of the API; with the `internals` feature only).
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod batch_bench {
     pub use super::batch::bench_dispatch_batches;

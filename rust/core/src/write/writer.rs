@@ -80,10 +80,12 @@ impl std::fmt::Debug for CallbackExecutor {
 
 /// Per-writer callback options.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct WriterOptions {
     /// Operations that may be pending at once (accepted, callback not yet returned). Default
     /// 262144.
     pub max_pending_callbacks: u64,
+    /// Where callbacks run (default: the connection's FIFO worker).
     pub executor: CallbackExecutor,
     /// Receives panics of this writer's callbacks; default: logged with the operation.
     pub error_handler: Option<ErrorHandlerBox>,
@@ -110,16 +112,19 @@ impl Default for WriterOptions {
 }
 
 impl WriterOptions {
+    /// Set `max_pending_callbacks` (checked when the writer is created).
     pub fn max_pending_callbacks(mut self, n: u64) -> Self {
         self.max_pending_callbacks = n;
         self
     }
 
+    /// Set where callbacks run.
     pub fn executor(mut self, e: CallbackExecutor) -> Self {
         self.executor = e;
         self
     }
 
+    /// Set the handler told about callbacks that panicked or raised.
     pub fn error_handler(mut self, h: impl Fn(&fluss_writer_dispatch::CallbackError) + Send + Sync + 'static) -> Self {
         self.error_handler = Some(ErrorHandlerBox(Arc::new(h)));
         self
@@ -128,9 +133,11 @@ impl WriterOptions {
 
 /// Counters of one writer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriterStats {
     /// Operations accepted and not yet retired (callback not yet returned).
     pub pending_callbacks: u64,
+    /// Callbacks that ran (each completion once).
     pub callbacks_run: u64,
     /// Errors reported to the writer's error handler: callbacks that panicked (raised, threw) and
     /// jobs that a user executor dropped without running them (one per job).
@@ -145,6 +152,36 @@ pub struct WriterStats {
     /// Time from a batch's acknowledgement to the start of its job on the writer's executor
     /// (for the connection's worker: over every writer that uses it).
     pub ack_to_callback: LatencySnapshot,
+}
+
+impl WriterStats {
+    /// Every counter as `(name, value)`, the latency snapshot flattened
+    /// (`ack_to_callback_count`, `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`): the one
+    /// list of names the bindings expose (a Python dict, the C++ struct's fields).
+    pub fn fields(&self) -> [(&'static str, u64); 10] {
+        // Destructured so that a new field cannot be forgotten here.
+        let WriterStats {
+            pending_callbacks,
+            callbacks_run,
+            callback_errors,
+            jobs_dropped,
+            queued_jobs,
+            buffer_bytes_in_use,
+            ack_to_callback,
+        } = *self;
+        [
+            ("pending_callbacks", pending_callbacks),
+            ("callbacks_run", callbacks_run),
+            ("callback_errors", callback_errors),
+            ("jobs_dropped", jobs_dropped),
+            ("queued_jobs", queued_jobs),
+            ("buffer_bytes_in_use", buffer_bytes_in_use),
+            ("ack_to_callback_count", ack_to_callback.count),
+            ("ack_to_callback_p50_nanos", ack_to_callback.p50_nanos),
+            ("ack_to_callback_p99_nanos", ack_to_callback.p99_nanos),
+            ("ack_to_callback_max_nanos", ack_to_callback.max_nanos),
+        ]
+    }
 }
 
 /// How an operation wants to hear about its completion.

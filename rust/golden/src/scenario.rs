@@ -1,0 +1,531 @@
+//! The scenario model (deserialized after the file passed the JSON Schema) and the rules a JSON
+//! Schema cannot state: unique ids, writer names, code names, row types, stated buckets.
+
+use std::collections::{BTreeMap, HashSet};
+
+use fluss_writer::wire::{bucket_for_key, encode_key};
+use fluss_writer::{ClientCode, DataType, FlussCode, Schema as TableSchema, Value};
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use crate::schema::Schema;
+
+// The model: every struct takes defaults for absent fields (the schema already said which are required).
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct Scenario {
+    pub description: String,
+    pub known_bug: Option<String>,
+    pub settle_timeout_ms: Option<u64>,
+    pub table: Table,
+    pub config: BTreeMap<String, String>,
+    pub faults: Vec<Fault>,
+    pub writers: Vec<WriterSpec>,
+    pub steps: Vec<Step>,
+    pub expect: Expect,
+}
+
+impl Scenario {
+    pub fn settle_ms(&self) -> u64 {
+        self.settle_timeout_ms.unwrap_or(10_000)
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TableKind {
+    #[default]
+    Log,
+    Pk,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct Table {
+    pub kind: TableKind,
+    pub bucket_count: i32,
+    pub columns: Vec<Column>,
+    pub primary_key: Vec<String>,
+    pub bucket_key: Vec<String>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct Column {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub nullable: Option<bool>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(tag = "fault", rename_all = "snake_case")]
+pub enum Fault {
+    Error { bucket: i32, times: u32, code: String, message: Option<String> },
+    Delay { bucket: i32, times: u32, ms: u64 },
+    DropConnection { bucket: i32, times: u32, after_apply: bool },
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct WriterSpec {
+    pub name: String,
+    pub kind: String,
+    pub partial_update: Option<Vec<String>>,
+    pub max_pending_callbacks: Option<u64>,
+    pub executor: Option<Json>,
+}
+
+impl WriterSpec {
+    /// `Some(n)` for `{"sharded": n}`, `None` for the connection's FIFO worker.
+    pub fn sharded(&self) -> Option<usize> {
+        self.executor.as_ref().and_then(|e| e.get("sharded")).and_then(Json::as_u64).map(|n| n as usize)
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Notify {
+    #[default]
+    Callback,
+    Result,
+    Detached,
+}
+
+/// A callback's behaviour: `"normal"` (a string) is the default, all fields absent.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct CbSpec {
+    pub sleep_ms: u64,
+    pub gate: Option<String>,
+    pub raise: bool,
+    pub call: Option<Box<Step>>,
+}
+
+fn callback<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CbSpec, D::Error> {
+    match Json::deserialize(d)? {
+        Json::String(_) => Ok(CbSpec::default()),
+        v => serde_json::from_value(v).map_err(serde::de::Error::custom),
+    }
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct BucketResultSpec {
+    pub bucket: i32,
+    pub rows: usize,
+    pub error: Option<String>,
+}
+
+/// A write op (append, upsert, delete, append_arrow): `row` / `key` / `rows`, `bucket` / `buckets`.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct WriteOp {
+    pub id: String,
+    pub writer: Option<String>,
+    pub row: Vec<Json>,
+    pub key: Vec<Json>,
+    pub rows: Vec<Vec<Json>>,
+    pub bucket: Option<i32>,
+    pub buckets: Option<Vec<i32>>,
+    pub notify: Notify,
+    #[serde(deserialize_with = "callback")]
+    pub callback: CbSpec,
+    pub expect: Json,
+    pub offset: Option<i64>,
+    pub bucket_results: Option<Vec<BucketResultSpec>>,
+    pub min_elapsed_ms: Option<u64>,
+    pub max_elapsed_ms: Option<u64>,
+}
+
+impl WriteOp {
+    /// The stated buckets: one per row.
+    pub fn buckets(&self) -> Vec<i32> {
+        self.buckets.clone().unwrap_or_else(|| self.bucket.into_iter().collect())
+    }
+}
+
+/// Every other step: its fields, by op.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct Other {
+    pub writer: Option<String>,
+    pub id: String,
+    pub target: String,
+    pub timeout_ms: Option<u64>,
+    pub expect: Option<Json>,
+    pub min_elapsed_ms: Option<u64>,
+    pub max_elapsed_ms: Option<u64>,
+    #[serde(deserialize_with = "callback")]
+    pub callback: CbSpec,
+    pub ms: u64,
+    pub gate: String,
+    pub state: Option<CbState>,
+    pub faults: Vec<Fault>,
+    pub threads: BTreeMap<String, Vec<Step>>,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CbState {
+    NotStarted,
+    Running,
+    Returned,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Step {
+    Append(WriteOp),
+    Upsert(WriteOp),
+    Delete(WriteOp),
+    AppendArrow(WriteOp),
+    Flush(Other),
+    Close(Other),
+    Wait(Other),
+    AddCallback(Other),
+    Sleep(Other),
+    OpenGate(Other),
+    AwaitCallback(Other),
+    AssertCallback(Other),
+    Inject(Other),
+    Parallel(Other),
+}
+
+impl Step {
+    pub fn write_op(&self) -> Option<&WriteOp> {
+        match self {
+            Step::Append(o) | Step::Upsert(o) | Step::Delete(o) | Step::AppendArrow(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct Expect {
+    pub callback_order: Vec<Vec<String>>,
+    pub callback_errors: BTreeMap<String, u64>,
+    pub read_back: ReadBackSpec,
+}
+
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct ReadBackSpec {
+    pub buckets: Option<BTreeMap<String, Vec<Vec<Json>>>>,
+    pub lookups: Option<Vec<LookupSpec>>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct LookupSpec {
+    pub key: Vec<Json>,
+    pub row: Option<Vec<Json>>,
+}
+
+/// Where a step sits, the same in every runner: `steps[3]`, `steps[2].t1[0]` (a `parallel`
+/// thread), `a1.call` (the call inside the callback of op or add_callback `a1`).
+pub fn step_path(parent: &str, thread: Option<&str>, index: usize) -> String {
+    match thread {
+        Some(t) => format!("{parent}.{t}[{index}]"),
+        None => format!("steps[{index}]"),
+    }
+}
+
+/// Every step with its path, in file order, nested calls included.
+pub fn all_steps(sc: &Scenario) -> Vec<(String, &Step)> {
+    fn visit<'a>(path: String, s: &'a Step, out: &mut Vec<(String, &'a Step)>) {
+        out.push((path.clone(), s));
+        let (id, cb) = match s {
+            Step::AddCallback(o) => (&o.id, &o.callback),
+            Step::Parallel(o) => {
+                for (t, steps) in &o.threads {
+                    steps.iter().enumerate().for_each(|(i, x)| visit(step_path(&path, Some(t), i), x, out));
+                }
+                return;
+            }
+            _ => match s.write_op() {
+                Some(o) => (&o.id, &o.callback),
+                None => return,
+            },
+        };
+        if let Some(c) = &cb.call {
+            visit(format!("{id}.call"), c, out);
+        }
+    }
+    let mut out = Vec::new();
+    sc.steps.iter().enumerate().for_each(|(i, s)| visit(step_path("", None, i), s, &mut out));
+    out
+}
+
+/// Whether the scenario injects faults (then only the embedded engine can run it).
+pub fn uses_faults(sc: &Scenario) -> bool {
+    !sc.faults.is_empty() || all_steps(sc).iter().any(|(_, s)| matches!(s, Step::Inject(_)))
+}
+
+/// Resolve an error code name through the core's name tables.
+pub fn code_of(name: &str) -> Result<i32, String> {
+    if let Some(c) = ClientCode::ALL.iter().find(|c| c.name() == name) {
+        return Ok(*c as i32);
+    }
+    match FlussCode::named().find(|(_, n)| *n == name && name != "SERVER_ERROR") {
+        Some((code, _)) => Ok(code),
+        None => Err(format!("unknown error code name {name:?}")),
+    }
+}
+
+pub fn code_name(code: i32) -> String {
+    match ClientCode::from_code(code) {
+        Some(c) => c.name().to_string(),
+        None if code == 0 => "OK".to_string(),
+        None => format!("{} ({code})", FlussCode::name(code)),
+    }
+}
+
+/// An op's allowed outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Accepted and completed with this code (0 = success).
+    Completed(i32),
+    /// The call itself failed with this code.
+    Sync(i32),
+}
+
+/// The outcomes an op's `expect` allows.
+pub fn op_outcomes(e: &Json) -> Result<Vec<Outcome>, String> {
+    let name = |k: &str| e.get(k).and_then(Json::as_str).map(code_of);
+    if let Some(a) = e.get("any_of").and_then(Json::as_array) {
+        return a.iter().map(op_outcomes).collect::<Result<Vec<_>, _>>().map(|v| v.concat());
+    }
+    match (e.as_str(), name("callback_error"), name("sync_error")) {
+        (Some("ok"), ..) => Ok(vec![Outcome::Completed(0)]),
+        (_, Some(c), _) => Ok(vec![Outcome::Completed(c?)]),
+        (_, _, Some(c)) => Ok(vec![Outcome::Sync(c?)]),
+        _ => Err(format!("bad expect {e}")),
+    }
+}
+
+/// The code a flush/close/wait must return (0 = ok).
+pub fn call_code(e: &Option<Json>) -> Result<i32, String> {
+    e.as_ref().and_then(|e| e.get("error")).and_then(Json::as_str).map_or(Ok(0), code_of)
+}
+
+impl Table {
+    fn data_type(c: &Column) -> DataType {
+        match c.ty.as_str() {
+            "INT" => DataType::Int,
+            "BIGINT" => DataType::BigInt,
+            "DOUBLE" => DataType::Double,
+            "BOOLEAN" => DataType::Boolean,
+            _ => DataType::String,
+        }
+    }
+
+    pub fn schema(&self) -> Result<TableSchema, String> {
+        let mut b = TableSchema::builder();
+        for c in &self.columns {
+            b = if c.nullable != Some(false) {
+                b.column(&c.name, Self::data_type(c))
+            } else {
+                b.column_not_null(&c.name, Self::data_type(c))
+            };
+        }
+        if !self.primary_key.is_empty() {
+            b = b.primary_key(self.primary_key.clone());
+        }
+        b.build().map_err(|e| format!("table: {e}"))
+    }
+
+    /// The bucket key: stated, or the primary key.
+    pub fn bucket_key(&self) -> Vec<String> {
+        if self.bucket_key.is_empty() {
+            self.primary_key.clone()
+        } else {
+            self.bucket_key.clone()
+        }
+    }
+
+    /// A row of the file (`{"repeat"...}` expanded) as the core's values.
+    pub fn row(&self, v: &[Json], what: &str) -> Result<Vec<Value>, String> {
+        if v.len() != self.columns.len() {
+            return Err(format!("{what}: {} values for {} columns", v.len(), self.columns.len()));
+        }
+        v.iter().zip(&self.columns).map(|(x, c)| value(x, c, what)).collect()
+    }
+
+    /// A key of the file (primary-key values in primary-key order).
+    pub fn key(&self, v: &[Json], what: &str) -> Result<Vec<Value>, String> {
+        let cols: Vec<&Column> = self.primary_key.iter().filter_map(|k| self.columns.iter().find(|c| &c.name == k)).collect();
+        if v.len() != cols.len() {
+            return Err(format!("{what}: {} values for a key of {} columns", v.len(), cols.len()));
+        }
+        v.iter().zip(cols).map(|(x, c)| value(x, c, what)).collect()
+    }
+}
+
+fn value(v: &Json, c: &Column, what: &str) -> Result<Value, String> {
+    let bad = || format!("{what}: {v} is not a {} value for column {}", c.ty, c.name);
+    Ok(match (v, c.ty.as_str()) {
+        (Json::Null, _) if c.nullable != Some(false) => Value::Null,
+        (Json::Null, _) => return Err(format!("{what}: null in NOT NULL column {}", c.name)),
+        (_, "INT") => Value::Int(v.as_i64().and_then(|x| i32::try_from(x).ok()).ok_or_else(bad)?),
+        (_, "BIGINT") => Value::BigInt(v.as_i64().ok_or_else(bad)?),
+        (_, "DOUBLE") => Value::Double(v.as_f64().ok_or_else(bad)?),
+        (_, "BOOLEAN") => Value::Boolean(v.as_bool().ok_or_else(bad)?),
+        (Json::String(s), _) => Value::String(s.clone()),
+        (Json::Object(o), _) => Value::String(o["repeat"].as_str().ok_or_else(bad)?.repeat(o["count"].as_u64().ok_or_else(bad)? as usize)),
+        _ => return Err(bad()),
+    })
+}
+
+/// Parse a scenario: the JSON Schema first, then the rules it cannot state. Every problem found
+/// is listed.
+pub fn load(doc: &Json) -> Result<Scenario, Vec<String>> {
+    let v = Schema::scenario().validate(doc);
+    if !v.is_empty() {
+        return Err(v.iter().map(|v| format!("schema: {v}")).collect());
+    }
+    let sc: Scenario = serde_json::from_value(doc.clone()).map_err(|e| vec![format!("scenario: {e}")])?;
+    let mut errs = Vec::new();
+    semantic(&sc, &mut errs);
+    if errs.is_empty() {
+        Ok(sc)
+    } else {
+        Err(errs)
+    }
+}
+
+/// The rules of the format a JSON Schema cannot state.
+fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
+    let t = &sc.table;
+    let log = t.kind == TableKind::Log;
+    let mut rule = |ok: bool, msg: &dyn Fn() -> String| {
+        if !ok {
+            errs.push(msg())
+        }
+    };
+    rule(!log || t.primary_key.is_empty(), &|| "table: a log table has no primary_key".into());
+    rule(!log || !t.bucket_key.is_empty(), &|| "table: a log table needs a bucket_key, so that the bucket of every row is known".into());
+    rule(log || !t.primary_key.is_empty(), &|| "table: a pk table needs a primary_key".into());
+    rule(!sc.config.contains_key("bootstrap.servers"), &|| "config: bootstrap.servers is set by the runner".into());
+    let (schema, bk) = match t.schema().and_then(|s| s.indexes_of(&t.bucket_key()).map(|b| (s, b)).map_err(|e| format!("table: {e}"))) {
+        Ok(x) => x,
+        Err(e) => return errs.push(e),
+    };
+    let names: HashSet<&str> = sc.writers.iter().map(|w| w.name.as_str()).collect();
+    if names.len() != sc.writers.len() {
+        errs.push("writers: duplicate names".into());
+    }
+    for w in &sc.writers {
+        if (w.kind == "upsert") != (t.kind == TableKind::Pk) {
+            errs.push(format!("writer {}: kind {} does not fit a {:?} table", w.name, w.kind, t.kind));
+        }
+        for c in w.partial_update.iter().flatten().filter(|c| !t.columns.iter().any(|x| &x.name == *c)) {
+            errs.push(format!("writer {}: partial_update names unknown column {c:?}", w.name));
+        }
+    }
+    fn fault_codes<'a>(f: &'a [Fault], codes: &mut Vec<&'a str>) {
+        for f in f {
+            if let Fault::Error { code, .. } = f {
+                codes.push(code);
+            }
+        }
+    }
+    let mut codes: Vec<&str> = Vec::new();
+    fault_codes(&sc.faults, &mut codes);
+    let steps = all_steps(sc);
+    let mut ids: HashSet<&str> = HashSet::new();
+    let result_ops: HashSet<&str> =
+        steps.iter().filter_map(|(_, s)| s.write_op()).filter(|o| o.notify == Notify::Result).map(|o| o.id.as_str()).collect();
+    let writer = |w: &Option<String>, what: &str, errs: &mut Vec<String>| match w {
+        Some(w) if !names.contains(w.as_str()) => errs.push(format!("{what}: unknown writer {w:?}")),
+        None if sc.writers.len() > 1 => errs.push(format!("{what}: \"writer\" is required with several writers")),
+        _ => {}
+    };
+    for (path, s) in &steps {
+        if let Some(o) = s.write_op() {
+            let what = format!("{path} ({})", o.id);
+            if !ids.insert(&o.id) {
+                errs.push(format!("{what}: duplicate id {:?}", o.id));
+            }
+            writer(&o.writer, &what, errs);
+            let cb = &o.callback;
+            if o.notify != Notify::Callback && (cb.call.is_some() || cb.gate.is_some() || cb.raise || cb.sleep_ms > 0) {
+                errs.push(format!("{what}: \"callback\" needs notify = callback"));
+            }
+            if path.ends_with(".call") && cb.call.is_some() {
+                errs.push(format!("{what}: a callback inside a callback's call cannot make calls of its own"));
+            }
+            codes.extend(o.bucket_results.iter().flatten().filter_map(|b| b.error.as_deref()));
+            errs.extend(op_outcomes(&o.expect).err());
+            // Rows fit the table, and the stated buckets are the core's.
+            let rows: Vec<Result<Vec<Value>, String>> = match s {
+                Step::Delete(_) => vec![t.key(&o.key, &what).map(|k| {
+                    let mut row = vec![Value::Null; t.columns.len()];
+                    k.into_iter().zip(schema.primary_key_indexes()).for_each(|(v, i)| row[i] = v);
+                    row
+                })],
+                Step::AppendArrow(_) => o.rows.iter().map(|r| t.row(r, &what)).collect(),
+                _ => vec![t.row(&o.row, &what)],
+            };
+            let buckets = o.buckets();
+            if rows.len() != buckets.len() {
+                errs.push(format!("{what}: {} rows but {} buckets", rows.len(), buckets.len()));
+            }
+            for (i, (r, b)) in rows.into_iter().zip(buckets).enumerate() {
+                let mut key = Vec::new();
+                match r.and_then(|row| encode_key(&schema, &bk, &row, &mut key).map_err(|e| format!("{what}: {e}"))) {
+                    Err(e) => errs.push(e),
+                    Ok(()) => {
+                        let core = bucket_for_key(&key, t.bucket_count);
+                        if core != b {
+                            errs.push(format!(
+                                "{what} row {i}: the file says bucket {b} but the core's bucketing gives {core} (fix the file)"
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        match s {
+            Step::AddCallback(o) if !ids.insert(&o.id) => errs.push(format!("{path}: duplicate id {:?}", o.id)),
+            Step::Flush(o) | Step::Close(o) => writer(&o.writer, path, errs),
+            Step::Inject(o) => fault_codes(&o.faults, &mut codes),
+            _ => {}
+        }
+        if let Step::Flush(o) | Step::Close(o) | Step::Wait(o) = s {
+            errs.extend(call_code(&o.expect).err().map(|e| format!("{path}: {e}")));
+        }
+    }
+    for (path, s) in &steps {
+        match s {
+            Step::Wait(o) | Step::AddCallback(o) if !result_ops.contains(o.target.as_str()) => {
+                errs.push(format!("{path}: target {:?} is not an op with notify = result", o.target))
+            }
+            Step::AwaitCallback(o) | Step::AssertCallback(o) if !ids.contains(o.target.as_str()) => {
+                errs.push(format!("{path}: unknown target {:?}", o.target))
+            }
+            _ => {}
+        }
+    }
+    errs.extend(codes.into_iter().filter_map(|c| code_of(c).err()));
+    let e = &sc.expect;
+    for id in e.callback_order.iter().flatten().filter(|id| !ids.contains(id.as_str())) {
+        errs.push(format!("expect.callback_order: unknown id {id:?}"));
+    }
+    for w in e.callback_errors.keys().filter(|w| !names.contains(w.as_str())) {
+        errs.push(format!("expect.callback_errors: unknown writer {w:?}"));
+    }
+    if let Some(b) = &e.read_back.buckets {
+        let want: HashSet<String> = (0..t.bucket_count).map(|b| b.to_string()).collect();
+        if !log || b.keys().cloned().collect::<HashSet<_>>() != want {
+            errs.push("expect.read_back.buckets: a log table's every bucket (empty lists allowed)".into());
+        }
+        errs.extend(b.values().flatten().filter_map(|r| t.row(r, "expect.read_back").err()));
+    }
+    for x in e.read_back.lookups.iter().flatten() {
+        if log {
+            errs.push("expect.read_back.lookups is for pk tables".into());
+        }
+        errs.extend(t.key(&x.key, "expect.read_back.lookups").err());
+        errs.extend(x.row.as_ref().and_then(|r| t.row(r, "expect.read_back.lookups").err()));
+    }
+}

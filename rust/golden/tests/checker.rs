@@ -1,0 +1,391 @@
+//! Self-tests of the one checker: every golden file passes the schema; a broken scenario or a
+//! trace that breaks an expectation fails, each for its stated reason. (These were the runners'
+//! self-tests, written three times; the runners now only run.)
+
+use fluss_writer_golden::scenario;
+use fluss_writer_golden::schema::Schema;
+use fluss_writer_golden::trace::Trace;
+use fluss_writer_golden::{check, Report};
+use serde_json::{json, Value as Json};
+
+fn base() -> Json {
+    json!({
+        "description": "checker self-test",
+        "table": {"kind": "log", "bucket_count": 1,
+                  "columns": [{"name": "id", "type": "INT", "nullable": false}, {"name": "msg", "type": "STRING"}],
+                  "bucket_key": ["id"]},
+        "config": {"client.writer.batch-timeout": "5ms"},
+        "writers": [{"name": "w", "kind": "append"}],
+        "steps": [
+            {"op": "append", "id": "a1", "row": [1, "x"], "bucket": 0, "offset": 0, "expect": "ok"},
+            {"op": "append", "id": "a2", "row": [2, "y"], "bucket": 0, "offset": 1, "expect": "ok"},
+            {"op": "flush", "expect": "ok"}
+        ],
+        "expect": {"read_back": {"buckets": {"0": [[1, "x"], [2, "y"]]}}}
+    })
+}
+
+/// The trace a correct runner records for `base()`: main thread T1, callbacks on worker T2.
+fn base_trace() -> Json {
+    json!({
+        "runner": "selftest", "target": "embedded",
+        "events": [
+            {"seq": 0, "ev": "thread", "thread": "T1", "name": "main"},
+            {"seq": 1, "ev": "submit_begin", "id": "a1", "thread": "T1"},
+            {"seq": 2, "ev": "submit_end", "id": "a1", "thread": "T1", "code": 0, "elapsed_ms": 0.1, "callback_destroyed": null},
+            {"seq": 3, "ev": "submit_begin", "id": "a2", "thread": "T1"},
+            {"seq": 4, "ev": "submit_end", "id": "a2", "thread": "T1", "code": 0, "elapsed_ms": 0.1, "callback_destroyed": null},
+            {"seq": 5, "ev": "call_begin", "step": "steps[2]", "call": "flush", "thread": "T1"},
+            {"seq": 6, "ev": "callback_start", "id": "a1", "thread": "T2", "code": 0, "bucket": 0, "partition": null, "offset": 0, "bucket_results": []},
+            {"seq": 7, "ev": "callback_return", "id": "a1", "thread": "T2"},
+            {"seq": 8, "ev": "callback_start", "id": "a2", "thread": "T2", "code": 0, "bucket": 0, "partition": null, "offset": 1, "bucket_results": []},
+            {"seq": 9, "ev": "callback_return", "id": "a2", "thread": "T2"},
+            {"seq": 10, "ev": "call_end", "step": "steps[2]", "code": 0, "elapsed_ms": 1.0, "results_done": []},
+            {"seq": 11, "ev": "settled"},
+            {"seq": 12, "ev": "teardown"}
+        ],
+        "callback_errors": {"w": 0},
+        "read_back": {"buckets": {"0": [[1, "x"], [2, "y"]]}}
+    })
+}
+
+fn run(doc: &Json, trace: &Json) -> Report {
+    let t: Trace = serde_json::from_value(trace.clone()).expect("a trace");
+    check(doc, &t)
+}
+
+/// Renumber `seq` after events were moved, added or removed.
+fn renumber(t: &mut Json) {
+    for (i, e) in t["events"].as_array_mut().unwrap().iter_mut().enumerate() {
+        e["seq"] = json!(i);
+    }
+}
+
+fn fails_with(doc: Json, trace: Json, needle: &str) {
+    let r = run(&doc, &trace);
+    assert!(r.failures.iter().any(|f| f.contains(needle)), "expected a failure containing {needle:?}, got {:?}", r.failures);
+}
+
+#[test]
+fn base_passes() {
+    let r = run(&base(), &base_trace());
+    assert!(r.passed(), "{:?}", r.failures);
+    assert!(r.checks >= 20, "only {} checks", r.checks);
+}
+
+#[test]
+fn every_golden_file_is_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../golden");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            let doc: Json = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            scenario::load(&doc).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 43, "only {n} golden files");
+}
+
+#[test]
+fn schema_refuses_keywords_it_does_not_check() {
+    assert!(Schema::new(json!({"type": "string", "pattern": "^a"})).is_err());
+}
+
+// ----- broken scenarios: the format is defined once, and a file outside it fails
+
+#[test]
+fn scenario_unknown_field() {
+    let mut d = base();
+    d["retries"] = json!(3);
+    fails_with(d, base_trace(), "unknown field(s) [\"retries\"]");
+}
+
+#[test]
+fn scenario_unknown_op() {
+    let mut d = base();
+    d["steps"].as_array_mut().unwrap().push(json!({"op": "frobnicate"}));
+    fails_with(d, base_trace(), "/steps/3/op: \"frobnicate\" is not one of");
+}
+
+#[test]
+fn scenario_unknown_field_in_step() {
+    let mut d = base();
+    d["steps"][0]["frobnicate"] = json!(1);
+    fails_with(d, base_trace(), "/steps/0: unknown field(s) [\"frobnicate\"]");
+}
+
+#[test]
+fn scenario_unknown_code() {
+    let mut d = base();
+    d["steps"][0]["expect"] = json!({"callback_error": "NO_SUCH_CODE"});
+    fails_with(d, base_trace(), "unknown error code name \"NO_SUCH_CODE\"");
+}
+
+#[test]
+fn scenario_unknown_value_form() {
+    let mut d = base();
+    d["steps"][0]["row"] = json!([1, {"repeat": "ab", "count": 1, "times": 2}]);
+    fails_with(d, base_trace(), "unknown field(s) [\"times\"]");
+}
+
+#[test]
+fn scenario_unknown_type() {
+    let mut d = base();
+    d["table"]["columns"][1]["type"] = json!("TIMESTAMP");
+    fails_with(d, base_trace(), "\"TIMESTAMP\" is not one of");
+}
+
+#[test]
+fn scenario_wrong_value_type() {
+    let mut d = base();
+    d["steps"][0]["row"] = json!(["one", "x"]);
+    fails_with(d, base_trace(), "\"one\" is not a INT value for column id");
+}
+
+#[test]
+fn scenario_wrong_bucket() {
+    let mut d = base();
+    d["table"]["bucket_count"] = json!(2);
+    d["expect"] = json!({});
+    // Of the two buckets a row has exactly one: stating the other fails, naming the core's.
+    let mut failed = 0;
+    for stated in [0, 1] {
+        d["steps"][0]["bucket"] = json!(stated);
+        d["steps"][1]["bucket"] = json!(0);
+        match scenario::load(&d) {
+            Ok(_) => {}
+            Err(e) => {
+                assert!(
+                    e.iter().any(|x| x.contains(&format!("a1) row 0: the file says bucket {stated} but the core's bucketing gives"))),
+                    "{e:?}"
+                );
+                failed += 1;
+            }
+        }
+    }
+    assert_eq!(failed, 1);
+}
+
+#[test]
+fn scenario_duplicate_id_and_unknown_writer() {
+    let mut d = base();
+    d["steps"][1]["id"] = json!("a1");
+    d["steps"][2]["writer"] = json!("nobody");
+    let e = scenario::load(&d).unwrap_err();
+    assert!(e.iter().any(|x| x.contains("duplicate id \"a1\"")), "{e:?}");
+    assert!(e.iter().any(|x| x.contains("unknown writer \"nobody\"")), "{e:?}");
+}
+
+#[test]
+fn known_bug_passing_fails() {
+    let mut d = base();
+    d["known_bug"] = json!("self-test");
+    fails_with(d, base_trace(), "known_bug (self-test): the scenario passed; remove \"known_bug\"");
+}
+
+#[test]
+fn known_bug_failing_fails() {
+    let mut d = base();
+    d["known_bug"] = json!("self-test");
+    d["steps"][0]["offset"] = json!(5);
+    let r = run(&d, &base_trace());
+    assert!(r.failures[0].starts_with("known_bug (self-test):") && r.failures.len() == 2, "{:?}", r.failures);
+}
+
+// ----- traces that break an expectation or a contract rule
+
+#[test]
+fn wrong_offset() {
+    let mut d = base();
+    d["steps"][0]["offset"] = json!(5);
+    fails_with(d, base_trace(), "a1: offset 0 expected 5");
+}
+
+#[test]
+fn wrong_outcome_accepted() {
+    let mut d = base();
+    d["steps"][0]["expect"] = json!({"sync_error": "WRITER_CLOSED"});
+    fails_with(d, base_trace(), "a1: expected sync_error WRITER_CLOSED, but the submission was accepted");
+}
+
+#[test]
+fn wrong_completion_code() {
+    let mut t = base_trace();
+    t["events"][6]["code"] = json!(-1005); // WRITER_CLOSED
+    fails_with(base(), t, "a1: completed with WRITER_CLOSED, expected ok");
+}
+
+#[test]
+fn wrong_read_back() {
+    let mut d = base();
+    d["expect"]["read_back"]["buckets"]["0"] = json!([[1, "x"], [2, "z"]]);
+    fails_with(d, base_trace(), "read-back bucket 0:");
+}
+
+#[test]
+fn read_back_duplicate() {
+    let mut t = base_trace();
+    t["read_back"]["buckets"]["0"] = json!([[1, "x"], [2, "y"], [2, "y"]]);
+    fails_with(base(), t, "read-back bucket 0:");
+}
+
+#[test]
+fn callback_twice() {
+    let mut t = base_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    ev.insert(
+        12,
+        json!({"seq": 0, "ev": "callback_start", "id": "a1", "thread": "T2", "code": 0, "bucket": 0, "partition": null, "offset": 0}),
+    );
+    renumber(&mut t);
+    fails_with(base(), t, "a1: callback ran 2 times, expected exactly once");
+}
+
+#[test]
+fn callback_never_ran() {
+    let mut t = base_trace();
+    t["events"].as_array_mut().unwrap().drain(6..8);
+    renumber(&mut t);
+    fails_with(base(), t, "a1: callback ran 0 times");
+}
+
+#[test]
+fn callback_returned_after_settle() {
+    let mut t = base_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    let ret = ev.remove(9);
+    ev.insert(11, ret); // a2 returns after the settled event
+    renumber(&mut t);
+    fails_with(base(), t, "a2: never completed within 10000 ms");
+}
+
+#[test]
+fn callback_on_submitting_thread() {
+    let mut t = base_trace();
+    t["events"][6]["thread"] = json!("T1");
+    fails_with(base(), t, "a1: callback ran on a submitting thread (C2)");
+}
+
+#[test]
+fn fifo_callbacks_on_two_threads() {
+    let mut t = base_trace();
+    t["events"][8]["thread"] = json!("T3");
+    fails_with(base(), t, "callbacks of fifo writers ran on 2 threads");
+}
+
+#[test]
+fn per_bucket_order() {
+    let mut t = base_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    let a1: Vec<Json> = ev.drain(6..8).collect();
+    ev.splice(8..8, a1); // a2's callback now runs first
+    renumber(&mut t);
+    let r = run(&base(), &t);
+    assert!(r.failures.iter().any(|f| f.contains("a1 was submitted before a2 but its callback ran after (C3)")), "{:?}", r.failures);
+    assert!(r.failures.iter().any(|f| f.contains("callback of a2 (offset 1) ran before a1 (offset 0)")), "{:?}", r.failures);
+}
+
+#[test]
+fn flush_watermark() {
+    let mut t = base_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    let end = ev.remove(10);
+    ev.insert(9, end); // flush returns before a2's callback returned
+    renumber(&mut t);
+    fails_with(base(), t, "steps[2]: returned ok, but a2 (accepted before it) had not completed and returned (C6)");
+}
+
+#[test]
+fn flush_outcome_and_timing() {
+    let mut d = base();
+    d["steps"][2]["max_elapsed_ms"] = json!(0);
+    let mut t = base_trace();
+    t["events"][10]["code"] = json!(-1010); // TIMEOUT
+    let r = run(&d, &t);
+    assert!(r.failures.iter().any(|f| f.contains("steps[2]: expected ok, got TIMEOUT")), "{:?}", r.failures);
+    assert!(r.failures.iter().any(|f| f.contains("steps[2]: took 1.0 ms, expected at most 0 ms")), "{:?}", r.failures);
+}
+
+#[test]
+fn rejected_callback_not_destroyed() {
+    let mut d = base();
+    d["steps"][1]["expect"] = json!({"sync_error": "WRITER_CLOSED"});
+    d["steps"][1].as_object_mut().unwrap().remove("offset");
+    d["expect"]["read_back"]["buckets"]["0"] = json!([[1, "x"]]);
+    let mut t = base_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    ev[4] =
+        json!({"seq": 4, "ev": "submit_end", "id": "a2", "thread": "T1", "code": -1005, "elapsed_ms": 0.1, "callback_destroyed": false});
+    ev.drain(8..10);
+    t["read_back"]["buckets"]["0"] = json!([[1, "x"]]);
+    renumber(&mut t);
+    fails_with(d, t, "a2: rejected synchronously but its callback was not destroyed before the call returned");
+}
+
+#[test]
+fn partition_must_be_null() {
+    let mut t = base_trace();
+    t["events"][6]["partition"] = json!(7);
+    fails_with(base(), t, "a1: completion partition Some(7)");
+}
+
+#[test]
+fn callback_errors_counted() {
+    let mut t = base_trace();
+    t["callback_errors"]["w"] = json!(1);
+    fails_with(base(), t, "writer w: Some(1) callback errors reported");
+}
+
+#[test]
+fn runner_error_fails() {
+    let mut t = base_trace();
+    t["events"].as_array_mut().unwrap().push(json!({"seq": 13, "ev": "runner_error", "message": "boom"}));
+    fails_with(base(), t, "runner: boom");
+}
+
+#[test]
+fn events_out_of_order() {
+    let mut t = base_trace();
+    t["events"][3]["seq"] = json!(42);
+    fails_with(base(), t, "trace: event 3 has seq 42");
+}
+
+#[test]
+fn unfinished_trace() {
+    let mut t = base_trace();
+    t["events"].as_array_mut().unwrap().truncate(5);
+    let r = run(&base(), &t);
+    assert!(r.failures.iter().any(|f| f.contains("no settled event")), "{:?}", r.failures);
+    assert!(r.failures.iter().any(|f| f.contains("steps[2]: never ran")), "{:?}", r.failures);
+}
+
+#[test]
+fn faults_refused_on_a_cluster() {
+    let mut d = base();
+    d["faults"] = json!([{"bucket": 0, "fault": "delay", "ms": 10, "times": 1}]);
+    let mut t = base_trace();
+    t["target"] = json!("cluster");
+    fails_with(d, t, "which a real cluster cannot do");
+}
+
+#[test]
+fn await_and_assert_states() {
+    let mut d = base();
+    let steps = d["steps"].as_array_mut().unwrap();
+    steps.push(json!({"op": "await_callback", "target": "a1", "state": "returned"}));
+    steps.push(json!({"op": "assert_callback", "target": "a2", "state": "not_started"}));
+    let mut t = base_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    ev.insert(11, json!({"seq": 0, "ev": "await", "step": "steps[3]", "target": "a1", "state": "running"}));
+    ev.insert(12, json!({"seq": 0, "ev": "observe", "step": "steps[4]", "target": "a2", "state": "returned"}));
+    renumber(&mut t);
+    let r = run(&d, &t);
+    assert!(
+        r.failures.iter().any(|f| f.contains("steps[3]: the callback of a1 did not reach returned (it is running)")),
+        "{:?}",
+        r.failures
+    );
+    assert!(r.failures.iter().any(|f| f.contains("steps[4]: the callback of a2 is not not_started (it is returned)")), "{:?}", r.failures);
+}
