@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite: formatting and lints, the Rust workspace (unit, property, integration
-# and golden tests), the loom models of the dispatcher, the Python suite and the C++ suite
+# and golden tests), the loom models of the dispatcher, the fuzz targets (a short fixed budget
+# each, scripts/fuzz.sh), the Python suite and the C++ suite
 # (normal and sanitizer builds). A real Fluss 0.9.1 cluster is started first when Java is
 # available (always under CI=true, where failing to start it fails the run) and its address is
 # exported as FLUSS_BOOTSTRAP_SERVERS for the network tests of every language.
@@ -93,6 +94,9 @@ step "loom models of the dispatcher"
 # 2 cores while still covering every interleaving with up to two forced context switches.
 RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR="$REPO/target/loom" \
   cargo test -p fluss-writer-dispatch --release --test 'loom_*'
+
+step "fuzz targets (cargo-fuzz: ${FUZZ_SECONDS:-20} s per target, seeds in fuzz/seeds)"
+scripts/fuzz.sh
 
 if [ -x tests-py/run.sh ]; then
   step "Python suite"

@@ -756,6 +756,10 @@ class UpsertWriter : public WriterBase {
 // within client.request-timeout; a refused operation later is AUTHORIZATION_EXCEPTION (48, not
 // retriable: in a Result, or in every callback of the refused writes). The password and the JAAS
 // line never appear in a Result's message or in the library's logs.
+//
+// Untrusted servers: "client.response-max-size" (default "100mb", 1kb to 2gb) bounds every
+// response frame. A larger length prefix is never allocated: it closes that connection with a
+// retriable PROTOCOL error (-1013) and the affected requests are retried on a new connection.
 struct Configuration {
   std::string bootstrap_servers;  // empty: not set. "embedded", "embedded:<dir>" or "host:port,..."
   std::map<std::string, std::string> properties;  // Fluss client keys, e.g. client.writer.batch-size

@@ -39,6 +39,9 @@ from . import _native
 from ._native import (
     CLIENT_CODES,
     SERVER_CODES,
+    AclBinding,
+    AclFilter,
+    AclResource,
     Admin,
     AppendWriter,
     BucketResult,
@@ -84,6 +87,9 @@ from ._readback import ScannedRow
 __all__ = [
     "CLIENT_CODES",
     "SERVER_CODES",
+    "AclBinding",
+    "AclFilter",
+    "AclResource",
     "Admin",
     "AppendWriter",
     "BucketResult",

@@ -24,6 +24,7 @@ from typing import (
     Dict,
     Generator,
     List,
+    Literal,
     Mapping,
     Optional,
     Protocol,
@@ -54,6 +55,9 @@ ExecutorArg = Union[None, int, concurrent.futures.Executor, asyncio.AbstractEven
 
 __version__: str
 __all__ = [
+    "AclBinding",
+    "AclFilter",
+    "AclResource",
     "Admin",
     "AppendWriter",
     "BucketResult",
@@ -163,7 +167,12 @@ class Config:
 def connect(bootstrap: Optional[str] = None, config: Union[None, Mapping[str, object], Config] = None) -> Connection:
     """Open a connection: ``"embedded"``, ``"embedded:<dir>"`` or ``"host:port[,host:port]"``,
     given as ``bootstrap`` or as the ``bootstrap.servers`` key of ``config`` (one setting: both
-    given and different is InvalidConfigError; neither means ``"embedded"``)."""
+    given and different is InvalidConfigError; neither means ``"embedded"``).
+
+    ``config`` takes Fluss client keys (README "Configuration"). ``client.response-max-size``
+    (default ``"100mb"``, 1kb to 2gb) bounds every response frame read from a server: a
+    larger length prefix is never allocated; it closes that connection with a retriable
+    ProtocolError and the affected requests are retried on a new one."""
 
 @final
 class Connection:
@@ -193,6 +202,87 @@ class Admin:
     def list_tables(self, database: str) -> List[str]: ...
     def table_exists(self, path: PathArg) -> bool: ...
     def get_table_info(self, path: PathArg) -> TableInfo: ...
+    def create_acls(self, acls: Sequence[AclBinding]) -> None:
+        """Create every ACL (needs ALTER on the cluster, which super users have). When the
+        server refuses one (AUTHORIZATION_EXCEPTION, 48), the ServerError names it and the ones
+        it accepted stay. Servers learn of a new ACL asynchronously (within about 100 ms on the
+        test cluster). The embedded engine has no authorizer: every ACL call raises ServerError
+        with code 47 (SECURITY_DISABLED_EXCEPTION). GIL released."""
+    def list_acls(self, filter: Optional[AclFilter] = None) -> List[AclBinding]:
+        """The ACLs matching ``filter`` (every ACL when None)."""
+    def drop_acls(self, filters: Sequence[AclFilter]) -> List[AclBinding]:
+        """Drop every ACL matching one of ``filters``; return the ACLs dropped."""
+
+# ----- access control lists -----
+
+AclOperationName = Literal["ANY", "ALL", "READ", "WRITE", "CREATE", "DROP", "ALTER", "DESCRIBE"]
+"""An ACL operation by its Fluss name; any case is accepted. ``"ANY"`` belongs in filters only;
+``"ALL"`` allows every operation. Another name raises InvalidConfigError before any request."""
+
+@final
+class AclResource:
+    """What an ACL is about: the cluster, a database or a table (the same resources as the Rust
+    ``AclResource`` and the C++ ``AclResource``)."""
+    @staticmethod
+    def cluster() -> AclResource: ...
+    @staticmethod
+    def database(name: str) -> AclResource: ...
+    @staticmethod
+    def table(path: PathArg) -> AclResource: ...
+    @property
+    def type(self) -> Literal["CLUSTER", "DATABASE", "TABLE"]: ...
+    @property
+    def name(self) -> str:
+        """The name the server stores: ``"fluss-cluster"``, the database, or ``"db.table"``."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class AclBinding:
+    """One ACL: user ``principal`` may do ``operation`` on ``resource`` from ``host`` (``"*"``:
+    any host). Fluss 0.9 has ALLOW ACLs only."""
+    def __new__(
+        cls,
+        resource: AclResource,
+        principal: str,
+        operation: Union[AclOperationName, str],
+        host: str = "*",
+        principal_type: str = "User",
+    ) -> AclBinding: ...
+    @property
+    def resource(self) -> AclResource: ...
+    @property
+    def principal(self) -> str: ...
+    @property
+    def principal_type(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def operation(self) -> AclOperationName:
+        """Upper case, e.g. ``"WRITE"``."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class AclFilter:
+    """Which ACLs ``list_acls`` and ``drop_acls`` act on: a field left None (operation None or
+    ``"ANY"``) matches every ACL; set fields must all match. ``AclFilter()`` matches all."""
+    def __new__(
+        cls,
+        resource: Optional[AclResource] = None,
+        principal: Optional[str] = None,
+        host: Optional[str] = None,
+        operation: Union[AclOperationName, str, None] = None,
+    ) -> AclFilter: ...
+    @property
+    def resource(self) -> Optional[AclResource]: ...
+    @property
+    def principal(self) -> Optional[str]: ...
+    @property
+    def host(self) -> Optional[str]: ...
+    @property
+    def operation(self) -> AclOperationName:
+        """``"ANY"`` when not set."""
 
 @final
 class Table:

@@ -141,3 +141,16 @@ def test_config_repr_never_shows_secrets() -> None:
     for text in (repr(cfg), str(cfg)):
         assert "pw-secret-2" not in text and "jaas-secret-1" not in text, text
     assert "client.security.sasl.username" in repr(cfg) and "admin" in repr(cfg), "non-secret keys are still shown"
+
+
+@pytest.mark.parametrize("value", ["0", "1023", "2049mb", "-1", "lots"])
+def test_response_max_size_out_of_range_is_invalid_config(value: str) -> None:
+    with pytest.raises(fw.InvalidConfigError) as info:
+        fw.connect("embedded", {"client.response-max-size": value})
+    assert "client.response-max-size" in str(info.value)
+
+
+def test_response_max_size_in_range_is_accepted() -> None:
+    for value in ["1kb", "16mb", "2gb"]:
+        with fw.connect("embedded", {"client.response-max-size": value}) as c:
+            assert c.admin().list_databases() == ["fluss"]

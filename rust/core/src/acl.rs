@@ -33,7 +33,17 @@ impl AclResource {
         }
     }
 
-    fn name(&self) -> String {
+    /// `CLUSTER`, `DATABASE` or `TABLE`, as Fluss names the resource types.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            AclResource::Cluster => "CLUSTER",
+            AclResource::Database(_) => "DATABASE",
+            AclResource::Table(_) => "TABLE",
+        }
+    }
+
+    /// The resource name the server stores: `fluss-cluster`, the database, or `database.table`.
+    pub fn name(&self) -> String {
         match self {
             AclResource::Cluster => CLUSTER_RESOURCE_NAME.to_string(),
             AclResource::Database(d) => d.clone(),

@@ -47,6 +47,15 @@ macro_rules! requests {
                 use prost::Message;
                 match self { $(Request::$name(r) => r.encode_to_vec(),)* }
             }
+            /// Decode a request body received with this API key (test servers, fuzzing).
+            pub fn decode(api_key: i16, body: &[u8]) -> Result<Request> {
+                use prost::Message;
+                match api_key {
+                    $($key => proto::$req::decode(body).map(Request::$name)
+                        .map_err(|e| Error::protocol(format!("bad {} body: {e}", stringify!($req)))),)*
+                    k => Err(Error::protocol(format!("unexpected api key {k}"))),
+                }
+            }
         }
 
         impl Response {
@@ -58,6 +67,13 @@ macro_rules! requests {
                         .map_err(|e| Error::protocol(format!("bad {} body: {e}", stringify!($resp)))),)*
                     k => Err(Error::protocol(format!("unexpected api key {k}"))),
                 }
+            }
+            /// The API key this response answers.
+            pub fn api_key(&self) -> i16 { match self { $(Response::$name(_) => $key,)* } }
+            /// Protobuf body (test servers).
+            pub fn encode_body(&self) -> Vec<u8> {
+                use prost::Message;
+                match self { $(Response::$name(r) => r.encode_to_vec(),)* }
             }
         }
 

@@ -124,6 +124,11 @@ pub struct Config {
     pub request_max_size: u64,
     /// `client.request-timeout` (30 s).
     pub request_timeout: Duration,
+    /// `client.response-max-size` (100 MiB): the largest response frame accepted from a server.
+    /// A larger length prefix is a `PROTOCOL` error of that connection (closed, in-flight
+    /// requests retried on a new one); the body is read as it arrives, never allocated in
+    /// advance from the prefix.
+    pub response_max_size: u64,
     /// `client.writer.delivery-timeout` (120 s): every operation completes within it.
     pub delivery_timeout: Duration,
     /// `client.writer.bucket.no-key-assigner` (sticky).
@@ -167,6 +172,7 @@ impl Default for Config {
             max_inflight_per_bucket: 5,
             request_max_size: 10 << 20,
             request_timeout: Duration::from_secs(30),
+            response_max_size: DEFAULT_RESPONSE_MAX_SIZE,
             delivery_timeout: Duration::from_secs(120),
             no_key_assigner: NoKeyAssigner::Sticky,
             io_threads: 1,
@@ -182,6 +188,15 @@ impl Default for Config {
     }
 }
 
+/// Default of `client.response-max-size`: 100 MiB, far above the largest legitimate answer to
+/// this client (read-back fetches at most 8 MiB per FetchLog; metadata and lookups are smaller).
+pub const DEFAULT_RESPONSE_MAX_SIZE: u64 = 100 << 20;
+/// Smallest accepted `client.response-max-size` (1 KiB): below it, ApiVersions could not fit.
+pub const MIN_RESPONSE_MAX_SIZE: u64 = 1 << 10;
+/// Largest accepted `client.response-max-size`, 2 GiB: a frame length is an `int32`, so this
+/// admits every length a server can announce (no limit beyond the protocol's).
+pub const MAX_RESPONSE_MAX_SIZE: u64 = 2 << 30;
+
 /// Every key [`Config::set`] understands.
 pub const KEYS: &[&str] = &[
     "bootstrap.servers",
@@ -196,6 +211,7 @@ pub const KEYS: &[&str] = &[
     "client.writer.max-inflight-requests-per-bucket",
     "client.writer.request-max-size",
     "client.request-timeout",
+    "client.response-max-size",
     "client.writer.delivery-timeout",
     "client.writer.bucket.no-key-assigner",
     "client.io-threads",
@@ -345,6 +361,13 @@ impl Config {
             "client.writer.max-inflight-requests-per-bucket" => self.max_inflight_per_bucket = int(1, 1000)? as usize,
             "client.writer.request-max-size" => self.request_max_size = size()?,
             "client.request-timeout" => self.request_timeout = dur()?,
+            "client.response-max-size" => {
+                let v = size()?;
+                if !(MIN_RESPONSE_MAX_SIZE..=MAX_RESPONSE_MAX_SIZE).contains(&v) {
+                    return Err(invalid(key, value, "expected a size from 1kb to 2gb"));
+                }
+                self.response_max_size = v;
+            }
             "client.writer.delivery-timeout" => self.delivery_timeout = dur()?,
             "client.writer.bucket.no-key-assigner" => {
                 self.no_key_assigner = match value.trim().to_ascii_lowercase().as_str() {
@@ -665,6 +688,18 @@ mod tests {
         }
         let e = Config::from_pairs([("client.security.protocol", "kerberos")]).unwrap_err();
         assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
+    }
+
+    #[test]
+    fn response_max_size_is_bounded() {
+        assert_eq!(Config::default().response_max_size, 100 << 20);
+        assert_eq!(Config::from_pairs([("client.response-max-size", "16mb")]).unwrap().response_max_size, 16 << 20);
+        assert_eq!(Config::from_pairs([("client.response-max-size", "2gb")]).unwrap().response_max_size, 2 << 30);
+        for bad in ["0", "1023", "2049mb", "-1", "huge"] {
+            let e = Config::from_pairs([("client.response-max-size", bad)]).unwrap_err();
+            assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{bad}");
+            assert!(e.message().contains("client.response-max-size"), "{e:?}");
+        }
     }
 
     #[test]

@@ -306,6 +306,10 @@ impl Error {
     /// A Fluss server error, passed through unchanged. Retriability follows Fluss's classes.
     pub fn server(code: i32, message: impl Into<String>) -> Error {
         let message = message.into();
+        if code < FlussCode::UNKNOWN_SERVER_ERROR {
+            // Fluss codes are -1 and up; a lower one would pose as a client code.
+            return Error::protocol(format!("the server sent error code {code}, outside Fluss's range (-1 and up): {message}"));
+        }
         let message = if message.is_empty() { FlussCode::name(code).to_string() } else { message };
         Error { code, message, retriable: FlussCode::is_retriable(code) }
     }

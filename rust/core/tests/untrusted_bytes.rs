@@ -149,6 +149,44 @@ proptest! {
     }
 }
 
+/// Inputs the fuzz targets once crashed on (`fuzz/seeds/<target>/regression-*`): each must be
+/// refused by the checks before the Arrow reader, which would otherwise panic (the panic is
+/// caught as a last resort, so a panic hook counting panics on this thread is the witness).
+#[test]
+fn fuzz_regressions_are_refused_without_a_panic() {
+    use std::cell::Cell;
+    thread_local!(static PANICS: Cell<u32> = const { Cell::new(0) });
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.with(|p| p.set(p.get() + 1));
+            previous(info)
+        }));
+    });
+    let cases: &[(&str, &[u8])] =
+        &[("log_batch/regression-offsets-not-whole-i32", include_bytes!("../../../fuzz/seeds/log_batch/regression-offsets-not-whole-i32"))];
+    for (name, input) in cases {
+        // As the fuzz target reads it: a flags byte (high bit: reseal the CRC), then the batch.
+        let mut bytes = input[1..].to_vec();
+        if input[0] & 0x80 != 0 && bytes.len() >= 64 {
+            stamp_log_batch(&mut bytes, -1, -1);
+        }
+        let batches = LogBatch::parse_all(&bytes).unwrap();
+        let mut refused = 0;
+        for b in batches {
+            for s in [log_schema(), schema()] {
+                if let Err(e) = b.decode(&s) {
+                    assert_eq!(e.code(), fluss_writer::FlussCode::CORRUPT_MESSAGE, "{name}: {e:?}");
+                    refused += 1;
+                }
+            }
+        }
+        assert!(refused > 0, "{name}: the malformed batch was accepted");
+        assert_eq!(PANICS.with(|p| p.get()), 0, "{name}: the Arrow reader panicked (caught) instead of a check refusing the input");
+    }
+}
+
 /// The embedded engine decodes what clients send it; garbage must come back as per-bucket error
 /// codes, and the engine must keep serving valid writes.
 #[test]

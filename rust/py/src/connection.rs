@@ -5,9 +5,12 @@ use std::collections::BTreeMap;
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
-use fluss_writer::{Admin, Column, ConnectOptions, Connection, Schema, Table, TableDescriptor, TableInfo, TablePath};
+use fluss_writer::{
+    AclBinding, AclFilter, Admin, Column, ConnectOptions, Connection, Schema, Table, TableDescriptor, TableInfo, TablePath,
+};
 use pyo3::prelude::*;
 
+use crate::acl::{PyAclBinding, PyAclFilter};
 use crate::entry::entry_points;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
@@ -305,6 +308,19 @@ impl PyAdmin {
     fn get_table_info(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<PyTableInfo> {
         let p = table_path(path)?;
         Ok(PyTableInfo { inner: self.run(py, |a| a.get_table_info(&p))? })
+    }
+    fn create_acls(&self, py: Python<'_>, acls: Vec<PyRef<'_, PyAclBinding>>) -> PyResult<()> {
+        let acls: Vec<AclBinding> = acls.iter().map(|b| b.inner.clone()).collect();
+        self.run(py, |a| a.create_acls(&acls))
+    }
+    #[pyo3(signature = (filter=None))]
+    fn list_acls(&self, py: Python<'_>, filter: Option<PyRef<'_, PyAclFilter>>) -> PyResult<Vec<PyAclBinding>> {
+        let f = filter.map_or_else(AclFilter::any, |f| f.inner.clone());
+        Ok(self.run(py, |a| a.list_acls(&f))?.into_iter().map(|inner| PyAclBinding { inner }).collect())
+    }
+    fn drop_acls(&self, py: Python<'_>, filters: Vec<PyRef<'_, PyAclFilter>>) -> PyResult<Vec<PyAclBinding>> {
+        let filters: Vec<AclFilter> = filters.iter().map(|f| f.inner.clone()).collect();
+        Ok(self.run(py, |a| a.drop_acls(&filters))?.into_iter().map(|inner| PyAclBinding { inner }).collect())
     }
 }
 }

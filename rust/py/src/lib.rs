@@ -17,6 +17,7 @@
 
 use pyo3::prelude::*;
 
+mod acl;
 mod callbacks;
 mod completion;
 mod connection;
@@ -50,6 +51,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::PyAdmin>()?;
     m.add_class::<connection::PyTable>()?;
     m.add_class::<connection::PyTablePath>()?;
+    m.add_class::<acl::PyAclResource>()?;
+    m.add_class::<acl::PyAclBinding>()?;
+    m.add_class::<acl::PyAclFilter>()?;
     m.add_class::<connection::PySchema>()?;
     m.add_class::<connection::PyTableDescriptor>()?;
     m.add_class::<connection::PyTableInfo>()?;

@@ -9,9 +9,15 @@
 //!
 //! Failure model:
 //! * ERROR_RESPONSE fails only its request, with the server's code ([`Error::server`]).
-//! * SERVER_FAILURE, EOF, an I/O error or an undecodable frame kill the connection: every
-//!   in-flight request fails with `NETWORK_EXCEPTION` (1, retriable) and later sends fail the
-//!   same way, so the owner opens a new connection.
+//! * SERVER_FAILURE, EOF or an I/O error kill the connection: every in-flight request fails
+//!   with `NETWORK_EXCEPTION` (1, retriable) and later sends fail the same way, so the owner
+//!   opens a new connection.
+//! * A server that breaks the framing kills the connection the same way, with a retriable
+//!   `PROTOCOL` error ([`frame::protocol_violation`]): a length prefix below 1 or above the
+//!   configured maximum (`client.response-max-size`; the body is never read nor allocated), a
+//!   frame cut short by EOF, an undecodable frame header, or an answer to a request id this
+//!   connection never sent. A frame body is read as its bytes arrive (the buffer grows by at
+//!   most [`frame::READ_CHUNK`] ahead of them), so a length prefix alone allocates nothing large.
 //! * A request that is not answered within `request_timeout` fails with `NETWORK_EXCEPTION`
 //!   ("timed out") and its entry is removed. If the server answered other requests meanwhile,
 //!   the connection stays usable (the server is slow on that request; a late answer is
@@ -28,7 +34,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::io;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -139,6 +145,12 @@ struct State {
 /// State shared by the connection handle, its two tasks and the pending request futures.
 struct Shared {
     addr: String,
+    /// Request ids handed out so far (wrapping); ids are this counter masked to 31 bits.
+    next_id: AtomicU32,
+    /// `client.response-max-size`.
+    max_response: usize,
+    /// How long the rest of a frame may take once its first byte arrived (the request timeout).
+    stall: Duration,
     state: Mutex<State>,
     tasks: OnceLock<[AbortHandle; 2]>,
 }
@@ -148,7 +160,9 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn complete(&self, request_id: i32, result: Result<Bytes>) {
+    /// Hand the answer to its request. `Err` when `request_id` was never sent on this
+    /// connection: the server broke the protocol and the connection must die.
+    fn complete(&self, request_id: i32, result: Result<Bytes>) -> Result<()> {
         let tx = {
             let mut st = self.lock();
             st.frames_read += 1;
@@ -157,8 +171,26 @@ impl Shared {
         match tx {
             // The receiver may be gone (caller dropped the future): nothing to do.
             Some(tx) => drop(tx.send(result)),
-            None => log::debug!("fluss connection {}: response to unknown or timed-out request {request_id} dropped", self.addr),
+            None if !self.was_issued(request_id) => {
+                return Err(frame::protocol_violation(format!(
+                    "{} answered request id {request_id}, which this connection never sent",
+                    self.addr
+                )));
+            }
+            None => log::debug!("fluss connection {}: response to timed-out or dropped request {request_id} ignored", self.addr),
         }
+        Ok(())
+    }
+
+    /// Whether `request_id` was handed out on this connection. Ids are a counter masked to 31
+    /// bits: until the counter passed 2^31, exactly the ids below it were issued; after that
+    /// every non-negative id has been.
+    fn was_issued(&self, request_id: i32) -> bool {
+        if request_id < 0 {
+            return false;
+        }
+        let issued = self.next_id.load(Ordering::Relaxed);
+        issued > 0x7FFF_FFFF || (request_id as u32) < issued
     }
 
     /// Mark the connection dead (first error wins), fail every in-flight request with `error`
@@ -201,7 +233,6 @@ impl Drop for InflightGuard {
 pub struct Connection {
     shared: Arc<Shared>,
     queue: mpsc::UnboundedSender<Outgoing>,
-    next_id: AtomicI32,
     versions: OnceLock<ApiVersions>,
     request_timeout: Duration,
 }
@@ -211,7 +242,7 @@ impl Connection {
     /// the ApiVersions handshake. Connecting and the handshake each take at most
     /// `request_timeout`. Failures are `NETWORK_EXCEPTION` (1, retriable).
     pub async fn open(addr: &str, request_timeout: Duration, runtime: &Handle) -> Result<Arc<Connection>> {
-        Connection::open_with(addr, request_timeout, runtime, None).await
+        Connection::open_with(addr, request_timeout, runtime, None, frame::DEFAULT_MAX_RESPONSE_FRAME).await
     }
 
     /// [`open`](Self::open), then, with `sasl`, authenticate with SASL/PLAIN (Authenticate, 1038)
@@ -219,14 +250,22 @@ impl Connection {
     /// `AUTHENTICATE_EXCEPTION` (46, not retriable; 51 is its retriable form); a server that
     /// does not answer it within `request_timeout` (a plaintext listener ignores the request)
     /// fails with a non-retriable error that says so. The password never appears in an error.
-    pub async fn open_with(addr: &str, request_timeout: Duration, runtime: &Handle, sasl: Option<&SaslPlain>) -> Result<Arc<Connection>> {
+    /// Response frames longer than `max_response` bytes (`client.response-max-size`) kill the
+    /// connection with a `PROTOCOL` error.
+    pub async fn open_with(
+        addr: &str,
+        request_timeout: Duration,
+        runtime: &Handle,
+        sasl: Option<&SaslPlain>,
+        max_response: usize,
+    ) -> Result<Arc<Connection>> {
         let stream = match tokio::time::timeout(request_timeout, TcpStream::connect(addr)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => return Err(network_error(format!("cannot connect to {addr}: {e}"))),
             Err(_) => return Err(network_error(format!("connecting to {addr} timed out after {} ms", request_timeout.as_millis()))),
         };
         stream.set_nodelay(true).map_err(|e| network_error(format!("TCP_NODELAY on {addr}: {e}")))?;
-        let conn = Connection::start(addr, stream, request_timeout, runtime);
+        let conn = Connection::start(addr, stream, request_timeout, runtime, max_response);
         let body = proto::ApiVersionsRequest {
             client_software_name: CLIENT_SOFTWARE_NAME.into(),
             client_software_version: CLIENT_SOFTWARE_VERSION.into(),
@@ -291,10 +330,13 @@ impl Connection {
     }
 
     /// Wrap an already connected stream (no handshake): spawn the two tasks.
-    fn start(addr: &str, stream: TcpStream, request_timeout: Duration, runtime: &Handle) -> Arc<Connection> {
+    fn start(addr: &str, stream: TcpStream, request_timeout: Duration, runtime: &Handle, max_response: usize) -> Arc<Connection> {
         let (rd, wr) = stream.into_split();
         let shared = Arc::new(Shared {
             addr: addr.to_string(),
+            next_id: AtomicU32::new(0),
+            max_response,
+            stall: request_timeout,
             state: Mutex::new(State { inflight: HashMap::new(), failed: None, frames_read: 0 }),
             tasks: OnceLock::new(),
         });
@@ -307,7 +349,7 @@ impl Connection {
             reader.abort();
             writer.abort();
         }
-        Arc::new(Connection { shared, queue, next_id: AtomicI32::new(0), versions: OnceLock::new(), request_timeout })
+        Arc::new(Connection { shared, queue, versions: OnceLock::new(), request_timeout })
     }
 
     /// The address this connection was opened to.
@@ -366,7 +408,7 @@ impl Connection {
         name: &'static str,
         body: Vec<u8>,
     ) -> Result<impl Future<Output = Result<Bytes>> + Send + 'static> {
-        let request_id = self.next_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF;
+        let request_id = (self.shared.next_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF) as i32;
         let header = frame::request_header(api_key, api_version, request_id, body.len())?;
         let (tx, rx) = oneshot::channel();
         let frames_at_send = {
@@ -434,33 +476,99 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-async fn read_frame(rd: &mut BufReader<OwnedReadHalf>) -> io::Result<Option<Bytes>> {
-    let len = match rd.read_i32().await {
-        Ok(n) => n,
+/// Read one response frame: `Ok(None)` at a clean EOF (between frames). The length prefix is
+/// checked against `max` before anything is allocated, and the body buffer grows only as its
+/// bytes arrive (doubling, at most [`frame::READ_CHUNK`] past twice what was received), so a
+/// lying prefix costs nothing.
+/// Errors are the connection's: `NETWORK_EXCEPTION` for I/O, retriable `PROTOCOL` for framing.
+///
+/// Once a frame's first byte arrived, the rest of it must arrive within `stall` (the request
+/// timeout): a server that trickles a frame (slow-loris) would otherwise hold every request of
+/// the connection behind it forever. Past it, the connection dies with a retriable `PROTOCOL`.
+pub(crate) async fn read_frame<R: tokio::io::AsyncRead + Unpin>(
+    rd: &mut R,
+    max: usize,
+    stall: Duration,
+    addr: &str,
+) -> Result<Option<Bytes>> {
+    let first = match rd.read_u8().await {
+        Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
+        Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
     };
-    if len < 1 || len as usize > frame::MAX_RESPONSE_FRAME {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("bad response frame length {len}")));
+    let mut prefix = [first, 0, 0, 0];
+    let mut buf: Vec<u8> = Vec::new();
+    let mut len = 0usize;
+    let whole = async {
+        match rd.read_exact(&mut prefix[1..]).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(frame::protocol_violation(format!("{addr} closed the connection inside a frame's length prefix")))
+            }
+            Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
+        }
+        len = frame::check_response_length(i32::from_be_bytes(prefix), max)
+            .map_err(|e| frame::protocol_violation(format!("{addr}: {}", e.message())))?;
+        read_body(rd, len, &mut buf, addr).await
+    };
+    match tokio::time::timeout(stall, whole).await {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(frame::protocol_violation(format!(
+                "{addr} sent {} of {len} bytes of a response frame in {} ms (client.request-timeout); the connection is stalled",
+                buf.len(),
+                stall.as_millis()
+            )))
+        }
     }
-    let mut buf = vec![0u8; len as usize];
-    rd.read_exact(&mut buf).await?;
     Ok(Some(Bytes::from(buf)))
+}
+
+/// Read `len` body bytes into `buf`, growing it as bytes arrive: doubling, but never past `len`
+/// nor more than [`frame::READ_CHUNK`] past twice what was received.
+async fn read_body<R: tokio::io::AsyncRead + Unpin>(rd: &mut R, len: usize, buf: &mut Vec<u8>, addr: &str) -> Result<()> {
+    while buf.len() < len {
+        let start = buf.len();
+        let want = (len - start).min(frame::READ_CHUNK);
+        if buf.capacity() < start + want {
+            let target = (buf.capacity() * 2).max(start + want).min(len);
+            buf.reserve_exact(target - start);
+        }
+        // Into the spare capacity: `buf.len()` is always the bytes received, also when the
+        // frame's deadline cancels this read.
+        let mut room = bytes::BufMut::limit(&mut *buf, want);
+        let n = match rd.read_buf(&mut room).await {
+            Ok(n) => n,
+            Err(e) => return Err(network_error(format!("reading from {addr}: {e}"))),
+        };
+        if n == 0 {
+            return Err(frame::protocol_violation(format!(
+                "{addr} closed the connection inside a response frame ({} of {len} bytes received)",
+                buf.len()
+            )));
+        }
+    }
+    Ok(())
 }
 
 async fn read_loop(shared: Arc<Shared>, rd: OwnedReadHalf) {
     let mut rd = BufReader::with_capacity(64 << 10, rd);
     let addr = shared.addr.clone();
     let error = loop {
-        match read_frame(&mut rd).await {
-            Ok(Some(bytes)) => match frame::decode_response(bytes) {
-                Ok(ResponseFrame::Success { request_id, body }) => shared.complete(request_id, Ok(body)),
-                Ok(ResponseFrame::Error { request_id, error }) => shared.complete(request_id, Err(error)),
-                Ok(ResponseFrame::ServerFailure { error }) => break network_error(format!("server failure from {addr}: {error}")),
-                Err(e) => break network_error(format!("undecodable response from {addr}: {e}")),
-            },
+        match read_frame(&mut rd, shared.max_response, shared.stall, &addr).await {
+            Ok(Some(bytes)) => {
+                let done = match frame::decode_response(bytes) {
+                    Ok(ResponseFrame::Success { request_id, body }) => shared.complete(request_id, Ok(body)),
+                    Ok(ResponseFrame::Error { request_id, error }) => shared.complete(request_id, Err(error)),
+                    Ok(ResponseFrame::ServerFailure { error }) => break network_error(format!("server failure from {addr}: {error}")),
+                    Err(e) => break frame::protocol_violation(format!("undecodable response from {addr}: {}", e.message())),
+                };
+                if let Err(e) = done {
+                    break e;
+                }
+            }
             Ok(None) => break network_error(format!("connection closed by {addr}")),
-            Err(e) => break network_error(format!("reading from {addr}: {e}")),
+            Err(e) => break e,
         }
     };
     log::debug!("fluss connection {addr} is dead: {error}");
@@ -723,6 +831,175 @@ mod tests {
         assert!(err.is_retriable());
     }
 
+    /// Open a connection to a server that answers the handshake and then the first request
+    /// with `reply` (raw bytes), and return the error of that request and the connection.
+    async fn first_request_after(reply: Vec<u8>, max: usize) -> (Error, Arc<Connection>) {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let _ = read_request(&mut s).await;
+            let _ = s.write_all(&reply).await;
+            // Keep the socket open for a while: the client must not wait for a close.
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        });
+        let conn = Connection::open_with(&addr, Duration::from_secs(5), &Handle::current(), None, max).await.unwrap();
+        let started = std::time::Instant::now();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        (err, conn)
+    }
+
+    #[tokio::test]
+    async fn length_prefix_over_the_limit_kills_the_connection_with_a_retriable_protocol_error() {
+        for (prefix, max) in [(i32::MAX, frame::DEFAULT_MAX_RESPONSE_FRAME), (2048, 2047), (0, 100), (-5, 100), (i32::MIN, 100)] {
+            let (err, conn) = first_request_after(prefix.to_be_bytes().to_vec(), max).await;
+            assert_eq!(err.code(), ClientCode::Protocol as i32, "{prefix}: {err:?}");
+            assert!(err.is_retriable(), "{err:?}");
+            if prefix > 0 {
+                assert!(err.message().contains("client.response-max-size"), "{err:?}");
+            }
+            assert!(!conn.is_alive());
+            assert_eq!(conn.failure().unwrap().code(), ClientCode::Protocol as i32);
+            assert_eq!(conn.in_flight(), 0);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_frame_cut_short_by_eof_is_a_protocol_error() {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let r = read_request(&mut s).await.unwrap();
+            let full = encode_success_response(r.request_id, &dbs_body(&["abcdefgh"]));
+            let _ = s.write_all(&full[..full.len() - 3]).await;
+            // then close
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.is_retriable());
+        assert!(err.message().contains("inside a response frame"), "{err:?}");
+        assert!(!conn.is_alive());
+    }
+
+    #[tokio::test]
+    async fn an_answer_to_a_request_never_sent_kills_the_connection() {
+        for wrong in [12345, -7] {
+            let (err, conn) = first_request_after(encode_success_response(wrong, &dbs_body(&["x"])), 1 << 20).await;
+            assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+            assert!(err.is_retriable());
+            assert!(err.message().contains("never sent"), "{err:?}");
+            assert!(!conn.is_alive());
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unknown_response_type_kills_the_connection() {
+        let frame = vec![0, 0, 0, 5, 9, 0, 0, 0, 0];
+        let (err, conn) = first_request_after(frame, 1 << 20).await;
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.is_retriable());
+        assert!(!conn.is_alive());
+    }
+
+    #[tokio::test]
+    async fn a_trickled_frame_kills_the_connection_after_the_request_timeout() {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let r = read_request(&mut s).await.unwrap();
+            for b in encode_success_response(r.request_id, &dbs_body(&["slow"])) {
+                if s.write_all(&[b]).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        let conn = Connection::open(&addr, Duration::from_millis(700), &Handle::current()).await.unwrap();
+        let started = std::time::Instant::now();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        // The request's own timeout and the stalled frame race: either way within ~the timeout.
+        assert!(started.elapsed() < Duration::from_millis(1500), "{:?}", started.elapsed());
+        assert!(err.is_retriable(), "{err:?}");
+        // The connection dies once the frame stalled for the request timeout after its first byte.
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while conn.is_alive() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Whichever rule fires first closes it: the frame's own deadline (PROTOCOL, "stalled")
+        // or the request's timeout with no frame read since it was sent ("nothing arrived").
+        let failure = conn.failure().expect("the stalled connection was not closed");
+        assert!(failure.is_retriable(), "{failure:?}");
+        assert!(
+            (failure.code() == ClientCode::Protocol as i32 && failure.message().contains("stalled"))
+                || (failure.code() == FlussCode::NETWORK_EXCEPTION && failure.message().contains("nothing arrived")),
+            "{failure:?}"
+        );
+    }
+
+    /// The frame deadline alone: a frame whose first byte came must end within `stall`.
+    #[tokio::test]
+    async fn a_frame_that_stops_arriving_fails_at_its_deadline() {
+        let (mut server, mut client) = tokio::io::duplex(1024);
+        server.write_all(&[0, 0, 1, 0, 0, 0, 0]).await.unwrap(); // 256-byte frame, 3 bytes of it
+        let started = std::time::Instant::now();
+        let err = read_frame(&mut client, 1 << 20, Duration::from_millis(300), "test").await.unwrap_err();
+        let took = started.elapsed();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.is_retriable());
+        assert!(err.message().contains("sent 3 of 256 bytes") && err.message().contains("stalled"), "{err:?}");
+        assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(2), "{took:?}");
+        // Between frames a connection may stay idle for any time: no deadline before a first byte.
+        let (_server, mut idle) = tokio::io::duplex(1024);
+        let waited = tokio::time::timeout(Duration::from_millis(500), read_frame(&mut idle, 1 << 20, Duration::from_millis(100), "test")).await;
+        assert!(waited.is_err(), "an idle connection must not fail: {waited:?}");
+        drop(server);
+    }
+
+    #[tokio::test]
+    async fn garbage_protobuf_fails_only_its_request() {
+        let (l, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut s = accept_with_handshake(&l, &[(1003, 0, 0)]).await;
+            let r = read_request(&mut s).await.unwrap();
+            s.write_all(&encode_success_response(r.request_id, &[0xFF, 0xFF, 0xFF])).await.unwrap();
+            let r = read_request(&mut s).await.unwrap();
+            s.write_all(&encode_success_response(r.request_id, &dbs_body(&["ok"]))).await.unwrap();
+            let _ = read_request(&mut s).await;
+        });
+        let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
+        let err = conn.send(&list_dbs()).await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(!err.is_retriable());
+        assert!(conn.is_alive());
+        assert_eq!(db_names(conn.send(&list_dbs()).await.unwrap()), vec!["ok"]);
+    }
+
+    /// A reader that announces a huge frame and then trickles bytes: the buffer must grow with
+    /// what arrived, not with what was announced.
+    #[tokio::test]
+    async fn a_frame_body_is_allocated_as_it_arrives() {
+        let announced = 1_000_000_000i32;
+        let mut bytes = announced.to_be_bytes().to_vec();
+        bytes.extend(std::iter::repeat_n(7u8, 300_000));
+        let mut rd: &[u8] = &bytes;
+        // The announced length is under the limit: the read ends at EOF with a protocol error,
+        // after having allocated for the 300 kB that came (not 1 GB).
+        let err = read_frame(&mut rd, usize::MAX, Duration::from_secs(5), "test").await.unwrap_err();
+        assert_eq!(err.code(), ClientCode::Protocol as i32, "{err:?}");
+        assert!(err.message().contains("300000 of 1000000000"), "{err:?}");
+        let mut rd: &[u8] = &bytes[4..];
+        let mut buf = Vec::new();
+        assert!(read_body(&mut rd, announced as usize, &mut buf, "test").await.is_err());
+        assert_eq!(buf.len(), 300_000);
+        assert!(buf.capacity() <= 2 * 300_000 + frame::READ_CHUNK, "capacity {}", buf.capacity());
+        // A whole frame comes back exactly.
+        let mut rd: &[u8] = &bytes[4..];
+        let mut buf = Vec::new();
+        read_body(&mut rd, 300_000, &mut buf, "test").await.unwrap();
+        assert_eq!((buf.len(), buf.capacity()), (300_000, 300_000));
+    }
+
     #[tokio::test]
     async fn request_ids_are_masked_to_positive() {
         let (l, addr) = listener().await;
@@ -735,7 +1012,7 @@ mod tests {
             }
         });
         let conn = Connection::open(&addr, Duration::from_secs(5), &Handle::current()).await.unwrap();
-        conn.next_id.store(i32::MAX, Ordering::Relaxed);
+        conn.shared.next_id.store(0x7FFF_FFFF, Ordering::Relaxed);
         conn.send(&list_dbs()).await.unwrap();
         conn.send(&list_dbs()).await.unwrap();
         server.await.unwrap();

@@ -27,8 +27,25 @@ pub const SUCCESS_RESPONSE: u8 = 0;
 pub const ERROR_RESPONSE: u8 = 1;
 /// Response type byte of a connection-level server failure (no request id).
 pub const SERVER_FAILURE: u8 = 2;
-/// Largest frame this client accepts from a server (a sanity bound against garbage lengths).
-pub const MAX_RESPONSE_FRAME: usize = 1 << 30;
+/// Largest response frame a [`Connection`](super::connection::Connection) accepts unless told
+/// otherwise (`client.response-max-size`, 100 MiB).
+pub const DEFAULT_MAX_RESPONSE_FRAME: usize = crate::config::DEFAULT_RESPONSE_MAX_SIZE as usize;
+/// How much of a frame body is read before the buffer grows again: a length prefix reserves at
+/// most this much, whatever it says; the rest is allocated only as bytes arrive.
+pub const READ_CHUNK: usize = 64 << 10;
+
+/// Check a response length prefix against the configured maximum (`client.response-max-size`).
+/// A frame can not be empty (it has at least its type byte), nor longer than `max`.
+pub fn check_response_length(len: i32, max: usize) -> Result<usize> {
+    if len < 1 {
+        return Err(Error::protocol(format!("bad response frame length {len}")));
+    }
+    let len = len as usize;
+    if len > max {
+        return Err(Error::protocol(format!("response frame of {len} bytes exceeds client.response-max-size ({max} bytes); not read")));
+    }
+    Ok(len)
+}
 
 /// The length prefix and request header of a request, to be followed by `body_len` body bytes.
 pub fn request_header(api_key: i16, api_version: i16, request_id: i32, body_len: usize) -> Result<[u8; LENGTH_LEN + REQUEST_HEADER_LEN]> {
@@ -156,6 +173,15 @@ pub fn network_error(message: impl Into<String>) -> Error {
     Error::server(FlussCode::NETWORK_EXCEPTION, message)
 }
 
+/// The error every in-flight request gets when its server broke the framing protocol (a
+/// length over the limit, a truncated or undecodable frame, an answer to a request never
+/// sent): `PROTOCOL`, but **retriable**, because the connection is closed and the next request
+/// goes over a new one, where the same request may well succeed. An error inside one answer's
+/// body (a protobuf that does not decode) is that request's own, non-retriable `PROTOCOL`.
+pub fn protocol_violation(message: impl Into<String>) -> Error {
+    Error::from_parts(crate::error::ClientCode::Protocol as i32, message, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +268,21 @@ mod tests {
             ResponseFrame::Error { error, .. } => assert_eq!(error.code(), -1),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn response_lengths_are_checked_against_the_limit() {
+        let code = crate::error::ClientCode::Protocol as i32;
+        assert_eq!(check_response_length(1, 10).unwrap(), 1);
+        assert_eq!(check_response_length(10, 10).unwrap(), 10);
+        for bad in [0, -1, i32::MIN, 11, i32::MAX] {
+            let e = check_response_length(bad, 10).unwrap_err();
+            assert_eq!(e.code(), code, "{bad}: {e:?}");
+        }
+        let e = check_response_length(i32::MAX, DEFAULT_MAX_RESPONSE_FRAME).unwrap_err();
+        assert!(e.message().contains("client.response-max-size"), "{e:?}");
+        assert!(protocol_violation("x").is_retriable());
+        assert_eq!(protocol_violation("x").code(), code);
     }
 
     #[test]

@@ -306,13 +306,10 @@ impl Inner {
         // `client.address-map`: the slot stays keyed by the advertised address; only the dial
         // goes elsewhere (and errors name both).
         let dial = self.config.dial_address(addr);
-        let result = Connection::open_with(dial, self.config.request_timeout, &self.runtime, self.sasl.as_ref()).await.map_err(|e| {
-            if dial == addr {
-                e
-            } else {
-                e.context(format!("{addr} (dialled as {dial})"))
-            }
-        });
+        let max_response = usize::try_from(self.config.response_max_size).unwrap_or(usize::MAX);
+        let result = Connection::open_with(dial, self.config.request_timeout, &self.runtime, self.sasl.as_ref(), max_response)
+            .await
+            .map_err(|e| if dial == addr { e } else { e.context(format!("{addr} (dialled as {dial})")) });
         let mut st = lock(&slot.state);
         match result {
             Ok(conn) => {

@@ -464,6 +464,16 @@ fn check_ipc_layout(header: arrow_ipc::RecordBatch<'_>, body: &[u8], rows: usize
         if !(validity_ok && values_ok) {
             return Err(corrupt(format!("Arrow buffers of {bufs:?} bytes are too small for {rows} rows")));
         }
+        // The reader views value and offset buffers as whole typed slices and asserts that no
+        // byte is left over (found by fuzz/fuzz_targets/log_batch: a 17-byte offsets buffer).
+        let width = match kind {
+            BufferKind::Bits => 1,
+            BufferKind::Fixed(w) => *w as u64,
+            BufferKind::VarLen => 4,
+        };
+        if !bufs[1].is_multiple_of(width) {
+            return Err(corrupt(format!("an Arrow buffer of {} bytes is not a whole number of {width}-byte values", bufs[1])));
+        }
     }
     Ok(())
 }

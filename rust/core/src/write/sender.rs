@@ -334,21 +334,34 @@ fn bucket_result(result: &Result<Response>, bucket: i32) -> Result<(i64, i64)> {
     match result {
         Err(e) => Err(e.clone()),
         Ok(Response::ProduceLog(p)) => match p.buckets_resp.iter().find(|x| x.bucket_id == bucket) {
-            None => Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in ProduceLog response"))),
+            None => Err(no_answer_for("ProduceLog", bucket, p.buckets_resp.iter().map(|x| x.bucket_id))),
             Some(x) => match x.error_code.filter(|c| *c != 0) {
                 Some(code) => Err(Error::server(code, x.error_message.clone().unwrap_or_default())),
-                None => Ok((x.base_offset.unwrap_or(-1), -1)),
+                None => match x.base_offset {
+                    Some(o) if o < 0 => Err(Error::protocol(format!("ProduceLog answered bucket {bucket} with base offset {o}"))),
+                    o => Ok((o.unwrap_or(-1), -1)),
+                },
             },
         },
         Ok(Response::PutKv(p)) => match p.buckets_resp.iter().find(|x| x.bucket_id == bucket) {
-            None => Err(Error::server(FlussCode::UNKNOWN_SERVER_ERROR, format!("no answer for bucket {bucket} in PutKv response"))),
+            None => Err(no_answer_for("PutKv", bucket, p.buckets_resp.iter().map(|x| x.bucket_id))),
             Some(x) => match x.error_code.filter(|c| *c != 0) {
                 Some(code) => Err(Error::server(code, x.error_message.clone().unwrap_or_default())),
-                None => Ok((-1, x.log_end_offset.unwrap_or(-1))),
+                None => match x.log_end_offset {
+                    Some(o) if o < 0 => Err(Error::protocol(format!("PutKv answered bucket {bucket} with log end offset {o}"))),
+                    o => Ok((-1, o.unwrap_or(-1))),
+                },
             },
         },
         Ok(other) => Err(Error::protocol(format!("unexpected response {other:?}"))),
     }
+}
+
+/// A produce response without an answer for a bucket that was sent: the server broke the
+/// protocol (it may have answered for buckets that were not sent instead).
+fn no_answer_for(api: &str, bucket: i32, answered: impl Iterator<Item = i32>) -> Error {
+    let answered: Vec<i32> = answered.collect();
+    Error::protocol(format!("{api} response has no answer for bucket {bucket} (answered buckets: {answered:?})"))
 }
 
 fn table_path_pb(shared: &SenderShared) -> Vec<proto::PbTablePath> {
