@@ -1,22 +1,106 @@
 #!/usr/bin/env bash
-# The Python test command: venv, build (maturin develop), ruff, stubtest, pytest.
+# The Python test command: the suite runs against the wheel a user installs, not an editable build.
+#  1. scripts/dist.sh python: the sdist and, built from it, the manylinux2014 abi3 wheel (release
+#     profile, zig), checked there (auditwheel show, wheel and module sizes, version);
+#  2. ruff on the sources;
+#  3. for each interpreter: a fresh venv, the wheel installed from dist/ with the test
+#     dependencies, stubtest against the installed module, pytest.
+# Interpreters: the newest and the oldest CPython >= 3.9 found on PATH or in pyenv (3.13 and 3.9
+# here), or PY_VERSIONS="3.13 3.9" (the first is "the newest"). The newest runs the whole suite; the
+# oldest runs everything but the real-cluster tests (tests-py/cluster and the golden cluster/*
+# cases), which exercise the server and the network code, not the interpreter, and would cost as
+# much again (timings in docs/distribution.md). PY_OLDEST_SUITE=full runs those there too.
+# Under CI=true a missing 3.9 or newest interpreter is an error.
+#
+# FLUSS_PY_DEVELOP=1: the quick development loop instead (maturin develop, debug build, into .venv).
 # Exits non-zero on any failure. Usage: tests-py/run.sh [pytest args...]
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
-VENV="$REPO/.venv"
-if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV"
+DEPS=(pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy hypothesis)
+CI_MODE=0
+if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then CI_MODE=1; fi
+
+if [ "${FLUSS_PY_DEVELOP:-}" = 1 ]; then
+  VENV="$REPO/.venv"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  PY="$VENV/bin/python"
+  "$PY" -m pip install -q --disable-pip-version-check 'maturin>=1.9.4,<2' ruff "${DEPS[@]}"
+  echo "== maturin develop"
+  "$VENV/bin/maturin" develop -q ${MATURIN_ARGS:-}
+  echo "== ruff"
+  "$VENV/bin/ruff" check python tests-py bench/python
+  echo "== stubtest"
+  "$PY" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
+  echo "== pytest"
+  "$PY" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
+  exit 0
 fi
-PY="$VENV/bin/python"
-"$PY" -m pip install -q --disable-pip-version-check \
-    'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy ruff hypothesis
-echo "== maturin develop"
-"$VENV/bin/maturin" develop -q ${MATURIN_ARGS:-}
+
+# ----- interpreters -----
+find_python() {  # find_python 3.X: prints a working interpreter path, or nothing
+  local v="$1" c
+  for c in "$(command -v "python$v" 2>/dev/null || true)" "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/"$v".*/bin/"python$v"; do
+    if [ -n "$c" ] && [ -x "$c" ] && "$c" -c 'import sys, venv' >/dev/null 2>&1; then
+      echo "$c"
+      return
+    fi
+  done
+}
+if [ -n "${PY_VERSIONS:-}" ]; then
+  read -r -a VERSIONS <<<"$PY_VERSIONS"
+else
+  found=()
+  for v in 3.14 3.13 3.12 3.11 3.10 3.9; do
+    [ -n "$(find_python "$v")" ] && found+=("$v")
+  done
+  [ "${#found[@]}" -gt 0 ] || { echo "run.sh: no CPython >= 3.9 found" >&2; exit 1; }
+  VERSIONS=("${found[0]}")
+  [ "${#found[@]}" -gt 1 ] && VERSIONS+=("${found[-1]}")
+fi
+if [ "${#VERSIONS[@]}" -lt 2 ] || [ "${VERSIONS[-1]}" != 3.9 ]; then
+  msg="run.sh: the oldest supported CPython, 3.9, was not found (testing ${VERSIONS[*]} only)"
+  if [ "$CI_MODE" = 1 ]; then echo "$msg; pyenv install 3.9" >&2; exit 1; fi
+  echo "!!!!! $msg !!!!!" >&2
+fi
+
+# ----- 1. the sdist and the wheel -----
+scripts/dist.sh python
+VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
+WHEEL="$(ls "$REPO"/dist/fluss_writer-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64*.whl)"
+
+# ----- 2. lint the sources (once; it does not depend on the interpreter) -----
 echo "== ruff"
-"$VENV/bin/ruff" check python tests-py bench/python
-echo "== stubtest"
-"$PY" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
-echo "== pytest"
-"$PY" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
+TOOLS="$REPO/.venv-dist"
+"$TOOLS/bin/pip" install -q --disable-pip-version-check ruff
+"$TOOLS/bin/ruff" check python tests-py bench/python
+
+# ----- 3. each interpreter: a fresh venv with the wheel -----
+first=1
+for v in "${VERSIONS[@]}"; do
+  py="$(find_python "$v")"
+  [ -n "$py" ] || { echo "run.sh: no python$v" >&2; exit 1; }
+  VENV="$REPO/.venv-py$v"
+  echo "== Python $v ($py): fresh venv $VENV, $(basename "$WHEEL")"
+  t0=$SECONDS
+  rm -rf "$VENV"
+  "$py" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL" "${DEPS[@]}"
+  echo "   venv ready in $((SECONDS - t0)) s; installed module: $(stat -c %s "$("$VENV/bin/python" -c 'import fluss_writer._native as m; print(m.__file__)')") bytes"
+  echo "== stubtest (Python $v)"
+  "$VENV/bin/python" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
+  scope=()
+  if [ "$first" = 0 ] && [ "${PY_OLDEST_SUITE:-}" != full ]; then
+    scope=(--ignore=tests-py/cluster -k "not test_golden_cluster")
+    echo "== pytest (Python $v, without the real-cluster tests)"
+  else
+    echo "== pytest (Python $v)"
+  fi
+  t0=$SECONDS
+  # The installed package, never the source tree (tests-py/test_version.py checks it).
+  FLUSS_WRITER_EXPECT_INSTALLED="$VERSION" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 \
+    "${scope[@]}" tests-py "$@"
+  echo "== pytest (Python $v) took $((SECONDS - t0)) s"
+  first=0
+done

@@ -9,12 +9,12 @@
 # are taken from this checkout's build-script output dir (cargo's JSON messages name it); the
 # library from the convenience path right after cargo relinked it to this checkout's artifact.
 #
-# Variables: CARGO, TARGET_DIR, PROFILE_FLAG ("" or "--release"), PROFILE_DIR (debug, release),
-# SOURCE_DIR, OUT.
-set(_args build -p fluss-writer-cxx --message-format=json-render-diagnostics)
-if(PROFILE_FLAG)
-  list(APPEND _args ${PROFILE_FLAG})
-endif()
+# With STRIP (the release profile), the copy is stripped of debug info: the Rust standard library
+# ships with line tables, which would otherwise make up most of the installed library.
+#
+# Variables: CARGO, TARGET_DIR, PROFILE (dev, release, profiling), STRIP (a strip program, or
+# empty), SOURCE_DIR, OUT.
+set(_args build -p fluss-writer-cxx --message-format=json-render-diagnostics --profile ${PROFILE})
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${TARGET_DIR} ${CARGO} ${_args}
   WORKING_DIRECTORY "${SOURCE_DIR}"
@@ -68,7 +68,21 @@ if(NOT _out_dir OR NOT EXISTS "${_out_dir}/cxxbridge/include")
   message(FATAL_ERROR "cargo_build.cmake: no cxxbridge output of ${_manifest_dir} in cargo's output")
 endif()
 file(MAKE_DIRECTORY "${OUT}/cxxbridge")
-execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${_lib}" "${OUT}/libfluss_writer_cxx.a")
+if(STRIP)
+  # Strip only when cargo's library changed (a stripped copy made every time would relink
+  # everything after each build).
+  execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${_lib}" "${OUT}/unstripped/libfluss_writer_cxx.a")
+  if(NOT EXISTS "${OUT}/libfluss_writer_cxx.a" OR "${OUT}/unstripped/libfluss_writer_cxx.a" IS_NEWER_THAN "${OUT}/libfluss_writer_cxx.a")
+    execute_process(COMMAND "${STRIP}" --strip-debug -o "${OUT}/libfluss_writer_cxx.a.tmp" "${OUT}/unstripped/libfluss_writer_cxx.a"
+                    RESULT_VARIABLE _rc)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR "${STRIP} --strip-debug of the Rust static library failed (${_rc})")
+    endif()
+    file(RENAME "${OUT}/libfluss_writer_cxx.a.tmp" "${OUT}/libfluss_writer_cxx.a")
+  endif()
+else()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${_lib}" "${OUT}/libfluss_writer_cxx.a")
+endif()
 file(GLOB_RECURSE _headers RELATIVE "${_out_dir}/cxxbridge/include" "${_out_dir}/cxxbridge/include/*")
 foreach(_h IN LISTS _headers)
   get_filename_component(_d "${OUT}/cxxbridge/${_h}" DIRECTORY)
