@@ -184,7 +184,7 @@ cpp_dist() {
     run_example "$BUILD/example-pkgconfig-$kind" "$kind"
 
     tar czf "$DIST/fluss-writer-cpp-$VERSION-linux-x86_64-$kind.tar.gz" -C "$prefix" .
-    say "dist/$(basename "$DIST")/fluss-writer-cpp-$VERSION-linux-x86_64-$kind.tar.gz" | sed 's#dist/dist/#dist/#'
+    say "$DIST/fluss-writer-cpp-$VERSION-linux-x86_64-$kind.tar.gz"
   done
 }
 

@@ -12,7 +12,8 @@
 # much again (timings in docs/distribution.md). PY_OLDEST_SUITE=full runs those there too.
 # Under CI=true a missing 3.9 or newest interpreter is an error.
 #
-# FLUSS_PY_DEVELOP=1: the quick development loop instead (maturin develop, debug build, into .venv).
+# FLUSS_PY_WHEEL=path.whl: test that wheel (a CI artifact, a wheel built elsewhere) instead of
+# building one. FLUSS_PY_DEVELOP=1: the quick development loop instead (maturin develop, debug build, into .venv).
 # Exits non-zero on any failure. Usage: tests-py/run.sh [pytest args...]
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -66,9 +67,15 @@ if [ "${#VERSIONS[@]}" -lt 2 ] || [ "${VERSIONS[-1]}" != 3.9 ]; then
 fi
 
 # ----- 1. the sdist and the wheel -----
-scripts/dist.sh python
 VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
-WHEEL="$(ls "$REPO"/dist/fluss_writer-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64*.whl)"
+if [ -n "${FLUSS_PY_WHEEL:-}" ]; then
+  WHEEL="$FLUSS_PY_WHEEL"
+  echo "== testing the given wheel $WHEEL (no build)"
+  [ -f "$WHEEL" ] || { echo "run.sh: no such wheel: $WHEEL" >&2; exit 1; }
+else
+  scripts/dist.sh python
+  WHEEL="$(ls "$REPO"/dist/fluss_writer-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64*.whl)"
+fi
 
 # ----- 2. lint the sources (once; it does not depend on the interpreter) -----
 echo "== ruff"
