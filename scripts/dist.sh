@@ -152,8 +152,8 @@ cpp_dist() {
       [ ! -e "$prefix/$libdir/libfluss_writer.so" ] || fail "the static package installed libfluss_writer.so"
       check_size "static library $libdir/libfluss_writer_cxx.a (Rust core)" "$prefix/$libdir/libfluss_writer_cxx.a" "$MAX_STATIC_MB"
       say "static library $libdir/libfluss_writer.a (C++ layer): $(mib "$(stat -c %s "$prefix/$libdir/libfluss_writer.a")") MiB"
-      if readelf -S "$prefix/$libdir/libfluss_writer_cxx.a" 2>/dev/null | grep -q '\.debug_info'; then
-        fail "libfluss_writer_cxx.a carries debug info"
+      if readelf -S "$prefix/$libdir/libfluss_writer_cxx.a" 2>/dev/null | grep -qE '\.debug_info|\.llvmbc'; then
+        fail "libfluss_writer_cxx.a carries debug info or LLVM bitcode"
       fi
     else
       [ ! -e "$prefix/$libdir/libfluss_writer_cxx.a" ] || fail "the shared package installed the Rust static library"
