@@ -18,7 +18,7 @@ bad_raw="$(printf '%s\n' "$raw" | grep -E '^_R|17h[0-9a-f]{16}E$|^(ZSTD|ZDICT|LZ
 bad_names="$(printf '%s\n' "$demangled" |
   grep -vE '^((vtable|typeinfo|typeinfo name) for )?fluss_writer::' |
   grep -vxE 'FLUSS_WRITER_[0-9_]+' || true)"
-internal="$(printf '%s\n' "$demangled" | grep -E 'fluss_writer::(ffi|detail|internal)::' || true)"
+internal="$(printf '%s\n' "$demangled" | grep -E '^((vtable|typeinfo|typeinfo name) for )?fluss_writer::(ffi|detail|internal)::' || true)"
 
 status=0
 if [ -n "$bad_raw" ]; then
