@@ -17,7 +17,7 @@ VERSION="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"$/\1/p' Ca
   fail "the first 'version = ' line of Cargo.toml is not [workspace.package]'s"
 
 # Every workspace crate has the workspace version.
-others="$(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null | python3 -c '
+others="$(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 v = sys.argv[1]
 for p in json.load(sys.stdin)["packages"]:
