@@ -81,6 +81,7 @@ fi
 # ----- 2. lint the sources (once; it does not depend on the interpreter) -----
 echo "== ruff"
 TOOLS="$REPO/.venv-dist"
+[ -x "$TOOLS/bin/python" ] || python3 -m venv "$TOOLS"
 "$TOOLS/bin/pip" install -q --disable-pip-version-check ruff
 "$TOOLS/bin/ruff" check python tests-py bench/python
 
