@@ -1,5 +1,6 @@
-# The README's commands. `make demo` runs the main job, `make test` runs every test suite.
-.PHONY: demo test bench cluster-start cluster-stop
+# The README's commands. `make demo` runs the main job, `make test` runs every test suite,
+# `make dist` builds the release artifacts into dist/ (wheel, sdist, C++ packages) and checks them.
+.PHONY: demo test dist bench cluster-start cluster-stop
 
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -10,6 +11,9 @@ demo:
 
 test:
 	scripts/test-all.sh
+
+dist:
+	scripts/dist.sh
 
 bench:
 	scripts/bench-all.sh

@@ -3,7 +3,7 @@
 #
 #   scripts/bench-all.sh            # (what `make bench` runs)
 #
-# 1. builds the release benchmarks;
+# 1. builds the benchmarks (cargo profile `profiling`: the release code with line tables);
 # 2. starts the Fluss cluster (scripts/fluss-cluster.sh) if Java is installed and it is not running
 #    already; stops it at the end only if this script started it. Without Java, cluster cases are
 #    skipped and only the embedded engine is measured;
@@ -59,8 +59,8 @@ meta = {"bench": "meta", "date": datetime.datetime.now().isoformat(timespec="sec
 open(sys.argv[1], "a").write(json.dumps(meta) + "\n")
 EOF
 
-say "building release benchmarks"
-"$CARGO" build --release -p fluss-writer-bench 2>&1 | tail -n 3 | tee -a "$LOG" >&2
+say "building the benchmarks (profile profiling)"
+"$CARGO" build --profile profiling -p fluss-writer-bench 2>&1 | tail -n 3 | tee -a "$LOG" >&2
 
 # The cluster.
 STARTED=0
@@ -89,8 +89,8 @@ fi
 run() { say "$*"; "$@" 2>&1 | tee -a "$LOG"; }
 
 say "load before: $(uptime)"
-run "$CARGO_TARGET_DIR/release/peers" "${CLUSTER_ARGS[@]}" --records "$RECORDS" --rounds "$ROUNDS" --extra --json "$OUT"
-run "$CARGO_TARGET_DIR/release/micro" "${CLUSTER_ARGS[@]}" --backlog-secs "$BACKLOG_SECS" --json "$OUT"
+run "$CARGO_TARGET_DIR/profiling/peers" "${CLUSTER_ARGS[@]}" --records "$RECORDS" --rounds "$ROUNDS" --extra --json "$OUT"
+run "$CARGO_TARGET_DIR/profiling/micro" "${CLUSTER_ARGS[@]}" --backlog-secs "$BACKLOG_SECS" --json "$OUT"
 
 # cargo bench targets: their text output is converted to JSON lines.
 convert() { # label-prefix, then stdin = bench output

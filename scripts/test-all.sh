@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test suite: formatting and lints, the Rust workspace (unit, property, integration
 # and golden tests), the loom models of the dispatcher, the fuzz targets (a short fixed budget
-# each, scripts/fuzz.sh), the Python suite and the C++ suite
-# (normal and sanitizer builds). A real Fluss 0.9.1 cluster is started first when Java is
+# each, scripts/fuzz.sh), the Python suite (against the shipped wheel, on the newest and the
+# oldest CPython) and the C++ suite (normal and sanitizer builds, and the shipped static and
+# shared packages). A real Fluss 0.9.1 cluster is started first when Java is
 # available (always under CI=true, where failing to start it fails the run) and its address is
 # exported as FLUSS_BOOTSTRAP_SERVERS for the network tests of every language.
 set -euo pipefail
@@ -17,6 +18,9 @@ step "toolchain"
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
 cargo --version
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+step "one version (Cargo.toml) for the crates, the wheel and the C++ package"
+scripts/check-version.sh
 
 step "rustfmt and clippy"
 cargo fmt --all -- --check

@@ -2,8 +2,8 @@
 # tests-cpp/run.sh: the C++ test command.
 #  1. configure + build (CMake, Ninja, Debug; cargo with the shared CARGO_TARGET_DIR=$REPO/target)
 #     and run ctest;
-#  2. install the package into a temporary prefix, build cpp/examples against it with
-#     find_package(FlussWriter) and run the example;
+#  2. scripts/dist.sh cpp: the Release packages (static and shared) installed and checked, and
+#     cpp/examples built against each with find_package(FlussWriter) and with pkg-config, and run;
 #  3. build the whole suite again with -fsanitize=address,undefined (C++ side; the Rust static
 #     library stays normal) in build-asan and run ctest there.
 # Arrow C++ for the C++20 Arrow test comes from the pyarrow wheel, installed into .venv (if it
@@ -79,14 +79,13 @@ cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-We
 cmake --build build-cpp -j "$JOBS"
 (cd build-cpp && ctest --output-on-failure -j "$JOBS" --timeout 180)
 
-# ----- 2. install and build the example against the installed package -----
-echo "== run.sh: install + example with find_package(FlussWriter)"
-PREFIX="$(mktemp -d)"
-trap 'rm -rf "$PREFIX"' EXIT
-cmake --install build-cpp --prefix "$PREFIX" >/dev/null
-cmake -S cpp/examples -B "$PREFIX/example-build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
-cmake --build "$PREFIX/example-build" -j "$JOBS"
-"$PREFIX/example-build/append_with_callbacks"
+# ----- 2. the installed packages, as shipped -----
+# scripts/dist.sh cpp: Release builds (no debug info), static and shared (-DFLUSS_WRITER_BUILD_SHARED=ON),
+# installed into dist/cpp/{static,shared}; checks the static library's size, `nm -D` of the shared
+# one (the C++ API only), the versions, and builds and runs cpp/examples against each package
+# with find_package(FlussWriter) and with pkg-config.
+echo "== run.sh: the installed packages (scripts/dist.sh cpp)"
+JOBS="$JOBS" scripts/dist.sh cpp
 
 # ----- 3. AddressSanitizer + UndefinedBehaviorSanitizer -----
 echo "== run.sh: ASan+UBSan build and ctest"

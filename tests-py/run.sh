@@ -1,25 +1,143 @@
 #!/usr/bin/env bash
-# The Python test command: venv, build (maturin develop), ruff, stubtest, pytest.
+# The Python test command: the suite runs against the wheel a user installs, not an editable build.
+#  1. scripts/dist.sh python: the sdist and, built from it, the manylinux2014 abi3 wheel (release
+#     profile, zig), checked there (auditwheel show, wheel and module sizes, version);
+#  2. ruff on the sources;
+#  3. for each interpreter: a fresh venv, the wheel installed from dist/ with the test
+#     dependencies, stubtest against the installed module, pytest;
+#  4. the sdist as pip installs it where no wheel fits: a fresh venv (the newest interpreter),
+#     `pip install dist/fluss_writer-V.tar.gz` (maturin from PyPI in pip's isolated build, the
+#     host's toolchain), then writes with callbacks through the embedded engine.
+# Interpreters: the newest and the oldest CPython >= 3.9 found on PATH or in pyenv (3.13 and 3.9
+# here), or PY_VERSIONS="3.13 3.9". Each runs the whole suite, real-cluster tests included (about
+# 75 s of pytest each here; timings in docs/distribution.md): 3.9 has no vectorcall fast path
+# (rust/py/src/fastcall.rs), 3.13 does. Under CI=true a missing 3.9 is an error.
+#
+# FLUSS_PY_WHEEL=path.whl: test that wheel (a CI artifact, a wheel built elsewhere) instead of
+# building one. FLUSS_PY_DEVELOP=1: the quick development loop instead (maturin develop, debug build, into .venv).
 # Exits non-zero on any failure. Usage: tests-py/run.sh [pytest args...]
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
-VENV="$REPO/.venv"
-if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV"
-fi
-PY="$VENV/bin/python"
-"$PY" -m pip install -q --disable-pip-version-check \
-    'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy ruff hypothesis
-echo "== golden-check (the checker of the golden traces, tests-py/golden)"
+DEPS=(pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy hypothesis)
+CI_MODE=0
+if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then CI_MODE=1; fi
+
+# The checker of the golden traces (tests-py/golden), built once for either mode.
+echo "== golden-check"
 cargo build -q -p fluss-writer-golden --bin golden-check
 export GOLDEN_CHECK="$CARGO_TARGET_DIR/debug/golden-check"
-echo "== maturin develop"
-"$VENV/bin/maturin" develop -q ${MATURIN_ARGS:-}
+
+if [ "${FLUSS_PY_DEVELOP:-}" = 1 ]; then
+  VENV="$REPO/.venv"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  PY="$VENV/bin/python"
+  "$PY" -m pip install -q --disable-pip-version-check 'maturin>=1.9.4,<2' ruff "${DEPS[@]}"
+  echo "== maturin develop"
+  "$VENV/bin/maturin" develop -q ${MATURIN_ARGS:-}
+  echo "== ruff"
+  "$VENV/bin/ruff" check python tests-py bench/python
+  echo "== stubtest"
+  "$PY" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
+  echo "== pytest"
+  "$PY" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
+  exit 0
+fi
+
+# ----- interpreters -----
+find_python() {  # find_python 3.X: prints a working interpreter path, or nothing
+  local v="$1" c
+  for c in "$(command -v "python$v" 2>/dev/null || true)" "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/"$v".*/bin/"python$v"; do
+    if [ -n "$c" ] && [ -x "$c" ] && "$c" -c 'import sys, venv' >/dev/null 2>&1; then
+      echo "$c"
+      return
+    fi
+  done
+}
+if [ -n "${PY_VERSIONS:-}" ]; then
+  read -r -a VERSIONS <<<"$PY_VERSIONS"
+else
+  found=()
+  for v in 3.14 3.13 3.12 3.11 3.10 3.9; do
+    [ -n "$(find_python "$v")" ] && found+=("$v")
+  done
+  [ "${#found[@]}" -gt 0 ] || { echo "run.sh: no CPython >= 3.9 found" >&2; exit 1; }
+  VERSIONS=("${found[0]}")
+  [ "${#found[@]}" -gt 1 ] && VERSIONS+=("${found[-1]}")
+fi
+if [ "${#VERSIONS[@]}" -lt 2 ] || [ "${VERSIONS[-1]}" != 3.9 ]; then
+  msg="run.sh: the oldest supported CPython, 3.9, was not found (testing ${VERSIONS[*]} only)"
+  if [ "$CI_MODE" = 1 ]; then echo "$msg; pyenv install 3.9" >&2; exit 1; fi
+  echo "!!!!! $msg !!!!!" >&2
+fi
+
+# ----- 1. the sdist and the wheel -----
+VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
+if [ -n "${FLUSS_PY_WHEEL:-}" ]; then
+  WHEEL="$FLUSS_PY_WHEEL"
+  echo "== testing the given wheel $WHEEL (no build)"
+  [ -f "$WHEEL" ] || { echo "run.sh: no such wheel: $WHEEL" >&2; exit 1; }
+else
+  scripts/dist.sh python
+  WHEEL="$(ls "$REPO"/dist/fluss_writer-"$VERSION"-cp39-abi3-*manylinux_2_17_x86_64*.whl)"
+fi
+
+# ----- 2. lint the sources (once; it does not depend on the interpreter) -----
 echo "== ruff"
-"$VENV/bin/ruff" check python tests-py bench/python
-echo "== stubtest"
-"$PY" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
-echo "== pytest"
-"$PY" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
+TOOLS="$REPO/.venv-dist"
+[ -x "$TOOLS/bin/python" ] || python3 -m venv "$TOOLS"
+"$TOOLS/bin/pip" install -q --disable-pip-version-check ruff
+"$TOOLS/bin/ruff" check python tests-py bench/python
+
+# ----- 3. each interpreter: a fresh venv with the wheel -----
+for v in "${VERSIONS[@]}"; do
+  py="$(find_python "$v")"
+  [ -n "$py" ] || { echo "run.sh: no python$v" >&2; exit 1; }
+  VENV="$REPO/.venv-py$v"
+  echo "== Python $v ($py): fresh venv $VENV, $(basename "$WHEEL")"
+  t0=$SECONDS
+  rm -rf "$VENV"
+  "$py" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL" "${DEPS[@]}"
+  echo "   venv ready in $((SECONDS - t0)) s; installed module: $(stat -c %s "$("$VENV/bin/python" -c 'import fluss_writer._native as m; print(m.__file__)')") bytes"
+  echo "== stubtest (Python $v)"
+  "$VENV/bin/python" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
+  echo "== pytest (Python $v)"
+  t0=$SECONDS
+  # The installed package, never the source tree (tests-py/test_version.py checks it).
+  FLUSS_WRITER_EXPECT_INSTALLED="$VERSION" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
+  echo "== pytest (Python $v) took $((SECONDS - t0)) s"
+done
+
+# ----- 4. the sdist installed by pip into a clean venv -----
+if [ -z "${FLUSS_PY_WHEEL:-}" ]; then
+  SDIST="$REPO/dist/fluss_writer-$VERSION.tar.gz"
+  py="$(find_python "${VERSIONS[0]}")"
+  VENV="$REPO/.venv-sdist"
+  echo "== sdist: pip install $(basename "$SDIST") into a fresh venv (Python ${VERSIONS[0]})"
+  t0=$SECONDS
+  rm -rf "$VENV"
+  "$py" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$SDIST"
+  echo "   built and installed in $((SECONDS - t0)) s"
+  (cd "$VENV" && "$VENV/bin/python" - "$VERSION" <<'EOF'
+import sys
+
+import fluss_writer as fw
+
+assert fw.__version__ == sys.argv[1], (fw.__version__, sys.argv[1])
+assert "site-packages" in fw._native.__file__, fw._native.__file__
+with fw.connect("embedded") as conn:
+    conn.admin().create_table("fluss.t", fw.TableDescriptor(fw.Schema([("id", "BIGINT", False), ("msg", "STRING")])))
+    done = []
+    with conn.get_table("fluss.t").new_append().create_writer() as w:
+        for i in range(100):
+            w.append({"id": i, "msg": "x"}, callback=lambda c: done.append(c.ok))
+        w.flush()
+    assert done == [True] * 100, done
+print(f"   sdist install: fluss_writer {fw.__version__} from {fw._native.__file__}: 100 writes, 100 callbacks ok")
+EOF
+  )
+  rm -rf "$VENV"
+fi

@@ -3,6 +3,7 @@
 // back. Exit code 0 on success.
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "fluss_writer.hpp"
@@ -15,6 +16,11 @@ static int Fail(const char* what, const fw::Result& r) {
 }
 
 int main() {
+  // FLUSS_WRITER_VERSION_STRING: the headers compiled against; Version(): the library linked.
+  if (std::strcmp(fw::Version(), FLUSS_WRITER_VERSION_STRING) != 0) {
+    std::fprintf(stderr, "headers %s, library %s\n", FLUSS_WRITER_VERSION_STRING, fw::Version());
+    return 1;
+  }
   fw::Configuration config;  // no address given: "embedded"
   config.Set("client.writer.buffer.wait-timeout", "5s");
   fw::Connection conn;
@@ -76,6 +82,7 @@ int main() {
     if (auto r = fw::testing::HighWatermark(conn, path, b, hw); !r.Ok()) return Fail("read back", r);
     stored += hw;
   }
-  std::printf("example: %d callbacks ok, %lld rows stored\n", ok.load(), static_cast<long long>(stored));
+  std::printf("example (fluss-writer %s): %d callbacks ok, %lld rows stored\n", fw::Version(), ok.load(),
+              static_cast<long long>(stored));
   return ok.load() == 3000 && stored == 3000 ? 0 : 1;
 }

@@ -28,6 +28,9 @@
 // built on the stack; its `table` is a std::string_view (no std::string per callback).
 #pragma once
 
+// FLUSS_WRITER_VERSION_MAJOR, _MINOR, _PATCH, _STRING and _NUMBER: the version of these headers.
+#include "fluss_writer_version.h"
+
 // Feature macros (for code that builds against several versions of this header).
 #define FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK 1  // SharedWriteCallback, inline WriteCallback storage
 
@@ -113,6 +116,10 @@ struct ArrowArrayStream {
 #endif  // ARROW_C_STREAM_INTERFACE
 
 namespace fluss_writer {
+
+// The version of the library linked at run time ("0.1.0"; FLUSS_WRITER_VERSION_STRING is the
+// version of the headers the caller was compiled with).
+const char* Version() noexcept;
 
 // Opaque handles owned by the Rust library.
 namespace ffi {

@@ -186,7 +186,8 @@ def test_every_call_form_works(conn, log_table) -> None:
         (lambda w: w.append((1, "x"), cb=print), "got an unexpected keyword argument 'cb'"),
         (lambda w: w.append((1, "x"), row=(1, "x")), "got multiple values for argument 'row'"),
         (lambda w: w.append((1, "x"), print, callback=print), "got multiple values for argument 'callback'"),
-        (lambda w: w.append_detached((1, "x"), print), "takes 1 positional argument but 2 were given"),
+        # "arguments" on 3.9, where pyo3's own argument parsing answers (no vectorcall path there)
+        (lambda w: w.append_detached((1, "x"), print), "takes 1 positional arguments? but 2 were given"),
         (lambda w: w.append_detached((1, "x"), callback=print), "got an unexpected keyword argument 'callback'"),
         (lambda w: w.append((1, "x"), callback=42), "callback must be callable, not int"),
     ],
