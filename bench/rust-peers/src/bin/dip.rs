@@ -254,7 +254,20 @@ fn main() {
         .with_bucket_key(["id"])
         .with_property("table.log.arrow.compression.type", "NONE")
         .with_property("table.replication.factor", rf.to_string());
-    conn.admin().create_table(&path, &d, false).unwrap();
+    let mut created = conn.admin().create_table(&path, &d, true);
+    for _ in 0..3 {
+        // A table whose buckets get no leader (a loaded 0.9.1 cluster): drop it and try again.
+        match &created {
+            Err(e) if e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => {
+                eprintln!("dip: {path}: {e}; dropping it and creating it again");
+                conn.admin().drop_table(&path, true).ok();
+                std::thread::sleep(Duration::from_secs(2));
+                created = conn.admin().create_table(&path, &d, true);
+            }
+            _ => break,
+        }
+    }
+    created.unwrap();
     let full = format!("bench.{table}");
     // Wait until every bucket has a leader (a new table's buckets get theirs within a second or so).
     let mut leaders = Vec::new();

@@ -89,7 +89,10 @@ fn schema() -> Schema {
 /// `compression`: the table's `table.log.arrow.compression.type` (fluss-rs follows it; fluss-writer
 /// 0.1 always sends uncompressed Arrow).
 /// `replication`: the table's `table.replication.factor` (`None`: the servers' default).
-fn create_table(conn: &Connection, path: &TablePath, buckets: i32, compression: &str, replication: Option<u32>) {
+/// Returns the path created: a table whose buckets get no leader (`LEADER_NOT_AVAILABLE`: a
+/// loaded Fluss 0.9.1 cluster, or a tablet server stopping at that moment) is dropped and another
+/// one created under a new name, up to three times.
+fn create_table(conn: &Connection, path: &TablePath, buckets: i32, compression: &str, replication: Option<u32>) -> TablePath {
     let mut d = TableDescriptor::new(schema())
         .with_bucket_count(buckets)
         .with_bucket_key(["id"])
@@ -97,7 +100,21 @@ fn create_table(conn: &Connection, path: &TablePath, buckets: i32, compression: 
     if let Some(rf) = replication {
         d = d.with_property("table.replication.factor", rf.to_string());
     }
-    conn.admin().create_table(path, &d, true).unwrap();
+    let mut failures = Vec::new();
+    for attempt in 0..3 {
+        let p = if attempt == 0 { path.clone() } else { TablePath::new(&path.database, format!("{}_r{attempt}", path.table)).unwrap() };
+        match conn.admin().create_table(&p, &d, true) {
+            Ok(()) => return p,
+            Err(e) if e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => {
+                eprintln!("{p}: {e}; creating another table");
+                failures.push(format!("{p}: {e}"));
+                conn.admin().drop_table(&p, true).ok();
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
+            Err(e) => panic!("create table {p}: {e}"),
+        }
+    }
+    panic!("create table failed three times: {}", failures.join("; "))
 }
 
 fn fw_rows(pool: &[String]) -> Vec<fluss_writer::Row> {
@@ -277,7 +294,7 @@ fn main() {
                     for (mi, &m) in emb_modes.iter().enumerate() {
                         // A table per run, dropped after: the in-memory engine keeps what it stores.
                         let path = TablePath::new("bench", format!("emb_{}_{row_bytes}_{b}_{round}", m.tag())).unwrap();
-                        create_table(&conn, &path, b, "NONE", None);
+                        let path = create_table(&conn, &path, b, "NONE", None);
                         let w = conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
                         let n = if round == 0 { records / 10 } else { records }; // round 0 warms up
                         let c0 = process_cpu_secs();
@@ -346,12 +363,11 @@ fn main() {
                 let paths: Vec<TablePath> = modes
                     .iter()
                     .map(|m| {
-                        TablePath::new("bench", format!("peers_{pid}_{}_{}_{row_bytes}_{b}", m.tag(), compression.to_lowercase())).unwrap()
+                        let p = TablePath::new("bench", format!("peers_{pid}_{}_{}_{row_bytes}_{b}", m.tag(), compression.to_lowercase()))
+                            .unwrap();
+                        create_table(&fw, &p, b, compression, replication)
                     })
                     .collect();
-                for path in &paths {
-                    create_table(&fw, path, b, compression, replication);
-                }
                 let mut fw_writers = Vec::new();
                 let mut rs_writers = Vec::new();
                 for (m, path) in modes.iter().zip(&paths) {
