@@ -74,13 +74,26 @@ def plot_dip(series: str, out: str) -> None:
     s = [r for r in rows if r.get("kind") == "sample"]
     t0 = ev.get("kill", 0.0)
     t = [r["t"] - t0 for r in s]
-    fig, ax = plt.subplots(figsize=(11, 4.5))
-    ax.plot(t, [r["records_per_s"] / 1e3 for r in s], lw=1, label="records submitted/s")
-    ax.plot(t, [r["callbacks_per_s"] / 1e3 for r in s], lw=1, label="callbacks/s")
-    ax.plot(t, [r["killed_leader_buckets_callbacks_per_s"] / 1e3 for r in s], lw=1, alpha=0.7,
-            label=f"callbacks/s of the killed leader's buckets {meta.get('buckets_led_by_killed')}")
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    # Per 100 ms (thin; batches are acknowledged in bursts, so single intervals jump between 0 and
+    # 2x the mean) and the 1-s moving mean (thick; what the recovery figure uses).
+    n = max(1, round(1.0 / meta.get("tick_s", 0.1)))
+
+    def smooth(v: list) -> list:
+        return [sum(v[max(0, i - n + 1) : i + 1]) / len(v[max(0, i - n + 1) : i + 1]) for i in range(len(v))]
+
+    series = [
+        ("records submitted/s", "records_per_s", "tab:blue"),
+        ("callbacks/s", "callbacks_per_s", "tab:orange"),
+        (f"callbacks/s of the killed leader's buckets {meta.get('buckets_led_by_killed')}",
+         "killed_leader_buckets_callbacks_per_s", "tab:green"),
+    ]
     if any(r["errors_per_s"] for r in s):
-        ax.plot(t, [r["errors_per_s"] / 1e3 for r in s], lw=1, color="red", label="failed callbacks/s")
+        series.append(("failed callbacks/s", "errors_per_s", "red"))
+    for name, key, color in series:
+        v = [r[key] / 1e3 for r in s]
+        ax.plot(t, v, lw=0.6, alpha=0.35, color=color)
+        ax.plot(t, smooth(v), lw=1.8, color=color, label=name + " (1-s mean; thin: per 100 ms)")
     for name, style in (("kill", "r"), ("start", "g"), ("started", "g")):
         if name in ev:
             ax.axvline(ev[name] - t0, color=style, ls="--" if name != "started" else ":", lw=1)
@@ -93,7 +106,7 @@ def plot_dip(series: str, out: str) -> None:
     ax.set_ylabel("thousands per second")
     ax.set_title(f"Leader crash: {meta['buckets']} buckets, {meta['row_bytes']} B rows, RF {meta['replication_factor']}, "
                  f"acks {meta['acks']}, fluss-writer callbacks")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.15), ncol=2, fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
