@@ -178,6 +178,33 @@ class Bench:
         return self.run(self._pyfluss(path, batches, True))
 
 
+def create_ready_table(conn, path: str, buckets: int, props: dict, attempts: int = 3) -> str:
+    """Create the table and check that it takes writes: a Fluss 0.9.1 coordinator now and then
+    never sets up a new table's buckets on the servers (a flush then waits forever). 64 probe rows
+    (ids -1..-64, spread over the buckets) must be acknowledged within 30 s; otherwise the table
+    is dropped and another one created under a new name. Returns the path used."""
+    desc = fw.TableDescriptor(fw.Schema([("id", "BIGINT", False), ("payload", "STRING")]), bucket_count=buckets,
+                              bucket_keys=["id"], properties=props)
+    for attempt in range(attempts):
+        p = path if attempt == 0 else f"{path}_r{attempt}"
+        conn.admin().create_table(p, desc)
+        w = conn.get_table(p).new_append().create_writer()
+        try:
+            for i in range(1, 65):
+                w.append_detached((-i, "probe"))
+            w.flush(timeout=30)
+            w.close()
+            return p
+        except Exception as e:  # noqa: BLE001 - any failure of the probe means "use another table"
+            log(f"{p}: probe write failed ({e}); dropping it and creating another table")
+            try:
+                w.close(timeout=1)
+            except Exception:  # noqa: BLE001
+                pass
+            conn.admin().drop_table(p, ignore_if_not_exists=True)
+    raise RuntimeError(f"{path}: no table took writes after {attempts} attempts")
+
+
 def dispatch_figures(n: int, runs: int) -> dict:
     def noop(c: object) -> None:
         pass
@@ -246,9 +273,7 @@ def main() -> None:
             props = {"table.log.arrow.compression.type": "NONE"}
             if a.replication_factor:
                 props["table.replication.factor"] = str(a.replication_factor)
-            b.conn.admin().create_table(path, fw.TableDescriptor(
-                fw.Schema([("id", "BIGINT", False), ("payload", "STRING")]), bucket_count=nb, bucket_keys=["id"],
-                properties=props))
+            path = create_ready_table(b.conn, path, nb, props)
             times = {m: [] for m in modes}
             cpus = {m: [] for m in modes}
             loads = []
