@@ -143,9 +143,12 @@ replicated() {
     return 0
   fi
   rsay "replicated cluster $FLUSS_REPLICATED_BOOTSTRAP_SERVERS: all servers run; load: $(uptime)"
-  rrun "$BIN/peers" --bootstrap "$FLUSS_REPLICATED_BOOTSTRAP_SERVERS" --no-embedded \
-    --replication-factor 3 --acks all --compression NONE --records "$records" --rounds "$rounds" --json "$rout" ||
-    rsay "peers (replicated) failed"
+  # 1 KiB rows with a quarter of the records: with 3 replicas every run writes 3x its bytes to the
+  # (shared) disk; the tables are dropped after each case.
+  rrun "$BIN/peers" --bootstrap "$FLUSS_REPLICATED_BOOTSTRAP_SERVERS" --no-embedded --replication-factor 3 --acks all \
+    --compression NONE --rows 100 --records "$records" --rounds "$rounds" --json "$rout" || rsay "peers (replicated, 100 B) failed"
+  rrun "$BIN/peers" --bootstrap "$FLUSS_REPLICATED_BOOTSTRAP_SERVERS" --no-embedded --replication-factor 3 --acks all \
+    --compression NONE --rows 1024 --records "$((records / 4))" --rounds "$rounds" --json "$rout" || rsay "peers (replicated, 1 KiB) failed"
   rsay "load: $(uptime)"
   local pyv="${BENCH_PY_VENV:-$REPO/.venv-bench-py}"
   if [[ -x "$pyv/bin/python" ]] && "$pyv/bin/python" -c "import fluss, fluss_writer" 2>/dev/null; then
@@ -161,8 +164,9 @@ replicated() {
   for ((i = 1; i <= ${BENCH_DIP_RUNS:-2}; i++)); do
     "${cl[@]}" status >/dev/null 2>&1 || { rsay "replicated cluster not all up before dip run $i: skipped"; continue; }
     local s="bench/results/$DATE-$COMMIT-dip-$i.jsonl"
-    rrun "$BIN/dip" --bootstrap "$FLUSS_REPLICATED_BOOTSTRAP_SERVERS" --label "dip-$i" \
-      --series "$s" --json "$rout" && series+=("$s")
+    # About 35 s at full speed: some GB written 3 times, dropped at the end.
+    rrun "$BIN/dip" --bootstrap "$FLUSS_REPLICATED_BOOTSTRAP_SERVERS" --label "dip-$i" --before-secs 8 --down-secs 12 \
+      --after-secs 15 --series "$s" --json "$rout" && series+=("$s")
     rsay "load: $(uptime)"
   done
   "$PY" bench/python/plot_replicated.py "$rout" bench/plots "${series[@]}" 2>&1 | tee -a "${logs[@]}"

@@ -4,7 +4,8 @@
 
 - ``replicated_peers.png``: per case (rows, buckets), the per-round ratio of fluss-writer callbacks
   to the peer (fluss-rs futures in Rust, pyfluss handles + flush in Python): median and min..max,
-  from the ``peers_summary`` / ``py_cluster`` lines of RESULTS whose label is ``replicated``.
+  from the ``peers_summary`` / ``py_cluster`` lines of RESULTS whose label starts with ``replicated``
+  (one row per pass).
 - ``dip.png`` (one per series file, ``dip-N.png`` after the first): records submitted/s and
   callbacks/s per 100 ms around the SIGKILL of a leader, from the series written by the ``dip``
   binary (``--series``), with the kill and the restart marked.
@@ -31,16 +32,19 @@ def ratios(rows: list) -> list:
     """(name, median, min, max) of fluss-writer / peer per replicated case."""
     out = []
     for r in rows:
-        if r.get("label") != "replicated":
+        label = str(r.get("label", ""))
+        if not label.startswith("replicated"):
             continue
+        tag = label[len("replicated"):].lstrip("-")
+        tag = f" ({tag})" if tag else ""
         if r.get("bench") == "peers_summary" and r.get("client") == "fluss-writer/callback" and r.get("backend") == "cluster":
             rr = r.get("round_ratios_vs_fluss_rs_future") or []
             if rr:
-                name = f"Rust {r['row_bytes']} B/{r['buckets']}b {r['compression']}"
+                name = f"Rust {r['row_bytes']} B/{r['buckets']}b {r['compression']}{tag}"
                 out.append((name, r["median_round_ratio_vs_fluss_rs_future"], min(rr), max(rr)))
         if r.get("bench") == "py_cluster" and r.get("client") == "fw/callback" and r.get("spread_vs_peer"):
             s = r["spread_vs_peer"]
-            name = f"Python {r['row_bytes']} B/{r['buckets']}b"
+            name = f"Python {r['row_bytes']} B/{r['buckets']}b{tag}"
             out.append((name, s["median_round_ratio"], s["min_round_ratio"], s["max_round_ratio"]))
     return out
 

@@ -2,8 +2,8 @@
 
     python summarize_peers.py RESULTS.jsonl [MORE.jsonl ...]
 
-Per case (label, row size, compression, buckets), over every file and pass given: median records/s
-of fluss-writer callbacks and of the peer (fluss-rs futures; pyfluss handles + flush), the ratio
+Per case (label, row size, compression, buckets; labels NAME-passN count as NAME), over every file
+and pass given: median records/s of fluss-writer callbacks and of the peer (fluss-rs futures; pyfluss handles + flush), the ratio
 taken per round (the two runs of a round are adjacent in time) with its median and min..max over
 all rounds, the median of each pass (one invocation), client CPU per record of both sides (whole
 process, every thread) and their ratio, and the 1-minute load average over the rounds. Then the
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import statistics as st
 import sys
 
@@ -22,7 +23,13 @@ def rate(x: float) -> str:
     return f"{x / 1e6:.2f} M" if x >= 1e5 else f"{x / 1e3:.0f} k"
 
 
+def group(label: str) -> str:
+    """Passes of one series (labels NAME-pass1, NAME-pass2, ..., NAME-retry) are one group."""
+    return re.sub(r"-(pass\d+|retry)$", "", label)
+
+
 def verdict(lo: float, hi: float) -> str:
+    """From the range of the per-pass medians (with fewer than 3 passes: of the round ratios)."""
     if lo <= 1.0 <= hi:
         return "parity"
     return "ahead" if lo > 1.0 else "behind"
@@ -37,11 +44,11 @@ def main() -> None:
     rust = collections.defaultdict(list)
     for r in rows:
         if r.get("bench") == "peers_summary" and r.get("backend") == "cluster":
-            rust[(r.get("label", "single"), r["row_bytes"], r["compression"], r["buckets"])].append(r)
+            rust[(group(r.get("label", "single")), r["row_bytes"], r["compression"], r["buckets"])].append(r)
     if rust:
         print("| label | rows | compression | buckets | fluss-writer callback | fluss-rs future "
-              "| ratio per round: median (min..max, n) | per-pass medians | CPU us/record fw / rs | CPU ratio | load |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              "| ratio per round: median (min..max, n) | per-pass medians | verdict | CPU us/record fw / rs | CPU ratio | load |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for k, v in sorted(rust.items()):
         fw = [r for r in v if r["client"] == "fluss-writer/callback"]
         rs = [r for r in v if r["client"] == "fluss-rs/future"]
@@ -50,21 +57,23 @@ def main() -> None:
         rsr = [x for r in rs for x in r["rates"]]
         fwc = [x for r in fw for x in r["cpu_us_per_record"]]
         rsc = [x for r in rs for x in r["cpu_us_per_record"]]
-        passes = ", ".join(f"{r['median_round_ratio_vs_fluss_rs_future']:.2f}" for r in fw)
+        pm = [r["median_round_ratio_vs_fluss_rs_future"] for r in fw]
+        passes = ", ".join(f"{x:.2f}" for x in pm)
+        v = verdict(min(pm), max(pm)) if len(pm) >= 3 else verdict(min(rr), max(rr))
         lo, hi = min(r["load1_min"] for r in fw), max(r["load1_max"] for r in fw)
         print(f"| {k[0]} | {k[1]} B | {k[2]} | {k[3]} | {rate(st.median(fwr))} | {rate(st.median(rsr))} "
-              f"| **{st.median(rr):.2f}x** ({min(rr):.2f}..{max(rr):.2f}, n={len(rr)}; {verdict(min(rr), max(rr))}) | {passes} "
+              f"| **{st.median(rr):.2f}x** ({min(rr):.2f}..{max(rr):.2f}, n={len(rr)}) | {passes} | {v} "
               f"| {st.median(fwc):.2f} / {st.median(rsc):.2f} | {st.median(fwc) / st.median(rsc):.2f}x | {lo:.1f}-{hi:.1f} |")
 
     py = collections.defaultdict(list)
     for r in rows:
         if r.get("bench") == "py_cluster" and r.get("client") in ("fw/callback", "pyfluss/handles"):
-            py[(r.get("label", "single"), r["row_bytes"], r["buckets"])].append(r)
+            py[(group(r.get("label", "single")), r["row_bytes"], r["buckets"])].append(r)
     if py:
         print()
         print("| label | rows | buckets | fw callback | pyfluss handles + flush | ratio per round: median (min..max, n) "
-              "| per-pass medians | CPU us/record fw / pyfluss | CPU ratio | load |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              "| per-pass medians | verdict | CPU us/record fw / pyfluss | CPU ratio | load |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
     for k, v in sorted(py.items()):
         fw = [r for r in v if r["client"] == "fw/callback" and r.get("spread_vs_peer")]
         pf = [r for r in v if r["client"] == "pyfluss/handles"]
@@ -75,10 +84,12 @@ def main() -> None:
         pfr = [x for r in pf for x in r["rounds_records_per_s"]]
         fwc = [x for r in fw for x in r["rounds_client_cpu_us_per_record"]]
         pfc = [x for r in pf for x in r["rounds_client_cpu_us_per_record"]]
-        passes = ", ".join(f"{r['spread_vs_peer']['median_round_ratio']:.2f}" for r in fw)
+        pm = [r["spread_vs_peer"]["median_round_ratio"] for r in fw]
+        passes = ", ".join(f"{x:.2f}" for x in pm)
+        v = verdict(min(pm), max(pm)) if len(pm) >= 3 else verdict(min(rr), max(rr))
         lo, hi = min(r["loadavg_1m_rounds"][0] for r in fw), max(r["loadavg_1m_rounds"][1] for r in fw)
         print(f"| {k[0]} | {k[1]} B | {k[2]} | {rate(st.median(fwr))} | {rate(st.median(pfr))} "
-              f"| **{st.median(rr):.2f}x** ({min(rr):.2f}..{max(rr):.2f}, n={len(rr)}; {verdict(min(rr), max(rr))}) | {passes} "
+              f"| **{st.median(rr):.2f}x** ({min(rr):.2f}..{max(rr):.2f}, n={len(rr)}) | {passes} | {v} "
               f"| {st.median(fwc):.2f} / {st.median(pfc):.2f} | {st.median(fwc) / st.median(pfc):.2f}x | {lo:.1f}-{hi:.1f} |")
 
     for r in rows:
