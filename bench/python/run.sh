@@ -6,7 +6,8 @@
 #   - bench_cluster.py: fluss_writer vs pyfluss on FLUSS_BOOTSTRAP_SERVERS (skipped without it),
 #     plus the dispatch figures with an idle and a busy main thread;
 #   - bench_callbacks.py: dispatch and end to end on the embedded engine (text only).
-# Environment: FLUSS_BOOTSTRAP_SERVERS, BENCH_PY_RECORDS (100000), BENCH_ROUNDS (5), BENCH_PY_VENV.
+# Environment: FLUSS_BOOTSTRAP_SERVERS, BENCH_PY_RECORDS (100000), BENCH_ROUNDS (5), BENCH_PY_VENV,
+# BENCH_PY_BUILD_ONLY=1 (build and install, run nothing).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -23,6 +24,11 @@ fi
 rm -rf "$CARGO_TARGET_DIR/wheels-bench"
 (cd "$REPO" && "$VENV/bin/maturin" build --profile profiling --strip false -i "$VENV/bin/python" -o "$CARGO_TARGET_DIR/wheels-bench" >&2)
 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$CARGO_TARGET_DIR"/wheels-bench/fluss_writer-*.whl >&2
+
+if [[ -n "${BENCH_PY_BUILD_ONLY:-}" ]]; then
+  echo "[bench-py] BENCH_PY_BUILD_ONLY: wheel and pyfluss installed in $VENV, nothing run" >&2
+  exit 0
+fi
 
 cd "$HERE"  # not the repo root: import the installed wheel, not ./python
 echo "[bench-py] load: $(uptime)" >&2

@@ -1,5 +1,5 @@
 //! Shared helpers of the `peers` and `micro` benchmark binaries: argument parsing, medians,
-//! percentiles, machine-readable output (one JSON object per line) and process RSS.
+//! percentiles, machine-readable output (one JSON object per line), process RSS and CPU time.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -69,6 +69,22 @@ pub fn rss_bytes() -> u64 {
     let s = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
     let pages: u64 = s.split_whitespace().nth(1).and_then(|x| x.parse().ok()).unwrap_or(0);
     pages * 4096
+}
+
+/// CPU time (user + system) of this whole process so far, in seconds: every thread, the clients'
+/// I/O threads and tokio workers included (`getrusage(RUSAGE_SELF)`, microsecond resolution).
+pub fn process_cpu_secs() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    assert_eq!(rc, 0, "getrusage failed");
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// `(min, max)` of the samples (NaN for none).
+pub fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter().fold((f64::NAN, f64::NAN), |(lo, hi), &x| (lo.min(x), hi.max(x)))
 }
 
 /// The 1-minute load average (from /proc/loadavg).
