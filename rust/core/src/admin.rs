@@ -240,6 +240,41 @@ async fn fetch_table(backend: Arc<dyn Backend>, path: TablePath, default_buckets
     Ok((info, leaders))
 }
 
+/// The id and bucket leaders of the partition called `name` of a partitioned table
+/// (`PARTITION_NOT_EXISTS` if there is none).
+pub(crate) fn load_partition(conn: &Arc<ConnInner>, info: &TableInfo, name: &str) -> Result<(i64, Vec<Option<i32>>)> {
+    let backend = conn.backend.clone();
+    let timeout = conn.config.request_timeout;
+    let req = proto::MetadataRequest {
+        partitions_path: vec![proto::PbPhysicalTablePath {
+            database_name: info.path.database.clone(),
+            table_name: info.path.table.clone(),
+            partition_name: Some(name.to_string()),
+        }],
+        ..Default::default()
+    };
+    let (table_id, buckets, path) = (info.table_id, info.bucket_count() as usize, info.path.clone());
+    let name = name.to_string();
+    conn.block_on(async move {
+        let m = match tokio::time::timeout(timeout, call(&*backend, Dest::Any, req)).await {
+            Ok(r) => r?,
+            Err(_) => return Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("metadata of {path} partition {name} timed out"))),
+        };
+        let pm = m
+            .partition_metadata
+            .iter()
+            .find(|p| p.partition_name == name && p.table_id == table_id)
+            .ok_or_else(|| Error::server(crate::FlussCode::PARTITION_NOT_EXISTS, format!("partition {name} of {path} does not exist")))?;
+        let mut leaders = vec![None; buckets];
+        for b in &pm.bucket_metadata {
+            if let Some(slot) = leaders.get_mut(b.bucket_id as usize) {
+                *slot = b.leader();
+            }
+        }
+        Ok((pm.partition_id, leaders))
+    })
+}
+
 /// Table info and current bucket leaders.
 pub(crate) fn load_table(conn: &Arc<ConnInner>, path: &TablePath) -> Result<(TableInfo, Vec<Option<i32>>)> {
     let backend = conn.backend.clone();

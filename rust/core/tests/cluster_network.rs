@@ -269,7 +269,7 @@ async fn admin_round_trip(b: Arc<NetworkBackend>, db: String) {
     let (log_id, log_leaders) = ids["events"].clone();
     for &(bucket, leader) in &log_leaders {
         let one = [bucket];
-        let latest = retry("ListOffsets", || list_offsets(&*b, leader, log_id, &one, LATEST_OFFSET)).await.unwrap();
+        let latest = retry("ListOffsets", || list_offsets(&*b, leader, log_id, None, &one, LATEST_OFFSET)).await.unwrap();
         assert_eq!(latest, vec![(bucket, 0)]);
         let earliest = list_offsets(&*b, leader, log_id, &[bucket], EARLIEST_OFFSET).await.unwrap();
         assert_eq!(earliest, vec![(bucket, 0)]);

@@ -50,7 +50,6 @@ const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
     ("table.kv.format", Some("COMPACTED")),
     ("table.datalake.enabled", Some("false")),
     ("table.datalake.format", None),
-    ("table.auto-partition.enabled", Some("false")),
 ];
 
 /// Reserved system column names (Fluss refuses them in user schemas).

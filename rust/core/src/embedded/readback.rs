@@ -7,7 +7,6 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{ClientCode, Error, FlussCode, Result};
-use crate::metadata::partition::PARTITION_SEPARATOR;
 use crate::metadata::{TableInfo, TablePath};
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
@@ -180,7 +179,7 @@ impl EmbeddedEngine {
             return Err(Error::server(FlussCode::NON_PRIMARY_KEY_TABLE, format!("table {table} has no primary key")));
         }
         let (t, key) = if t.info.is_partitioned() {
-            let (name, physical) = split_partitioned_key(&t.info, key)?;
+            let (name, physical) = crate::metadata::partition::split_partitioned_key(&t.info, key)?;
             match self.partition(table, &name) {
                 Ok(p) => (p, physical),
                 Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
@@ -258,30 +257,4 @@ impl EmbeddedEngine {
     pub fn stats(&self) -> EngineStats {
         self.counters.snapshot()
     }
-}
-
-/// Split the full primary key of a partitioned table (`key`: every primary-key column in key
-/// order) into its partition name and its physical key (the other key columns, in key order).
-pub(crate) fn split_partitioned_key(info: &TableInfo, key: &[Value]) -> Result<(String, Vec<Value>)> {
-    let schema = info.schema();
-    let pk = schema.primary_key();
-    if key.len() != pk.len() {
-        return Err(Error::invalid_row(format!(
-            "table {} has {} primary-key columns but {} key values were given",
-            info.path,
-            pk.len(),
-            key.len()
-        )));
-    }
-    let mut name = String::new();
-    for (i, k) in info.partition_keys().iter().enumerate() {
-        if i > 0 {
-            name.push(PARTITION_SEPARATOR);
-        }
-        let at = pk.iter().position(|p| p == k).expect("partition keys are in the primary key");
-        let col = &schema.columns()[schema.index_of(k).expect("validated")];
-        crate::metadata::partition::format_partition_value(col, &key[at], &mut name)?;
-    }
-    let physical = pk.iter().zip(key).filter(|(k, _)| !info.partition_keys().contains(k)).map(|(_, v)| v.clone()).collect();
-    Ok((name, physical))
 }

@@ -467,6 +467,32 @@ impl PartitionRouter {
     }
 }
 
+/// Split the full primary key of a partitioned table (`key`: every primary-key column in key
+/// order) into its partition name and its physical key (the other key columns, in key order).
+pub(crate) fn split_partitioned_key(info: &super::TableInfo, key: &[Value]) -> Result<(String, Vec<Value>)> {
+    let schema = info.schema();
+    let pk = schema.primary_key();
+    if key.len() != pk.len() {
+        return Err(Error::invalid_row(format!(
+            "table {} has {} primary-key columns but {} key values were given",
+            info.path,
+            pk.len(),
+            key.len()
+        )));
+    }
+    let mut name = String::new();
+    for (i, k) in info.partition_keys().iter().enumerate() {
+        if i > 0 {
+            name.push(PARTITION_SEPARATOR);
+        }
+        let at = pk.iter().position(|p| p == k).expect("partition keys are in the primary key");
+        let col = &schema.columns()[schema.index_of(k).expect("validated")];
+        format_partition_value(col, &key[at], &mut name)?;
+    }
+    let physical = pk.iter().zip(key).filter(|(k, _)| !info.partition_keys().contains(k)).map(|(_, v)| v.clone()).collect();
+    Ok((name, physical))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
