@@ -167,8 +167,11 @@ impl Admin {
     /// buckets may take a moment longer to get leaders (writers wait for them).
     pub fn create_partition(&self, path: &TablePath, spec: &PartitionSpec, ignore_if_exists: bool) -> Result<()> {
         let partition_spec = self.checked_spec(path, spec)?;
-        self.run(Dest::Coordinator, proto::CreatePartitionRequest { table_path: pb_path(path), partition_spec, ignore_if_not_exists: ignore_if_exists })
-            .map(|_| ())
+        self.run(
+            Dest::Coordinator,
+            proto::CreatePartitionRequest { table_path: pb_path(path), partition_spec, ignore_if_not_exists: ignore_if_exists },
+        )
+        .map(|_| ())
     }
 
     /// Drop a partition and its data; with `ignore_if_not_exists`, a missing one is not an error
@@ -176,7 +179,8 @@ impl Admin {
     /// recreate it when `client.writer.dynamic-create-partition.enabled` is on.
     pub fn drop_partition(&self, path: &TablePath, spec: &PartitionSpec, ignore_if_not_exists: bool) -> Result<()> {
         let partition_spec = self.checked_spec(path, spec)?;
-        self.run(Dest::Coordinator, proto::DropPartitionRequest { table_path: pb_path(path), partition_spec, ignore_if_not_exists }).map(|_| ())
+        self.run(Dest::Coordinator, proto::DropPartitionRequest { table_path: pb_path(path), partition_spec, ignore_if_not_exists })
+            .map(|_| ())
     }
 
     /// The partitions of a partitioned table, ordered by name (`TABLE_NOT_PARTITIONED` for a
@@ -184,11 +188,7 @@ impl Admin {
     pub fn list_partitions(&self, path: &TablePath) -> Result<Vec<PartitionInfo>> {
         let info = self.get_table_info(path)?;
         let r = self.run(Dest::Any, proto::ListPartitionInfosRequest { table_path: pb_path(path), partial_partition_spec: None })?;
-        let mut out = r
-            .partitions_info
-            .into_iter()
-            .map(|p| partition_info(info.partition_keys(), p))
-            .collect::<Result<Vec<_>>>()?;
+        let mut out = r.partitions_info.into_iter().map(|p| partition_info(info.partition_keys(), p)).collect::<Result<Vec<_>>>()?;
         out.sort_by(|a, b| a.partition_name.cmp(&b.partition_name));
         Ok(out)
     }
@@ -258,13 +258,14 @@ pub(crate) fn load_partition(conn: &Arc<ConnInner>, info: &TableInfo, name: &str
     conn.block_on(async move {
         let m = match tokio::time::timeout(timeout, call(&*backend, Dest::Any, req)).await {
             Ok(r) => r?,
-            Err(_) => return Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("metadata of {path} partition {name} timed out"))),
+            Err(_) => {
+                return Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("metadata of {path} partition {name} timed out")))
+            }
         };
-        let pm = m
-            .partition_metadata
-            .iter()
-            .find(|p| p.partition_name == name && p.table_id == table_id)
-            .ok_or_else(|| Error::server(crate::FlussCode::PARTITION_NOT_EXISTS, format!("partition {name} of {path} does not exist")))?;
+        let pm =
+            m.partition_metadata.iter().find(|p| p.partition_name == name && p.table_id == table_id).ok_or_else(|| {
+                Error::server(crate::FlussCode::PARTITION_NOT_EXISTS, format!("partition {name} of {path} does not exist"))
+            })?;
         let mut leaders = vec![None; buckets];
         for b in &pm.bucket_metadata {
             if let Some(slot) = leaders.get_mut(b.bucket_id as usize) {

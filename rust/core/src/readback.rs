@@ -77,16 +77,24 @@ fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, b
             (Some(id), leaders)
         }
     };
-    let leader = leaders.get(bucket as usize).copied().flatten().ok_or_else(|| {
-        Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path))
-    })?;
+    let leader = leaders
+        .get(bucket as usize)
+        .copied()
+        .flatten()
+        .ok_or_else(|| Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path)))?;
     Ok((leader, pid))
 }
 
 /// Every record of `bucket` (of `partition` for a partitioned table) from `from_offset` to the
 /// high watermark, decoded with the table schema (log tables: appended rows; primary-key
 /// tables: the changelog).
-pub(crate) fn scan(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, bucket: i32, from_offset: i64) -> Result<Vec<ScannedRow>> {
+pub(crate) fn scan(
+    conn: &Arc<ConnInner>,
+    info: &TableInfo,
+    partition: Option<&str>,
+    bucket: i32,
+    from_offset: i64,
+) -> Result<Vec<ScannedRow>> {
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
     let hw = at_leader(conn, info, partition, bucket, "ListOffsets", |leader, pid| {

@@ -115,15 +115,14 @@ fn ddl(conn: &Connection) {
     // Descriptor rules.
     let dec = Schema::builder().column("k", DataType::Decimal { precision: 5, scale: 2 }).column("v", DataType::Int).build().unwrap();
     let e = admin
-        .create_table(&TablePath::new(database(conn), unique("pdec")).unwrap(), &TableDescriptor::new(dec).with_partition_keys(["k"]), false)
+        .create_table(
+            &TablePath::new(database(conn), unique("pdec")).unwrap(),
+            &TableDescriptor::new(dec).with_partition_keys(["k"]),
+            false,
+        )
         .unwrap_err();
     assert_eq!(e.code(), ClientCode::InvalidTable as i32, "{e}");
-    let pk = Schema::builder()
-        .column_not_null("id", DataType::BigInt)
-        .column("dt", DataType::String)
-        .primary_key(["id"])
-        .build()
-        .unwrap();
+    let pk = Schema::builder().column_not_null("id", DataType::BigInt).column("dt", DataType::String).primary_key(["id"]).build().unwrap();
     let e = admin
         .create_table(&TablePath::new(database(conn), unique("ppk")).unwrap(), &TableDescriptor::new(pk).with_partition_keys(["dt"]), false)
         .unwrap_err();
@@ -274,7 +273,9 @@ fn no_create_on_write_embedded() {
 #[test]
 fn no_create_on_write_cluster() {
     let Some(b) = bootstrap("partitions::no_create_on_write_cluster") else { return };
-    bounded("no_create_on_write_cluster", LIMIT, move || no_create(&connect(&b, &[("client.writer.dynamic-create-partition.enabled", "false")])));
+    bounded("no_create_on_write_cluster", LIMIT, move || {
+        no_create(&connect(&b, &[("client.writer.dynamic-create-partition.enabled", "false")]))
+    });
 }
 
 /// A primary-key table partitioned by (region, day): upserts, deletes and lookups per partition;
@@ -299,8 +300,11 @@ fn pk_partitioned(conn: &Connection) {
     for r in regions {
         for day in days {
             for id in 0..50 {
-                w.upsert_with_callback(&[Value::String(r.into()), Value::Date(day), Value::Int(id), Value::String(format!("{r}-{day}-{id}"))], seen.cb())
-                    .unwrap();
+                w.upsert_with_callback(
+                    &[Value::String(r.into()), Value::Date(day), Value::Int(id), Value::String(format!("{r}-{day}-{id}"))],
+                    seen.cb(),
+                )
+                .unwrap();
             }
         }
     }
@@ -355,8 +359,15 @@ fn bad_partition_values_are_refused_synchronously() {
     let path = create(&conn, "pbad", &log_descriptor());
     let table = conn.get_table(&path).unwrap();
     let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
-    for dt in [Value::Null, Value::String("a b".into()), Value::String(String::new()), Value::String("__sys".into()), Value::String("x".repeat(201))] {
-        let e = w.append_with_callback(&[Value::BigInt(1), dt.clone(), Value::Null], |_| panic!("no callback for a refused row")).unwrap_err();
+    for dt in [
+        Value::Null,
+        Value::String("a b".into()),
+        Value::String(String::new()),
+        Value::String("__sys".into()),
+        Value::String("x".repeat(201)),
+    ] {
+        let e =
+            w.append_with_callback(&[Value::BigInt(1), dt.clone(), Value::Null], |_| panic!("no callback for a refused row")).unwrap_err();
         assert_eq!(e.code(), ClientCode::InvalidRow as i32, "{dt:?}: {e}");
         assert!(e.message().contains("\"dt\""), "{e}");
     }
@@ -394,7 +405,12 @@ fn partition_dropped_under_pending_writes() {
     // Fail the next write to every bucket once, so batches are pending while the drop happens.
     let engine = conn.embedded().unwrap();
     for b in 0..3 {
-        engine.faults().inject_at(&path, Some("d"), b, fluss_writer::embedded::Fault::Delay { delay: Duration::from_millis(300), times: 1 });
+        engine.faults().inject_at(
+            &path,
+            Some("d"),
+            b,
+            fluss_writer::embedded::Fault::Delay { delay: Duration::from_millis(300), times: 1 },
+        );
     }
     for i in 100..400i64 {
         w.append_with_callback(&[Value::BigInt(i), Value::String("d".into()), Value::Null], seen.cb()).unwrap();
@@ -441,7 +457,11 @@ fn auto_partitions(conn: &Connection, wait: Duration) {
     }
     let e = conn
         .admin()
-        .create_table(&TablePath::new(database(conn), unique("pauto2")).unwrap(), &log_descriptor().with_property(AutoPartition::TIME_UNIT, "WEEK").with_property(AutoPartition::ENABLED, "true"), false)
+        .create_table(
+            &TablePath::new(database(conn), unique("pauto2")).unwrap(),
+            &log_descriptor().with_property(AutoPartition::TIME_UNIT, "WEEK").with_property(AutoPartition::ENABLED, "true"),
+            false,
+        )
         .unwrap_err();
     assert!(e.message().contains("time-unit"), "{e}");
 }

@@ -219,7 +219,11 @@ impl Catalog {
             partitions: self
                 .partitions_by_id
                 .values()
-                .map(|p| PartitionRecord { table_id: p.id(), partition_id: p.partition_id().expect("a partition"), name: p.partition_name().expect("a partition").to_string() })
+                .map(|p| PartitionRecord {
+                    table_id: p.id(),
+                    partition_id: p.partition_id().expect("a partition"),
+                    name: p.partition_name().expect("a partition").to_string(),
+                })
                 .collect(),
             next_table_id: self.next_table_id,
             next_partition_id: self.next_partition_id,

@@ -107,7 +107,11 @@ fn partition_not_exists(table: &TablePath, name: &str) -> Error {
 
 /// The catalog record of a partition's physical table.
 fn record_of(p: &Table) -> PartitionRecord {
-    PartitionRecord { table_id: p.id(), partition_id: p.partition_id().expect("a partition"), name: p.partition_name().unwrap_or_default().to_string() }
+    PartitionRecord {
+        table_id: p.id(),
+        partition_id: p.partition_id().expect("a partition"),
+        name: p.partition_name().unwrap_or_default().to_string(),
+    }
 }
 
 /// Mark a dropped table's or partition's buckets closed (writes still holding them fail) and
@@ -400,7 +404,8 @@ impl EmbeddedEngine {
         validate_name(&path.table, "table").map_err(|e| invalid(e.message().to_string()))?;
         let descriptor = descriptor_from_json(&r.table_json).and_then(|d| d.normalized(self.default_buckets)).map_err(|e| {
             // The server refuses bad options with INVALID_CONFIG, everything else with INVALID_TABLE.
-            let code = if e.client_code() == Some(ClientCode::InvalidConfig) { FlussCode::INVALID_CONFIG } else { FlussCode::INVALID_TABLE };
+            let code =
+                if e.client_code() == Some(ClientCode::InvalidConfig) { FlussCode::INVALID_CONFIG } else { FlussCode::INVALID_TABLE };
             server(code, format!("table {path}: {}", e.message()))
         })?;
         if let Some(c) = descriptor.schema.columns().iter().find(|c| RESERVED_COLUMNS.contains(&c.name.as_str())) {
@@ -440,9 +445,9 @@ impl EmbeddedEngine {
         // A partitioned table's buckets live in its partitions; an auto-partitioned one gets its
         // current and next partitions at once (the server creates them right after CreateTable).
         let precreate: Vec<String> = match &auto {
-            Some(a) if a.num_precreate > 0 && info.partition_keys().len() == 1 => {
-                a.names_from(now, 0, a.num_precreate).map_err(|e| server(FlussCode::INVALID_TABLE, format!("table {}: {}", info.path, e.message())))?
-            }
+            Some(a) if a.num_precreate > 0 && info.partition_keys().len() == 1 => a
+                .names_from(now, 0, a.num_precreate)
+                .map_err(|e| server(FlussCode::INVALID_TABLE, format!("table {}: {}", info.path, e.message())))?,
             _ => Vec::new(),
         };
         let table = Arc::new(self.new_physical(&info, None)?);
@@ -498,7 +503,12 @@ impl EmbeddedEngine {
     /// The table of a partition request, checked to be partitioned (`TABLE_NOT_EXIST`,
     /// `TABLE_NOT_PARTITIONED` otherwise), and the spec's partition name
     /// (`PARTITION_SPEC_INVALID`).
-    fn partition_target(cat: &Catalog, path: &TablePath, spec: Option<&proto::PbPartitionSpec>, what: &str) -> Result<(Arc<Table>, Option<String>)> {
+    fn partition_target(
+        cat: &Catalog,
+        path: &TablePath,
+        spec: Option<&proto::PbPartitionSpec>,
+        what: &str,
+    ) -> Result<(Arc<Table>, Option<String>)> {
         let t = cat.table(path)?;
         if !t.info.is_partitioned() {
             return Err(server(TABLE_NOT_PARTITIONED, format!("Only partitioned table support {what} partition.")));
@@ -577,8 +587,11 @@ impl EmbeddedEngine {
             return Err(server(TABLE_NOT_PARTITIONED, format!("Table '{path}' is not a partitioned table.")));
         }
         let keys = t.info.partition_keys();
-        let filter: Vec<(String, String)> =
-            r.partial_partition_spec.iter().flat_map(|s| s.partition_key_values.iter().map(|kv| (kv.key.clone(), kv.value.clone()))).collect();
+        let filter: Vec<(String, String)> = r
+            .partial_partition_spec
+            .iter()
+            .flat_map(|s| s.partition_key_values.iter().map(|kv| (kv.key.clone(), kv.value.clone())))
+            .collect();
         if let Some((k, _)) = filter.iter().find(|(k, _)| !keys.contains(k)) {
             return Err(server(FlussCode::UNKNOWN_SERVER_ERROR, format!("table don't contains this partitionKey: {k}")));
         }
@@ -646,7 +659,12 @@ impl EmbeddedEngine {
         let node = || proto::PbServerNode { node_id: NODE_ID, host: NODE_HOST.into(), port: 0, listeners: None, rack: None };
         let buckets = |t: &Table| -> Vec<proto::PbBucketMetadata> {
             (0..t.bucket_count())
-                .map(|b| proto::PbBucketMetadata { bucket_id: b, leader_id: Some(NODE_ID), replica_id: vec![NODE_ID], leader_epoch: Some(0) })
+                .map(|b| proto::PbBucketMetadata {
+                    bucket_id: b,
+                    leader_id: Some(NODE_ID),
+                    replica_id: vec![NODE_ID],
+                    leader_epoch: Some(0),
+                })
                 .collect()
         };
         let cat = self.lock_catalog();

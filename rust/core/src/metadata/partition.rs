@@ -152,8 +152,8 @@ pub fn format_partition_value(col: &Column, value: &Value, out: &mut String) -> 
         (DataType::SmallInt, Value::SmallInt(v)) => write!(out, "{v}").expect("String"),
         (DataType::Int, Value::Int(v)) => write!(out, "{v}").expect("String"),
         (DataType::BigInt, Value::BigInt(v)) => write!(out, "{v}").expect("String"),
-        (DataType::Float, Value::Float(v)) => java_float(f64::from(*v), format!("{v:e}"), out),
-        (DataType::Double, Value::Double(v)) => java_float(*v, format!("{v:e}"), out),
+        (DataType::Float, Value::Float(v)) => java_float(f64::from(*v), format!("{v:e}"), format!("{:.1e}", v.abs()), out),
+        (DataType::Double, Value::Double(v)) => java_float(*v, format!("{v:e}"), format!("{:.1e}", v.abs()), out),
         (DataType::Date, Value::Date(d)) => {
             let (y, m, day) = civil_from_days(i64::from(*d));
             write!(out, "{y:04}-{m:02}-{day:02}").expect("String");
@@ -179,8 +179,10 @@ pub fn format_partition_value(col: &Column, value: &Value, out: &mut String) -> 
 
 /// Java's `String.valueOf(float/double)` with `.` replaced by `_`: plain notation with at least
 /// one fractional digit for magnitudes in [1e-3, 1e7), otherwise `d.dddE<exp>`; the digits are
-/// the shortest that round-trip (`sci` is Rust's `{:e}` form of the value, which has those).
-fn java_float(v: f64, sci: String, out: &mut String) {
+/// the shortest that round-trip (`sci` is Rust's `{:e}` form of the value, which has those;
+/// `two_digits` its `{:.1e}` form, for values that one digit would name). This is the JDK 19+
+/// algorithm; older JDKs print a longer form for a few values.
+fn java_float(v: f64, sci: String, two_digits: String, out: &mut String) {
     if v.is_nan() {
         out.push_str("NaN");
         return;
@@ -220,9 +222,17 @@ fn java_float(v: f64, sci: String, out: &mut String) {
             out.push_str(&digits);
         }
     } else {
+        // At least two significant digits here (`d.d`): when one would do, Java prints the two
+        // closest to the exact value (`4.9E-324`, not `5.0E-324`), which `{:.1e}` gives.
+        let (digits, exp) = if digits.len() == 1 {
+            let (m, e) = two_digits.split_once('e').expect("{:e} has an exponent");
+            (m.replace('.', ""), e.parse::<i32>().expect("{:e} exponent"))
+        } else {
+            (digits, exp)
+        };
         out.push_str(&digits[..1]);
         out.push('_');
-        out.push_str(if digits.len() > 1 { &digits[1..] } else { "0" });
+        out.push_str(&digits[1..]);
         write!(out, "E{exp}").expect("String");
     }
 }
@@ -331,7 +341,9 @@ impl AutoPartition {
         let int = |k: &str, default: i32| -> Result<i32> {
             match props.get(k) {
                 None => Ok(default),
-                Some(v) => v.trim().parse::<i32>().map_err(|_| Error::client(ClientCode::InvalidConfig, format!("{k} = {v:?} is not an integer"))),
+                Some(v) => {
+                    v.trim().parse::<i32>().map_err(|_| Error::client(ClientCode::InvalidConfig, format!("{k} = {v:?} is not an integer")))
+                }
             }
         };
         let num_precreate = int(Self::NUM_PRECREATE, 2)?;
@@ -536,6 +548,8 @@ mod tests {
         assert_eq!(f(f64::NEG_INFINITY), "-Inf");
         assert_eq!(name(DataType::Float, Value::Float(0.1)).unwrap(), "0_1");
         assert_eq!(name(DataType::Float, Value::Float(1.1e-5)).unwrap(), "1_1E-5");
+        assert_eq!(f(5e-324), "4_9E-324");
+        assert_eq!(name(DataType::Float, Value::Float(f32::from_bits(1))).unwrap(), "1_4E-45");
     }
 
     #[test]
@@ -551,7 +565,7 @@ mod tests {
             (DataType::Decimal { precision: 5, scale: 2 }, Value::Null),
             (DataType::Int, Value::BigInt(1)),
         ] {
-            let e = name(t.clone(), v.clone()).unwrap_err();
+            let e = name(t, v.clone()).unwrap_err();
             assert_eq!(e.code(), ClientCode::InvalidRow as i32, "{t} {v:?}: {e}");
             assert!(e.message().contains("\"k\""), "{e}");
         }

@@ -537,11 +537,7 @@ impl TableInfo {
     /// in primary-key order. For a table without partitions, the primary key.
     pub fn physical_key_indexes(&self) -> Vec<usize> {
         let s = self.schema();
-        s.primary_key()
-            .iter()
-            .filter(|k| !self.descriptor.partition_keys.contains(k))
-            .map(|k| s.index_of(k).expect("validated"))
-            .collect()
+        s.primary_key().iter().filter(|k| !self.descriptor.partition_keys.contains(k)).map(|k| s.index_of(k).expect("validated")).collect()
     }
 
     /// Indexes of the bucket-key columns (empty for a log table without bucket key).

@@ -582,10 +582,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
             table_id: shared.target.table_id,
             timeout_ms,
             target_columns: shared.target_columns.clone(),
-            buckets_req: items
-                .into_iter()
-                .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id, bucket_id: b, records })
-                .collect(),
+            buckets_req: items.into_iter().map(|(b, records)| proto::PbPutKvReqForBucket { partition_id, bucket_id: b, records }).collect(),
             agg_mode: None,
         }),
     };
@@ -602,8 +599,13 @@ fn finish_batch(shared: &SenderShared, batch: WriteBatch, outcome: BatchOutcome)
     let mut finals = Vec::new();
     let partition = shared.target.partition.clone();
     for (join, rows) in joins {
-        let part =
-            BucketResult { partition: partition.clone(), bucket, rows, base_offset: outcome.base_offset, error: outcome.result.clone().err() };
+        let part = BucketResult {
+            partition: partition.clone(),
+            bucket,
+            rows,
+            base_offset: outcome.base_offset,
+            error: outcome.result.clone().err(),
+        };
         if let Some(done) = join.record(part) {
             finals.push((done, join.first_target.shard_partition(), join.first_bucket));
         }

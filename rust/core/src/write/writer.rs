@@ -405,7 +405,8 @@ impl WriterCore {
         let name: Arc<str> = name.into();
         let leaders = vec![None; self.bucket_count as usize];
         let info = self.table.info();
-        let lane = Arc::new(build_lane(&self.conn, info, &self.schema, &self.scope, &self.lane_config, Some((name.clone(), spec)), leaders));
+        let lane =
+            Arc::new(build_lane(&self.conn, info, &self.schema, &self.scope, &self.lane_config, Some((name.clone(), spec)), leaders));
         map.insert(name, lane.clone());
         Ok(lane)
     }
@@ -818,7 +819,8 @@ thread_local! {
 /// The rows `ix` of `rb`, in that order.
 fn take_rows(rb: &RecordBatch, ix: Vec<u32>) -> Result<RecordBatch> {
     let indices = UInt32Array::from(ix);
-    let cols = rb.columns().iter().map(|c| arrow_select::take::take(c.as_ref(), &indices, None)).collect::<std::result::Result<Vec<_>, _>>()?;
+    let cols =
+        rb.columns().iter().map(|c| arrow_select::take::take(c.as_ref(), &indices, None)).collect::<std::result::Result<Vec<_>, _>>()?;
     Ok(RecordBatch::try_new(rb.schema(), cols)?)
 }
 
