@@ -15,6 +15,13 @@
  *
  * All lookups are issued at once and awaited in order. Exit code 0 = every lookup answered
  * (found or not), 1 = an error (printed to stderr).
+ *
+ *   java FlussLookupOracle --partition-names <TYPE>[,<TYPE>...]  < values
+ *
+ * Partition names as Fluss forms them (PartitionUtils.convertValueOfType per value, joined with
+ * '$' as ResolvedPartitionSpec does): stdin has one line per row, the values of the partition keys
+ * in the canonical form above, TAB separated; stdout one name per line. TYPE is BOOLEAN, TINYINT,
+ * SMALLINT, INT, BIGINT, FLOAT, DOUBLE, STRING, BYTES, DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ.
  */
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -40,13 +47,20 @@ import org.apache.fluss.row.GenericRow;
 import org.apache.fluss.row.InternalRow;
 import org.apache.fluss.row.TimestampLtz;
 import org.apache.fluss.row.TimestampNtz;
+import org.apache.fluss.metadata.ResolvedPartitionSpec;
 import org.apache.fluss.types.DataType;
+import org.apache.fluss.types.DataTypes;
+import org.apache.fluss.utils.PartitionUtils;
 import org.apache.fluss.types.DataTypeChecks;
 import org.apache.fluss.types.RowType;
 
 public final class FlussLookupOracle {
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("--partition-names")) {
+            partitionNames(args[1].split(","));
+            return;
+        }
         if (args.length != 2 || !args[1].contains(".")) {
             System.err.println("usage: FlussLookupOracle <bootstrap servers> <database.table>  (keys on stdin)");
             System.exit(2);
@@ -107,6 +121,43 @@ public final class FlussLookupOracle {
             System.err.println("FlussLookupOracle: " + lines.size() + " lookups in " + args[1] + ", " + found + " found");
         }
         System.exit(0);
+    }
+
+    static void partitionNames(String[] typeNames) throws Exception {
+        DataType[] types = new DataType[typeNames.length];
+        for (int i = 0; i < types.length; i++) {
+            switch (typeNames[i]) {
+                case "BOOLEAN": types[i] = DataTypes.BOOLEAN(); break;
+                case "TINYINT": types[i] = DataTypes.TINYINT(); break;
+                case "SMALLINT": types[i] = DataTypes.SMALLINT(); break;
+                case "INT": types[i] = DataTypes.INT(); break;
+                case "BIGINT": types[i] = DataTypes.BIGINT(); break;
+                case "FLOAT": types[i] = DataTypes.FLOAT(); break;
+                case "DOUBLE": types[i] = DataTypes.DOUBLE(); break;
+                case "STRING": types[i] = DataTypes.STRING(); break;
+                case "BYTES": types[i] = DataTypes.BYTES(); break;
+                case "DATE": types[i] = DataTypes.DATE(); break;
+                case "TIME": types[i] = DataTypes.TIME(); break;
+                case "TIMESTAMP": types[i] = DataTypes.TIMESTAMP(9); break;
+                case "TIMESTAMP_LTZ": types[i] = DataTypes.TIMESTAMP_LTZ(9); break;
+                default: throw new IllegalArgumentException("unknown type " + typeNames[i]);
+            }
+        }
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        StringBuilder out = new StringBuilder();
+        for (String l = in.readLine(); l != null; l = in.readLine()) {
+            String[] parts = l.split("\t", -1);
+            if (parts.length != types.length) {
+                throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);
+            }
+            List<String> values = new ArrayList<>();
+            for (int i = 0; i < types.length; i++) {
+                values.add(PartitionUtils.convertValueOfType(parse(types[i], parts[i]), types[i].getTypeRoot()));
+            }
+            out.append(String.join(ResolvedPartitionSpec.PARTITION_SPEC_SEPARATOR, values)).append('\n');
+        }
+        System.out.print(out);
+        System.out.flush();
     }
 
     static Object parse(DataType t, String s) {

@@ -7,6 +7,7 @@ use crate::acl::{AclBinding, AclFilter};
 use crate::backend::{call, Backend, Dest};
 use crate::connection::ConnInner;
 use crate::error::{Error, Result};
+use crate::metadata::partition::{PartitionInfo, PartitionSpec};
 use crate::metadata::{descriptor_from_json, descriptor_to_json, validate_name, TableDescriptor, TableInfo, TablePath};
 use crate::wire::proto;
 
@@ -71,6 +72,11 @@ impl Admin {
         descriptor.normalized(1)?; // client-side checks; the server fills its own defaults
         let table_json = descriptor_to_json(descriptor).into();
         self.run(Dest::Coordinator, proto::CreateTableRequest { table_path: pb_path(path), table_json, ignore_if_exists })?;
+        if !descriptor.partition_keys.is_empty() {
+            // A partitioned table has buckets only in its partitions (which the server creates
+            // on its own for auto-partitioned tables, asynchronously).
+            return Ok(());
+        }
         let deadline = Instant::now() + self.conn.config.request_timeout.max(Duration::from_secs(30));
         loop {
             let (_, leaders) = load_table(&self.conn, path)?;
@@ -144,6 +150,66 @@ impl Admin {
         self.conn.check_usable()?;
         Ok(load_table(&self.conn, path)?.0)
     }
+
+    /// The spec checked against the table's partition keys: `INVALID_TABLE` naming the key at
+    /// fault, `TABLE_NOT_PARTITIONED` for a table without partition keys.
+    fn checked_spec(&self, path: &TablePath, spec: &PartitionSpec) -> Result<proto::PbPartitionSpec> {
+        let info = self.get_table_info(path)?;
+        if !info.is_partitioned() {
+            return Err(Error::server(crate::FlussCode::TABLE_NOT_PARTITIONED, format!("table {path} is not partitioned")));
+        }
+        let values = spec.resolve(info.partition_keys())?;
+        Ok(spec_pb(info.partition_keys(), &values))
+    }
+
+    /// Create a partition of a partitioned table; with `ignore_if_exists`, an existing one is not
+    /// an error (`PARTITION_ALREADY_EXISTS` otherwise). Returns once the partition exists; its
+    /// buckets may take a moment longer to get leaders (writers wait for them).
+    pub fn create_partition(&self, path: &TablePath, spec: &PartitionSpec, ignore_if_exists: bool) -> Result<()> {
+        let partition_spec = self.checked_spec(path, spec)?;
+        self.run(
+            Dest::Coordinator,
+            proto::CreatePartitionRequest { table_path: pb_path(path), partition_spec, ignore_if_not_exists: ignore_if_exists },
+        )
+        .map(|_| ())
+    }
+
+    /// Drop a partition and its data; with `ignore_if_not_exists`, a missing one is not an error
+    /// (`PARTITION_NOT_EXISTS` otherwise). Writes still pending for it complete with an error, or
+    /// recreate it when `client.writer.dynamic-create-partition.enabled` is on.
+    pub fn drop_partition(&self, path: &TablePath, spec: &PartitionSpec, ignore_if_not_exists: bool) -> Result<()> {
+        let partition_spec = self.checked_spec(path, spec)?;
+        self.run(Dest::Coordinator, proto::DropPartitionRequest { table_path: pb_path(path), partition_spec, ignore_if_not_exists })
+            .map(|_| ())
+    }
+
+    /// The partitions of a partitioned table, ordered by name (`TABLE_NOT_PARTITIONED` for a
+    /// table without partition keys).
+    pub fn list_partitions(&self, path: &TablePath) -> Result<Vec<PartitionInfo>> {
+        let info = self.get_table_info(path)?;
+        let r = self.run(Dest::Any, proto::ListPartitionInfosRequest { table_path: pb_path(path), partial_partition_spec: None })?;
+        let mut out = r.partitions_info.into_iter().map(|p| partition_info(info.partition_keys(), p)).collect::<Result<Vec<_>>>()?;
+        out.sort_by(|a, b| a.partition_name.cmp(&b.partition_name));
+        Ok(out)
+    }
+}
+
+/// The wire form of a spec whose values are in the order of `keys`.
+pub(crate) fn spec_pb(keys: &[String], values: &[&str]) -> proto::PbPartitionSpec {
+    proto::PbPartitionSpec {
+        partition_key_values: keys.iter().zip(values).map(|(k, v)| proto::PbKeyValue { key: k.clone(), value: v.to_string() }).collect(),
+    }
+}
+
+/// A `PbPartitionInfo` as a [`PartitionInfo`]: the name is the values in partition-key order.
+fn partition_info(keys: &[String], p: proto::PbPartitionInfo) -> Result<PartitionInfo> {
+    let spec = PartitionSpec::new(p.partition_spec.partition_key_values.into_iter().map(|kv| (kv.key, kv.value)));
+    let values = keys
+        .iter()
+        .map(|k| spec.get(k).ok_or_else(|| Error::protocol(format!("partition {} has no value for key {k:?}", p.partition_id))))
+        .collect::<Result<Vec<_>>>()?;
+    let partition_name = values.join(&crate::metadata::partition::PARTITION_SEPARATOR.to_string());
+    Ok(PartitionInfo { partition_id: p.partition_id, partition_name, spec })
 }
 
 fn req_name<R>() -> &'static str {
@@ -172,6 +238,42 @@ async fn fetch_table(backend: Arc<dyn Backend>, path: TablePath, default_buckets
         }
     }
     Ok((info, leaders))
+}
+
+/// The id and bucket leaders of the partition called `name` of a partitioned table
+/// (`PARTITION_NOT_EXISTS` if there is none).
+pub(crate) fn load_partition(conn: &Arc<ConnInner>, info: &TableInfo, name: &str) -> Result<(i64, Vec<Option<i32>>)> {
+    let backend = conn.backend.clone();
+    let timeout = conn.config.request_timeout;
+    let req = proto::MetadataRequest {
+        partitions_path: vec![proto::PbPhysicalTablePath {
+            database_name: info.path.database.clone(),
+            table_name: info.path.table.clone(),
+            partition_name: Some(name.to_string()),
+        }],
+        ..Default::default()
+    };
+    let (table_id, buckets, path) = (info.table_id, info.bucket_count() as usize, info.path.clone());
+    let name = name.to_string();
+    conn.block_on(async move {
+        let m = match tokio::time::timeout(timeout, call(&*backend, Dest::Any, req)).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("metadata of {path} partition {name} timed out")))
+            }
+        };
+        let pm =
+            m.partition_metadata.iter().find(|p| p.partition_name == name && p.table_id == table_id).ok_or_else(|| {
+                Error::server(crate::FlussCode::PARTITION_NOT_EXISTS, format!("partition {name} of {path} does not exist"))
+            })?;
+        let mut leaders = vec![None; buckets];
+        for b in &pm.bucket_metadata {
+            if let Some(slot) = leaders.get_mut(b.bucket_id as usize) {
+                *slot = b.leader();
+            }
+        }
+        Ok((pm.partition_id, leaders))
+    })
 }
 
 /// Table info and current bucket leaders.

@@ -107,6 +107,9 @@ requests! {
     GetTableInfo(GetTableInfoRequest, GetTableInfoResponse) = 1007, 0;
     ListTables(ListTablesRequest, ListTablesResponse) = 1008, 0;
     TableExists(TableExistsRequest, TableExistsResponse) = 1010, 0;
+    ListPartitionInfos(ListPartitionInfosRequest, ListPartitionInfosResponse) = 1009, 0;
+    CreatePartition(CreatePartitionRequest, CreatePartitionResponse) = 1036, 0;
+    DropPartition(DropPartitionRequest, DropPartitionResponse) = 1037, 0;
     Metadata(MetadataRequest, MetadataResponse) = 1012, 0;
     ProduceLog(ProduceLogRequest, ProduceLogResponse) = 1014, 0;
     FetchLog(FetchLogRequest, FetchLogResponse) = 1015, 0;

@@ -117,6 +117,10 @@ pub struct Config {
     pub retry_backoff: Duration,
     /// `client.writer.enable-idempotence` (true).
     pub enable_idempotence: bool,
+    /// `client.writer.dynamic-create-partition.enabled` (true): a writer creates a partition
+    /// that its rows name and that does not exist; when false their writes fail with
+    /// `PARTITION_NOT_EXISTS`.
+    pub dynamic_create_partition: bool,
     /// `client.writer.max-inflight-requests-per-bucket` (5; at most 5 with idempotence, forced to 1
     /// without it so that retries cannot reorder a bucket).
     pub max_inflight_per_bucket: usize,
@@ -169,6 +173,7 @@ impl Default for Config {
             retries: i32::MAX as u32,
             retry_backoff: Duration::from_millis(100),
             enable_idempotence: true,
+            dynamic_create_partition: true,
             max_inflight_per_bucket: 5,
             request_max_size: 10 << 20,
             request_timeout: Duration::from_secs(30),
@@ -208,6 +213,7 @@ pub const KEYS: &[&str] = &[
     "client.writer.retries",
     "client.writer.retry-backoff",
     "client.writer.enable-idempotence",
+    "client.writer.dynamic-create-partition.enabled",
     "client.writer.max-inflight-requests-per-bucket",
     "client.writer.request-max-size",
     "client.request-timeout",
@@ -357,6 +363,9 @@ impl Config {
             "client.writer.retry-backoff" => self.retry_backoff = dur()?,
             "client.writer.enable-idempotence" => {
                 self.enable_idempotence = parse_bool(value).ok_or_else(|| invalid(key, value, "expected true or false"))?
+            }
+            "client.writer.dynamic-create-partition.enabled" => {
+                self.dynamic_create_partition = parse_bool(value).ok_or_else(|| invalid(key, value, "expected true or false"))?
             }
             "client.writer.max-inflight-requests-per-bucket" => self.max_inflight_per_bucket = int(1, 1000)? as usize,
             "client.writer.request-max-size" => self.request_max_size = size()?,

@@ -198,6 +198,16 @@ impl FlussCode {
     pub const INVALID_TARGET_COLUMN: i32 = 35;
     /// A configuration value is invalid.
     pub const INVALID_CONFIG: i32 = 39;
+    /// The partition does not exist (never created, or dropped).
+    pub const PARTITION_NOT_EXISTS: i32 = 36;
+    /// A partition operation on a table without partition keys.
+    pub const TABLE_NOT_PARTITIONED: i32 = 37;
+    /// The partition exists already.
+    pub const PARTITION_ALREADY_EXISTS: i32 = 42;
+    /// A partition spec that does not fit the table's partition keys, or an invalid value.
+    pub const PARTITION_SPEC_INVALID: i32 = 43;
+    /// The cluster's (`max.partition.num`) or the table's limit of partitions is reached.
+    pub const PARTITION_MAX_NUM: i32 = 45;
     /// The bucket has no leader right now (retriable).
     pub const LEADER_NOT_AVAILABLE: i32 = 44;
     /// Authentication failed (wrong credentials, mechanism not enabled).

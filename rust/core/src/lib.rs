@@ -56,6 +56,7 @@ pub use error::{ClientCode, Error, FlussCode, Result};
 pub use fluss_writer_dispatch as dispatch;
 pub use fluss_writer_dispatch::interrupt;
 pub use fluss_writer_dispatch::{CallbackError, Executor, Job, UserExecutor, WorkerHooks};
+pub use metadata::partition::{self, PartitionInfo, PartitionSpec};
 pub use metadata::{Column, DataType, Schema, TableDescriptor, TableInfo, TablePath};
 pub use row::{Decimal, DecimalError, Row, Timestamp, Value};
 pub use table::{Table, TableAppend, TableUpsert};

@@ -15,7 +15,8 @@ use crate::backend::Backend;
 use crate::cluster::readback::{fetch_log, list_offsets, lookup, LATEST_OFFSET};
 use crate::connection::ConnInner;
 use crate::embedded::{ChangeType, ScannedRow};
-use crate::error::{Error, FlussCode, Result};
+use crate::error::{ClientCode, Error, FlussCode, Result};
+use crate::metadata::partition::split_partitioned_key;
 use crate::metadata::TableInfo;
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
@@ -24,26 +25,33 @@ use crate::wire::compacted::decode_row;
 use crate::wire::key::encode_key;
 use crate::wire::log_batch::LogBatch;
 
-/// Run `attempt` against the leader of `bucket` until it succeeds, fails for good, or the retry
-/// budget (`client.request-timeout`) is spent. After an error that means the leader is unknown or
-/// moved (`NETWORK_EXCEPTION`, `NOT_LEADER_OR_FOLLOWER`, ...), the next attempt looks it up again.
-fn at_leader<T, F, Fut>(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32, what: &str, attempt: F) -> Result<T>
+/// Run `attempt` against the leader of `bucket` (of `partition`, by name, for a partitioned
+/// table) until it succeeds, fails for good, or the retry budget (`client.request-timeout`) is
+/// spent. After an error that means the leader is unknown or moved (`NETWORK_EXCEPTION`,
+/// `NOT_LEADER_OR_FOLLOWER`, ...), the next attempt looks it up again. `attempt` gets the leader
+/// and the partition id.
+fn at_leader<T, F, Fut>(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, bucket: i32, what: &str, attempt: F) -> Result<T>
 where
     T: Send + 'static,
-    F: Fn(i32) -> Fut,
+    F: Fn(i32, Option<i64>) -> Fut,
     Fut: Future<Output = Result<T>> + Send + 'static,
 {
     if bucket < 0 || bucket >= info.bucket_count() {
         return Err(Error::invalid_row(format!("bucket {bucket} is out of range (the table has {} buckets)", info.bucket_count())));
     }
+    match (info.is_partitioned(), partition) {
+        (true, None) => return Err(Error::client(ClientCode::InvalidTable, format!("{} is partitioned: name the partition", info.path))),
+        (false, Some(_)) => return Err(Error::client(ClientCode::InvalidTable, format!("{} is not partitioned", info.path))),
+        _ => {}
+    }
     let deadline = Instant::now() + conn.config.request_timeout;
     let mut leader = None;
     loop {
         let result = match leader {
-            Some(l) => conn.block_on(attempt(l)),
-            None => leader_of(conn, info, bucket).and_then(|l| {
-                leader = Some(l);
-                conn.block_on(attempt(l))
+            Some((l, p)) => conn.block_on(attempt(l, p)),
+            None => leader_of(conn, info, partition, bucket).and_then(|(l, p)| {
+                leader = Some((l, p));
+                conn.block_on(attempt(l, p))
             }),
         };
         match result {
@@ -59,29 +67,47 @@ where
     }
 }
 
-/// The current leader of `bucket`, or `LEADER_NOT_AVAILABLE` (retriable) if it has none.
-fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32) -> Result<i32> {
-    let (_, leaders) = crate::admin::load_table(conn, &info.path)?;
-    leaders[bucket as usize]
-        .ok_or_else(|| Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path)))
+/// The current leader of `bucket` and the partition id, or `LEADER_NOT_AVAILABLE` (retriable)
+/// if it has no leader; `PARTITION_NOT_EXISTS` for a partition that does not exist.
+fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, bucket: i32) -> Result<(i32, Option<i64>)> {
+    let (pid, leaders) = match partition {
+        None => (None, crate::admin::load_table(conn, &info.path)?.1),
+        Some(p) => {
+            let (id, leaders) = crate::admin::load_partition(conn, info, p)?;
+            (Some(id), leaders)
+        }
+    };
+    let leader = leaders
+        .get(bucket as usize)
+        .copied()
+        .flatten()
+        .ok_or_else(|| Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path)))?;
+    Ok((leader, pid))
 }
 
-/// Every record of `bucket` from `from_offset` to the high watermark, decoded with the table
-/// schema (log tables: appended rows; primary-key tables: the changelog).
-pub(crate) fn scan(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32, from_offset: i64) -> Result<Vec<ScannedRow>> {
+/// Every record of `bucket` (of `partition` for a partitioned table) from `from_offset` to the
+/// high watermark, decoded with the table schema (log tables: appended rows; primary-key
+/// tables: the changelog).
+pub(crate) fn scan(
+    conn: &Arc<ConnInner>,
+    info: &TableInfo,
+    partition: Option<&str>,
+    bucket: i32,
+    from_offset: i64,
+) -> Result<Vec<ScannedRow>> {
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
-    let hw = at_leader(conn, info, bucket, "ListOffsets", |leader| {
+    let hw = at_leader(conn, info, partition, bucket, "ListOffsets", |leader, pid| {
         let b = backend.clone();
-        async move { Ok(list_offsets(&*b, leader, table_id, &[bucket], LATEST_OFFSET).await?.first().map_or(0, |x| x.1)) }
+        async move { Ok(list_offsets(&*b, leader, table_id, pid, &[bucket], LATEST_OFFSET).await?.first().map_or(0, |x| x.1)) }
     })?;
     let schema = info.schema();
     let mut out = Vec::new();
     let mut next = from_offset.max(0);
     while next < hw {
-        let (_, bytes): (i64, Bytes) = at_leader(conn, info, bucket, "FetchLog", |leader| {
+        let (_, bytes): (i64, Bytes) = at_leader(conn, info, partition, bucket, "FetchLog", |leader, pid| {
             let b = backend.clone();
-            async move { fetch_log(&*b, leader, table_id, bucket, next, 8 << 20).await }
+            async move { fetch_log(&*b, leader, table_id, pid, bucket, next, 8 << 20).await }
         })?;
         let batches = LogBatch::parse_all(&bytes)?;
         if batches.is_empty() {
@@ -111,23 +137,27 @@ pub(crate) fn scan(conn: &Arc<ConnInner>, info: &TableInfo, bucket: i32, from_of
     Ok(out)
 }
 
-/// The stored row of a primary key (`key`: the key values in primary-key order), or `None`.
+/// The stored row of a primary key (`key`: the key values in primary-key order, partition
+/// columns included for a partitioned table), or `None` (also for a partition that does not
+/// exist).
 pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value]) -> Result<Option<Row>> {
     let schema = info.schema();
-    let pk = schema.primary_key_indexes();
-    if pk.is_empty() {
+    let pk_full = schema.primary_key_indexes();
+    if pk_full.is_empty() {
         return Err(Error::client(
             crate::ClientCode::Unsupported,
             format!("{} is a log table: it has no primary key to look up", info.path),
         ));
     }
-    if key.len() != pk.len() {
-        return Err(Error::invalid_row(format!("the key has {} values but the primary key has {} columns", key.len(), pk.len())));
+    if key.len() != pk_full.len() {
+        return Err(Error::invalid_row(format!("the key has {} values but the primary key has {} columns", key.len(), pk_full.len())));
     }
     let mut row = vec![Value::Null; schema.len()];
-    for (v, &i) in key.iter().zip(&pk) {
+    for (v, &i) in key.iter().zip(&pk_full) {
         row[i] = v.clone();
     }
+    let partition = if info.is_partitioned() { Some(split_partitioned_key(info, key)?.0) } else { None };
+    let pk = info.physical_key_indexes();
     let mut key_bytes = Vec::new();
     encode_key(schema, &pk, &row, &mut key_bytes)?;
     let bk = info.bucket_key_indexes();
@@ -141,11 +171,14 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
     let key_bytes = Bytes::from(key_bytes);
-    let values = at_leader(conn, info, bucket, "Lookup", |leader| {
+    let values = match at_leader(conn, info, partition.as_deref(), bucket, "Lookup", |leader, pid| {
         let b = backend.clone();
         let k = key_bytes.clone();
-        async move { lookup(&*b, leader, table_id, bucket, vec![k]).await }
-    })?;
+        async move { lookup(&*b, leader, table_id, pid, bucket, vec![k]).await }
+    }) {
+        Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
+        other => other?,
+    };
     match values.into_iter().next().flatten() {
         None => Ok(None),
         Some(v) if v.len() >= 2 => Ok(Some(decode_row(schema, &v[2..])?)),

@@ -45,11 +45,18 @@ impl Table {
     /// engine and on a cluster; meant for verification and examples, not for streaming.
     pub fn scan(&self, bucket: i32, from_offset: i64) -> Result<Vec<crate::embedded::ScannedRow>> {
         self.inner.conn.check_usable()?;
-        crate::readback::scan(&self.inner.conn, &self.inner.info, bucket, from_offset)
+        crate::readback::scan(&self.inner.conn, &self.inner.info, None, bucket, from_offset)
     }
 
-    /// Look up a primary key (`key`: the key values in primary-key order) through the Fluss
-    /// protocol; `None` if absent.
+    /// [`scan`](Self::scan) of a bucket of one partition (by name, e.g. `"2026-12-03"` or
+    /// `"eu$2026-12-03"`) of a partitioned table. `PARTITION_NOT_EXISTS` if it does not exist.
+    pub fn scan_partition(&self, partition: &str, bucket: i32, from_offset: i64) -> Result<Vec<crate::embedded::ScannedRow>> {
+        self.inner.conn.check_usable()?;
+        crate::readback::scan(&self.inner.conn, &self.inner.info, Some(partition), bucket, from_offset)
+    }
+
+    /// Look up a primary key (`key`: the key values in primary-key order, partition columns
+    /// included for a partitioned table) through the Fluss protocol; `None` if absent.
     pub fn lookup(&self, key: &[crate::Value]) -> Result<Option<crate::Row>> {
         self.inner.conn.check_usable()?;
         crate::readback::lookup_key(&self.inner.conn, &self.inner.info, key)

@@ -269,22 +269,22 @@ async fn admin_round_trip(b: Arc<NetworkBackend>, db: String) {
     let (log_id, log_leaders) = ids["events"].clone();
     for &(bucket, leader) in &log_leaders {
         let one = [bucket];
-        let latest = retry("ListOffsets", || list_offsets(&*b, leader, log_id, &one, LATEST_OFFSET)).await.unwrap();
+        let latest = retry("ListOffsets", || list_offsets(&*b, leader, log_id, None, &one, LATEST_OFFSET)).await.unwrap();
         assert_eq!(latest, vec![(bucket, 0)]);
-        let earliest = list_offsets(&*b, leader, log_id, &[bucket], EARLIEST_OFFSET).await.unwrap();
+        let earliest = list_offsets(&*b, leader, log_id, None, &[bucket], EARLIEST_OFFSET).await.unwrap();
         assert_eq!(earliest, vec![(bucket, 0)]);
-        let (hw, records) = retry("FetchLog", || fetch_log(&*b, leader, log_id, bucket, 0, 1 << 20)).await.unwrap();
+        let (hw, records) = retry("FetchLog", || fetch_log(&*b, leader, log_id, None, bucket, 0, 1 << 20)).await.unwrap();
         assert_eq!((hw, records.len()), (0, 0));
     }
     // ListOffsets for a bucket that does not exist is a per-bucket error.
     let (_, leader0) = log_leaders[0];
-    let err = list_offsets(&*b, leader0, log_id, &[99], LATEST_OFFSET).await.unwrap_err();
+    let err = list_offsets(&*b, leader0, log_id, None, &[99], LATEST_OFFSET).await.unwrap_err();
     eprintln!("ListOffsets of bucket 99: {err:?}");
     assert!(err.is_server_error());
     // Lookup of an absent key in the PK table.
     let (pk_id, pk_leaders) = ids["accounts"].clone();
     let (bucket, leader) = pk_leaders[0];
-    let values = retry("Lookup", || lookup(&*b, leader, pk_id, bucket, vec![Bytes::from_static(&[0x05])])).await.unwrap();
+    let values = retry("Lookup", || lookup(&*b, leader, pk_id, None, bucket, vec![Bytes::from_static(&[0x05])])).await.unwrap();
     assert_eq!(values, vec![None]);
 
     // InitWriter on any tablet server.

@@ -505,6 +505,7 @@ pub(crate) fn owned_completion_get(o: &ROwnedCompletion) -> &RCompletion {
             error: None,
             table: std::sync::Arc::new(TablePath { database: String::new(), table: String::new() }),
             table_id: -1,
+            partition: None,
             partition_id: None,
             bucket: -1,
             offset: -1,

@@ -141,6 +141,7 @@ fn bench_run_inner(b: &mut RBench) -> f64 {
                 error: None,
                 table,
                 table_id: 1,
+                partition: None,
                 partition_id: None,
                 bucket: 0,
                 offset: base,

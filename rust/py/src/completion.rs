@@ -58,12 +58,15 @@ impl PyWriteCompletion {
     /// borrow can observe the change.
     pub unsafe fn refill(&self, c: &WriteCompletion) {
         // Destructured so that a new field cannot be forgotten here.
-        let WriteCompletion { error, table, table_id, partition_id, bucket, offset, log_end_offset, bucket_results } = c;
+        let WriteCompletion { error, table, table_id, partition, partition_id, bucket, offset, log_end_offset, bucket_results } = c;
         // SAFETY: the caller guarantees exclusive access.
         let i = unsafe { &mut *self.inner.0.get() };
         if error.is_none() && i.error.is_none() && bucket_results.is_empty() && i.bucket_results.is_empty() && Arc::ptr_eq(table, &i.table)
         {
             i.table_id = *table_id;
+            if i.partition != *partition {
+                i.partition.clone_from(partition);
+            }
             i.partition_id = *partition_id;
             i.bucket = *bucket;
             i.offset = *offset;

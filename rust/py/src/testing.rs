@@ -126,6 +126,7 @@ pub fn bench_dispatch(py: Python<'_>, callback: Py<PyAny>, n: usize, per_job: us
         error: None,
         table: Arc::new(TablePath::new("bench", "t").py_err()?),
         table_id: 0,
+        partition: None,
         partition_id: None,
         bucket: 0,
         offset: 0,

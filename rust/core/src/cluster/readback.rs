@@ -26,12 +26,19 @@ fn bucket_error(what: &str, bucket: i32, code: Option<i32>, message: Option<Stri
 /// ListOffsets on tablet server `leader` for `buckets` of a non-partitioned table:
 /// `(bucket, offset)` in the order of `buckets`. `offset_type`: [`EARLIEST_OFFSET`] or
 /// [`LATEST_OFFSET`].
-pub async fn list_offsets(backend: &dyn Backend, leader: i32, table_id: i64, buckets: &[i32], offset_type: i32) -> Result<Vec<(i32, i64)>> {
+pub async fn list_offsets(
+    backend: &dyn Backend,
+    leader: i32,
+    table_id: i64,
+    partition_id: Option<i64>,
+    buckets: &[i32],
+    offset_type: i32,
+) -> Result<Vec<(i32, i64)>> {
     let req = proto::ListOffsetsRequest {
         follower_server_id: -1,
         offset_type,
         table_id,
-        partition_id: None,
+        partition_id,
         bucket_id: buckets.to_vec(),
         start_timestamp: None,
     };
@@ -57,6 +64,7 @@ pub async fn fetch_log(
     backend: &dyn Backend,
     leader: i32,
     table_id: i64,
+    partition_id: Option<i64>,
     bucket: i32,
     offset: i64,
     max_bytes: i32,
@@ -69,7 +77,7 @@ pub async fn fetch_log(
             projection_pushdown_enabled: false,
             projected_fields: vec![],
             buckets_req: vec![proto::PbFetchLogReqForBucket {
-                partition_id: None,
+                partition_id,
                 bucket_id: bucket,
                 fetch_offset: offset,
                 max_fetch_bytes: max_bytes,
@@ -94,10 +102,16 @@ pub async fn fetch_log(
 /// Lookup of encoded primary keys (exactly as PutKv encodes them) in one bucket of a
 /// primary-key table: per key, `None` if absent, else the stored value (`int16 LE schema id` +
 /// row bytes).
-pub async fn lookup(backend: &dyn Backend, leader: i32, table_id: i64, bucket: i32, keys: Vec<Bytes>) -> Result<Vec<Option<Bytes>>> {
+pub async fn lookup(
+    backend: &dyn Backend,
+    leader: i32,
+    table_id: i64,
+    partition_id: Option<i64>,
+    bucket: i32,
+    keys: Vec<Bytes>,
+) -> Result<Vec<Option<Bytes>>> {
     let n = keys.len();
-    let req =
-        proto::LookupRequest { table_id, buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: bucket, keys }] };
+    let req = proto::LookupRequest { table_id, buckets_req: vec![proto::PbLookupReqForBucket { partition_id, bucket_id: bucket, keys }] };
     let resp = call(backend, Dest::Tablet(leader), req).await?;
     let r = resp
         .buckets_resp
@@ -153,8 +167,8 @@ mod tests {
                 }))
             },
         };
-        assert_eq!(block(list_offsets(&b, 5, 9, &[0, 1], LATEST_OFFSET)).unwrap(), vec![(0, 3), (1, 7)]);
-        let err = block(list_offsets(&b, 5, 9, &[2], LATEST_OFFSET)).unwrap_err();
+        assert_eq!(block(list_offsets(&b, 5, 9, None, &[0, 1], LATEST_OFFSET)).unwrap(), vec![(0, 3), (1, 7)]);
+        let err = block(list_offsets(&b, 5, 9, None, &[2], LATEST_OFFSET)).unwrap_err();
         assert_eq!(err.code(), 12);
         assert!(err.is_retriable());
         let seen = b.seen.lock().unwrap();
@@ -193,11 +207,11 @@ mod tests {
                 _ => Err(Error::server(7, "")),
             },
         };
-        assert_eq!(block(fetch_log(&b, 2, 9, 1, 0, 1 << 20)).unwrap(), (4, Bytes::from_static(b"abc")));
+        assert_eq!(block(fetch_log(&b, 2, 9, None, 1, 0, 1 << 20)).unwrap(), (4, Bytes::from_static(b"abc")));
         assert_eq!(
-            block(lookup(&b, 2, 9, 0, vec![Bytes::from_static(b"k1"), Bytes::from_static(b"k2")])).unwrap(),
+            block(lookup(&b, 2, 9, None, 0, vec![Bytes::from_static(b"k1"), Bytes::from_static(b"k2")])).unwrap(),
             vec![Some(Bytes::from_static(b"v")), None]
         );
-        assert_eq!(block(lookup(&b, 2, 9, 0, vec![Bytes::from_static(b"k1")])).unwrap_err().code(), crate::ClientCode::Protocol as i32);
+        assert_eq!(block(lookup(&b, 2, 9, None, 0, vec![Bytes::from_static(b"k1")])).unwrap_err().code(), crate::ClientCode::Protocol as i32);
     }
 }

@@ -6,10 +6,11 @@
 //! `catalog.json` (see `store.rs` for how it is replaced atomically):
 //!
 //! ```json
-//! {"version":1,"next_table_id":3,"next_writer_id":7,"databases":["fluss","shop"],
+//! {"version":1,"next_table_id":3,"next_partition_id":2,"next_writer_id":7,"databases":["fluss","shop"],
 //!  "tables":[{"database":"shop","table":"orders","table_id":1,"schema_id":1,
 //!             "created_time":1733000000000,"modified_time":1733000000000,
-//!             "table_json":{ ...TableDescriptor JSON after defaults... }}]}
+//!             "table_json":{ ...TableDescriptor JSON after defaults... }}],
+//!  "partitions":[{"table_id":1,"partition_id":1,"name":"2026-12-03"}]}
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -23,9 +24,13 @@ use crate::metadata::{descriptor_from_json, descriptor_to_json, Column, Schema, 
 
 use super::bucket::Bucket;
 
-/// A table and its buckets.
+/// A table and its buckets: a table without partitions, or one partition of a partitioned
+/// table (each partition is a physical table of its own, with the table's schema and bucket
+/// count). The table entry of a partitioned table has no buckets.
 pub(crate) struct Table {
     pub info: TableInfo,
+    /// The partition (id, name) for a partition's physical table.
+    pub partition: Option<(i64, String)>,
     /// `table_json` after defaults (what GetTableInfo and Metadata return).
     pub table_json: Bytes,
     /// Primary-key column indexes, in key order (empty for log tables).
@@ -40,9 +45,10 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    pub(crate) fn new(info: TableInfo, buckets: Vec<Bucket>) -> Result<Table> {
+    pub(crate) fn new(info: TableInfo, partition: Option<(i64, String)>, buckets: Vec<Bucket>) -> Result<Table> {
         let schema = info.schema().clone();
-        let pk_indexes = schema.primary_key_indexes();
+        // Keys inside a partition leave out the partition columns (Fluss's physical key).
+        let pk_indexes = info.physical_key_indexes();
         let bucket_key_indexes = info.bucket_key_indexes();
         let key_schema = if pk_indexes.is_empty() {
             None
@@ -55,6 +61,7 @@ impl Table {
         let table_json = Bytes::from(descriptor_to_json(&info.descriptor));
         Ok(Table {
             info,
+            partition,
             table_json,
             pk_indexes,
             key_schema,
@@ -70,6 +77,24 @@ impl Table {
 
     pub(crate) fn path(&self) -> &TablePath {
         &self.info.path
+    }
+
+    /// `db.table` or, for a partition, `db.table(p=name)` (as the server names them).
+    pub(crate) fn describe(&self) -> String {
+        match &self.partition {
+            None => self.info.path.to_string(),
+            Some((_, name)) => format!("{}(p={name})", self.info.path),
+        }
+    }
+
+    /// The partition id (`None` for a table without partitions).
+    pub(crate) fn partition_id(&self) -> Option<i64> {
+        self.partition.as_ref().map(|(id, _)| *id)
+    }
+
+    /// The partition name (`None` for a table without partitions).
+    pub(crate) fn partition_name(&self) -> Option<&str> {
+        self.partition.as_ref().map(|(_, n)| n.as_str())
     }
 
     pub(crate) fn schema(&self) -> &Schema {
@@ -100,7 +125,7 @@ impl Table {
     pub(crate) fn no_bucket(&self, bucket: i32) -> Error {
         Error::server(
             FlussCode::UNKNOWN_TABLE_OR_BUCKET,
-            format!("bucket {bucket} does not exist in table {} ({} buckets)", self.path(), self.bucket_count()),
+            format!("bucket {bucket} does not exist in table {} ({} buckets)", self.describe(), self.bucket_count()),
         )
     }
 }
@@ -110,7 +135,12 @@ pub(crate) struct Catalog {
     pub databases: BTreeSet<String>,
     pub tables: BTreeMap<TablePath, Arc<Table>>,
     pub by_id: HashMap<i64, Arc<Table>>,
+    /// Partitions by table id, then by name.
+    pub partitions: HashMap<i64, BTreeMap<String, Arc<Table>>>,
+    /// Partitions by partition id (unique across tables, never reused).
+    pub partitions_by_id: HashMap<i64, Arc<Table>>,
     pub next_table_id: i64,
+    pub next_partition_id: i64,
     pub next_writer_id: i64,
 }
 
@@ -121,8 +151,42 @@ impl Catalog {
             databases: BTreeSet::from(["fluss".to_string()]),
             tables: BTreeMap::new(),
             by_id: HashMap::new(),
+            partitions: HashMap::new(),
+            partitions_by_id: HashMap::new(),
             next_table_id: 1,
+            next_partition_id: 1,
             next_writer_id: 1,
+        }
+    }
+
+    /// Add a partition's physical table.
+    pub(crate) fn insert_partition(&mut self, partition: Arc<Table>) {
+        let (id, name) = partition.partition.clone().expect("a partition");
+        self.partitions_by_id.insert(id, partition.clone());
+        self.partitions.entry(partition.id()).or_default().insert(name, partition);
+    }
+
+    /// Remove a partition by table id and name.
+    pub(crate) fn remove_partition(&mut self, table_id: i64, name: &str) -> Option<Arc<Table>> {
+        let p = self.partitions.get_mut(&table_id)?.remove(name)?;
+        self.partitions_by_id.remove(&p.partition_id().expect("a partition"));
+        Some(p)
+    }
+
+    /// The physical table that holds the buckets of `(table_id, partition_id)`: the table
+    /// itself, or one of its partitions. `UNKNOWN_TABLE_OR_BUCKET` otherwise, as a tablet server
+    /// answers for a replica it does not host.
+    pub(crate) fn physical(&self, table_id: i64, partition_id: Option<i64>) -> Result<Arc<Table>> {
+        let unknown = |m: String| Error::server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, m);
+        let t = self.by_id.get(&table_id).ok_or_else(|| unknown(format!("table id {table_id} does not exist")))?;
+        match (t.info.is_partitioned(), partition_id) {
+            (false, None) => Ok(t.clone()),
+            (false, Some(p)) => Err(unknown(format!("table {} is not partitioned (request names partition id {p})", t.path()))),
+            (true, None) => Err(unknown(format!("table {} is partitioned: the request needs a partition id", t.path()))),
+            (true, Some(p)) => match self.partitions_by_id.get(&p) {
+                Some(part) if part.id() == table_id => Ok(part.clone()),
+                _ => Err(unknown(format!("partition id {p} of table {} does not exist", t.path()))),
+            },
         }
     }
 
@@ -131,10 +195,15 @@ impl Catalog {
         self.tables.insert(table.path().clone(), table);
     }
 
-    pub(crate) fn remove(&mut self, path: &TablePath) -> Option<Arc<Table>> {
+    /// Remove a table; returns it and its partitions.
+    pub(crate) fn remove(&mut self, path: &TablePath) -> Option<(Arc<Table>, Vec<Arc<Table>>)> {
         let t = self.tables.remove(path)?;
         self.by_id.remove(&t.id());
-        Some(t)
+        let parts: Vec<Arc<Table>> = self.partitions.remove(&t.id()).map(|m| m.into_values().collect()).unwrap_or_default();
+        for p in &parts {
+            self.partitions_by_id.remove(&p.partition_id().expect("a partition"));
+        }
+        Some((t, parts))
     }
 
     pub(crate) fn table(&self, path: &TablePath) -> Result<Arc<Table>> {
@@ -147,14 +216,24 @@ impl Catalog {
         CatalogImage {
             databases: self.databases.clone(),
             tables: self.tables.values().map(|t| t.info.clone()).collect(),
+            partitions: self
+                .partitions_by_id
+                .values()
+                .map(|p| PartitionRecord {
+                    table_id: p.id(),
+                    partition_id: p.partition_id().expect("a partition"),
+                    name: p.partition_name().expect("a partition").to_string(),
+                })
+                .collect(),
             next_table_id: self.next_table_id,
+            next_partition_id: self.next_partition_id,
             next_writer_id: self.next_writer_id,
         }
     }
 
-    /// Parse `catalog.json`: the catalog without tables, plus the tables (whose buckets
-    /// the caller opens and replays).
-    pub(crate) fn from_json(bytes: &[u8]) -> Result<(Catalog, Vec<TableInfo>)> {
+    /// Parse `catalog.json`: the catalog without tables, plus the tables and partitions (whose
+    /// buckets the caller opens and replays).
+    pub(crate) fn from_json(bytes: &[u8]) -> Result<(Catalog, Vec<TableInfo>, Vec<PartitionRecord>)> {
         let bad = |m: String| Error::client(ClientCode::Io, format!("catalog.json: {m}"));
         let v: Json = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
         if v.get("version").and_then(Json::as_i64) != Some(1) {
@@ -185,22 +264,42 @@ impl Catalog {
             };
             records.push(info);
         }
+        // Written since partitioned tables (absent in older catalogs: none).
+        let mut partitions = Vec::new();
+        for p in v.get("partitions").and_then(Json::as_array).map(Vec::as_slice).unwrap_or_default() {
+            let i = |k: &str| p.get(k).and_then(Json::as_i64).ok_or_else(|| bad(format!("partition without {k}")));
+            let name = p.get("name").and_then(Json::as_str).ok_or_else(|| bad("partition without name".into()))?;
+            partitions.push(PartitionRecord { table_id: i("table_id")?, partition_id: i("partition_id")?, name: name.to_string() });
+        }
         let catalog = Catalog {
             databases,
             tables: BTreeMap::new(),
             by_id: HashMap::new(),
+            partitions: HashMap::new(),
+            partitions_by_id: HashMap::new(),
             next_table_id: int("next_table_id")?,
+            next_partition_id: v.get("next_partition_id").and_then(Json::as_i64).unwrap_or(1),
             next_writer_id: int("next_writer_id")?,
         };
-        Ok((catalog, records))
+        Ok((catalog, records, partitions))
     }
+}
+
+/// One partition in `catalog.json`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PartitionRecord {
+    pub table_id: i64,
+    pub partition_id: i64,
+    pub name: String,
 }
 
 /// What `catalog.json` holds.
 pub(crate) struct CatalogImage {
     pub databases: BTreeSet<String>,
     pub tables: Vec<TableInfo>,
+    pub partitions: Vec<PartitionRecord>,
     pub next_table_id: i64,
+    pub next_partition_id: i64,
     pub next_writer_id: i64,
 }
 
@@ -209,9 +308,11 @@ impl CatalogImage {
         let v = json!({
             "version": 1,
             "next_table_id": self.next_table_id,
+            "next_partition_id": self.next_partition_id,
             "next_writer_id": self.next_writer_id,
             "databases": self.databases,
             "tables": self.tables.iter().map(table_to_json).collect::<Vec<_>>(),
+            "partitions": self.partitions.iter().map(|p| json!({"table_id": p.table_id, "partition_id": p.partition_id, "name": p.name})).collect::<Vec<_>>(),
         });
         serde_json::to_vec_pretty(&v).expect("JSON of plain values")
     }

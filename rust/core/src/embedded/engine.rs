@@ -15,12 +15,13 @@ use bytes::Bytes;
 use crate::backend::{Backend, BoxFuture, Dest, Request, Response};
 use crate::config::Config;
 use crate::error::{ClientCode, Error, FlussCode, Result};
+use crate::metadata::partition::{AutoPartition, PartitionSpec};
 use crate::metadata::{descriptor_from_json, validate_name, TableInfo, TablePath};
 use crate::wire::compacted::encode_row;
 use crate::wire::proto;
 
 use super::bucket::Bucket;
-use super::catalog::{Catalog, CatalogImage, Table};
+use super::catalog::{Catalog, CatalogImage, PartitionRecord, Table};
 use super::faults::{Fault, Faults};
 use super::store::Store;
 use super::{kv, produce, Counters};
@@ -35,6 +36,8 @@ const INVALID_REQUIRED_ACKS: i32 = 18;
 const LOG_OFFSET_OUT_OF_RANGE: i32 = 19;
 const INVALID_COLUMN_PROJECTION: i32 = 34;
 const TABLE_NOT_PARTITIONED: i32 = 37;
+/// The partitions a table may have (the server's `max.partition.num` default).
+pub const MAX_PARTITIONS: usize = 1000;
 
 /// Table properties whose non-default values change write semantics that the embedded engine
 /// does not implement; a table that sets them is refused (`INVALID_CONFIG`, 39) rather than
@@ -47,7 +50,6 @@ const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
     ("table.kv.format", Some("COMPACTED")),
     ("table.datalake.enabled", Some("false")),
     ("table.datalake.format", None),
-    ("table.auto-partition.enabled", Some("false")),
 ];
 
 /// Reserved system column names (Fluss refuses them in user schemas).
@@ -96,6 +98,31 @@ fn parse_location(location: &str) -> Result<Location<'_>> {
 /// Fluss-style error for a problem in a DDL request.
 fn server(code: i32, message: impl Into<String>) -> Error {
     Error::server(code, message)
+}
+
+/// What a server answers for a partition that does not exist.
+fn partition_not_exists(table: &TablePath, name: &str) -> Error {
+    server(FlussCode::PARTITION_NOT_EXISTS, format!("Table partition '{table}(p={name})' does not exist."))
+}
+
+/// The catalog record of a partition's physical table.
+fn record_of(p: &Table) -> PartitionRecord {
+    PartitionRecord {
+        table_id: p.id(),
+        partition_id: p.partition_id().expect("a partition"),
+        name: p.partition_name().unwrap_or_default().to_string(),
+    }
+}
+
+/// Mark a dropped table's or partition's buckets closed (writes still holding them fail) and
+/// let go of their files.
+fn close_buckets(t: &Table) {
+    for b in 0..t.bucket_count() {
+        if let Some(mut bucket) = t.bucket(b) {
+            bucket.closed = true;
+            bucket.file = None;
+        }
+    }
 }
 
 fn table_path(p: &proto::PbTablePath) -> TablePath {
@@ -155,35 +182,52 @@ impl EmbeddedEngine {
         let Some(bytes) = store.read_catalog()? else {
             let catalog = Catalog::new();
             store.write_catalog(&catalog.image().to_json())?;
-            store.remove_orphans(&[])?;
+            store.remove_orphans(&Default::default())?;
             return Ok(catalog);
         };
-        let (mut catalog, infos) = Catalog::from_json(&bytes)?;
+        let (mut catalog, infos, partitions) = Catalog::from_json(&bytes)?;
         for info in infos {
-            let id = info.table_id;
-            let mut buckets = Vec::new();
-            let mut payloads = Vec::new();
-            for b in 0..info.bucket_count() {
-                let (file, p) = store.open_bucket(id, b)?;
-                buckets.push(Bucket::new(b, Some(file)));
-                payloads.push(p);
-            }
-            let table = Table::new(info, buckets)?;
-            for (b, batches) in payloads.into_iter().enumerate() {
-                let mut bucket = table.bucket(b as i32).expect("bucket in range");
-                for bytes in batches {
-                    let stored = bucket.replay(bytes)?;
-                    if table.is_pk() {
-                        kv::replay_changelog(&table, &mut bucket, &stored.bytes)
-                            .map_err(|e| e.context(format!("replaying table {} bucket {b}", table.path())))?;
-                    }
-                }
-            }
-            catalog.insert(Arc::new(table));
+            catalog.insert(Arc::new(Self::reopen(store, info, None)?));
         }
-        let live: Vec<i64> = catalog.by_id.keys().copied().collect();
+        for PartitionRecord { table_id, partition_id, name } in partitions {
+            let info = catalog.by_id.get(&table_id).map(|t| t.info.clone()).ok_or_else(|| {
+                Error::client(ClientCode::Io, format!("catalog.json: partition {partition_id} of unknown table id {table_id}"))
+            })?;
+            catalog.insert_partition(Arc::new(Self::reopen(store, info, Some((partition_id, name)))?));
+        }
+        let live = catalog
+            .by_id
+            .keys()
+            .map(|id| (*id, catalog.partitions.get(id).map(|m| m.values().filter_map(|p| p.partition_id()).collect()).unwrap_or_default()))
+            .collect();
         store.remove_orphans(&live)?;
         Ok(catalog)
+    }
+
+    /// Open the bucket files of a table or partition and replay them.
+    fn reopen(store: &Store, info: TableInfo, partition: Option<(i64, String)>) -> Result<Table> {
+        let id = info.table_id;
+        let pid = partition.as_ref().map(|(p, _)| *p);
+        let n = if info.is_partitioned() && partition.is_none() { 0 } else { info.bucket_count() };
+        let mut buckets = Vec::new();
+        let mut payloads = Vec::new();
+        for b in 0..n {
+            let (file, p) = store.open_bucket(id, pid, b)?;
+            buckets.push(Bucket::new(b, Some(file)));
+            payloads.push(p);
+        }
+        let table = Table::new(info, partition, buckets)?;
+        for (b, batches) in payloads.into_iter().enumerate() {
+            let mut bucket = table.bucket(b as i32).expect("bucket in range");
+            for bytes in batches {
+                let stored = bucket.replay(bytes)?;
+                if table.is_pk() {
+                    kv::replay_changelog(&table, &mut bucket, &stored.bytes)
+                        .map_err(|e| e.context(format!("replaying table {} bucket {b}", table.describe())))?;
+                }
+            }
+        }
+        Ok(table)
     }
 
     /// `"embedded"` or `"embedded:<dir>"`, as opened.
@@ -216,8 +260,26 @@ impl EmbeddedEngine {
         self.lock_catalog().table(path)
     }
 
-    fn table_by_id(&self, id: i64) -> Option<Arc<Table>> {
-        self.lock_catalog().by_id.get(&id).cloned()
+    /// The physical table of `(table_id, partition_id)` (see [`Catalog::physical`]).
+    fn physical(&self, table_id: i64, partition_id: Option<i64>) -> Result<Arc<Table>> {
+        self.lock_catalog().physical(table_id, partition_id)
+    }
+
+    /// The partitions of a partitioned table, in name order (`TABLE_NOT_PARTITIONED` otherwise).
+    pub(crate) fn partitions_of(&self, table: &TablePath) -> Result<Vec<Arc<Table>>> {
+        let cat = self.lock_catalog();
+        let t = cat.table(table)?;
+        if !t.info.is_partitioned() {
+            return Err(server(TABLE_NOT_PARTITIONED, format!("Table '{table}' is not a partitioned table.")));
+        }
+        Ok(cat.partitions.get(&t.id()).map(|m| m.values().cloned().collect()).unwrap_or_default())
+    }
+
+    /// The partition of `table` called `name`, if it exists.
+    pub(crate) fn partition(&self, table: &TablePath, name: &str) -> Result<Arc<Table>> {
+        let cat = self.lock_catalog();
+        let t = cat.table(table)?;
+        cat.partitions.get(&t.id()).and_then(|m| m.get(name)).cloned().ok_or_else(|| partition_not_exists(table, name))
     }
 
     /// Persist the catalog image (durable engines); a failure is `STORAGE_EXCEPTION`.
@@ -261,6 +323,9 @@ impl EmbeddedEngine {
             Request::TableExists(r) => Ok(Response::TableExists(proto::TableExistsResponse {
                 exists: self.lock_catalog().tables.contains_key(&table_path(&r.table_path)),
             })),
+            Request::CreatePartition(r) => self.create_partition(r).map(Response::CreatePartition),
+            Request::DropPartition(r) => self.drop_partition(r).map(Response::DropPartition),
+            Request::ListPartitionInfos(r) => self.list_partition_infos(r).map(Response::ListPartitionInfos),
             Request::Metadata(r) => self.metadata(r).map(Response::Metadata),
             Request::InitWriter(_) => self.init_writer().map(Response::InitWriter),
             Request::ProduceLog(r) => return self.produce_log(r),
@@ -310,27 +375,26 @@ impl EmbeddedEngine {
         }
         let mut image = cat.image();
         image.databases.remove(&db);
+        let ids: Vec<i64> = doomed.iter().filter_map(|p| cat.tables.get(p)).map(|t| t.id()).collect();
         image.tables.retain(|t| t.path.database != db);
+        image.partitions.retain(|p| !ids.contains(&p.table_id));
         self.persist(&image)?;
         cat.databases.remove(&db);
         for p in doomed {
-            if let Some(t) = cat.remove(&p) {
-                self.discard(&t);
+            if let Some((t, parts)) = cat.remove(&p) {
+                self.discard(&t, &parts);
             }
         }
         Ok(proto::DropDatabaseResponse {})
     }
 
-    /// Close a dropped table's buckets and remove its files.
-    fn discard(&self, table: &Table) {
-        for b in 0..table.bucket_count() {
-            if let Some(mut bucket) = table.bucket(b) {
-                bucket.closed = true;
-                bucket.file = None;
-            }
+    /// Close a dropped table's buckets (and its partitions') and remove its files.
+    fn discard(&self, table: &Table, partitions: &[Arc<Table>]) {
+        for t in std::iter::once(table).chain(partitions.iter().map(|p| &**p)) {
+            close_buckets(t);
         }
         if let Some(store) = &self.store {
-            store.remove_table(table.id());
+            store.remove_table(table.id(), None);
         }
     }
 
@@ -338,9 +402,12 @@ impl EmbeddedEngine {
         let invalid = |m: String| server(FlussCode::INVALID_TABLE, m);
         let path = table_path(&r.table_path);
         validate_name(&path.table, "table").map_err(|e| invalid(e.message().to_string()))?;
-        let descriptor = descriptor_from_json(&r.table_json)
-            .and_then(|d| d.normalized(self.default_buckets))
-            .map_err(|e| invalid(format!("table {path}: {}", e.message())))?;
+        let descriptor = descriptor_from_json(&r.table_json).and_then(|d| d.normalized(self.default_buckets)).map_err(|e| {
+            // The server refuses bad options with INVALID_CONFIG, everything else with INVALID_TABLE.
+            let code =
+                if e.client_code() == Some(ClientCode::InvalidConfig) { FlussCode::INVALID_CONFIG } else { FlussCode::INVALID_TABLE };
+            server(code, format!("table {path}: {}", e.message()))
+        })?;
         if let Some(c) = descriptor.schema.columns().iter().find(|c| RESERVED_COLUMNS.contains(&c.name.as_str())) {
             return Err(invalid(format!("table {path}: column name {:?} is reserved for system columns", c.name)));
         }
@@ -373,25 +440,174 @@ impl EmbeddedEngine {
         }
         let id = cat.next_table_id;
         let now = now_ms();
+        let auto = AutoPartition::from_descriptor(&descriptor)?;
         let info = TableInfo { path, table_id: id, schema_id: 1, descriptor, created_time: now, modified_time: now };
-        let n = info.bucket_count();
-        let buckets = match &self.store {
-            Some(store) => store.create_table(id, n)?.into_iter().enumerate().map(|(b, f)| Bucket::new(b as i32, Some(f))).collect(),
-            None => (0..n).map(|b| Bucket::new(b, None)).collect(),
+        // A partitioned table's buckets live in its partitions; an auto-partitioned one gets its
+        // current and next partitions at once (the server creates them right after CreateTable).
+        let precreate: Vec<String> = match &auto {
+            Some(a) if a.num_precreate > 0 && info.partition_keys().len() == 1 => a
+                .names_from(now, 0, a.num_precreate)
+                .map_err(|e| server(FlussCode::INVALID_TABLE, format!("table {}: {}", info.path, e.message())))?,
+            _ => Vec::new(),
         };
-        let table = Arc::new(Table::new(info.clone(), buckets)?);
+        let table = Arc::new(self.new_physical(&info, None)?);
+        let mut parts = Vec::new();
+        for (i, name) in precreate.iter().enumerate() {
+            let pid = cat.next_partition_id + i as i64;
+            match self.new_physical(&info, Some((pid, name.clone()))) {
+                Ok(p) => parts.push(Arc::new(p)),
+                Err(e) => {
+                    self.remove_files(id, None);
+                    return Err(e);
+                }
+            }
+        }
         let mut image = cat.image();
         image.tables.push(info);
         image.next_table_id = id + 1;
+        image.next_partition_id = cat.next_partition_id + parts.len() as i64;
+        image.partitions.extend(parts.iter().map(|p| record_of(p)));
         if let Err(e) = self.persist(&image) {
-            if let Some(store) = &self.store {
-                store.remove_table(id);
-            }
+            self.remove_files(id, None);
             return Err(e);
         }
         cat.next_table_id = id + 1;
+        cat.next_partition_id = image.next_partition_id;
         cat.insert(table);
+        for p in parts {
+            cat.insert_partition(p);
+        }
         Ok(proto::CreateTableResponse {})
+    }
+
+    /// A new table (`partition` None) or partition with empty buckets (files created for a
+    /// durable engine). The table entry of a partitioned table has no buckets.
+    fn new_physical(&self, info: &TableInfo, partition: Option<(i64, String)>) -> Result<Table> {
+        let pid = partition.as_ref().map(|(p, _)| *p);
+        let n = if info.is_partitioned() && partition.is_none() { 0 } else { info.bucket_count() };
+        let buckets = match &self.store {
+            Some(store) => {
+                store.create_table(info.table_id, pid, n)?.into_iter().enumerate().map(|(b, f)| Bucket::new(b as i32, Some(f))).collect()
+            }
+            None => (0..n).map(|b| Bucket::new(b, None)).collect(),
+        };
+        Table::new(info.clone(), partition, buckets)
+    }
+
+    fn remove_files(&self, table_id: i64, partition_id: Option<i64>) {
+        if let Some(store) = &self.store {
+            store.remove_table(table_id, partition_id);
+        }
+    }
+
+    /// The table of a partition request, checked to be partitioned (`TABLE_NOT_EXIST`,
+    /// `TABLE_NOT_PARTITIONED` otherwise), and the spec's partition name
+    /// (`PARTITION_SPEC_INVALID`).
+    fn partition_target(
+        cat: &Catalog,
+        path: &TablePath,
+        spec: Option<&proto::PbPartitionSpec>,
+        what: &str,
+    ) -> Result<(Arc<Table>, Option<String>)> {
+        let t = cat.table(path)?;
+        if !t.info.is_partitioned() {
+            return Err(server(TABLE_NOT_PARTITIONED, format!("Only partitioned table support {what} partition.")));
+        }
+        let name = match spec {
+            None => None,
+            Some(spec) => {
+                let spec = PartitionSpec::new(spec.partition_key_values.iter().map(|kv| (kv.key.clone(), kv.value.clone())));
+                Some(spec.name(t.info.partition_keys()).map_err(|e| server(FlussCode::PARTITION_SPEC_INVALID, e.message()))?)
+            }
+        };
+        Ok((t, name))
+    }
+
+    fn create_partition(&self, r: proto::CreatePartitionRequest) -> Result<proto::CreatePartitionResponse> {
+        let path = table_path(&r.table_path);
+        let mut cat = self.lock_catalog();
+        let (t, name) = Self::partition_target(&cat, &path, Some(&r.partition_spec), "create")?;
+        let name = name.expect("a spec");
+        let existing = cat.partitions.get(&t.id());
+        if existing.is_some_and(|m| m.contains_key(&name)) {
+            // Field 3 of CreatePartition means "ignore if it exists".
+            return if r.ignore_if_not_exists {
+                Ok(proto::CreatePartitionResponse {})
+            } else {
+                Err(server(FlussCode::PARTITION_ALREADY_EXISTS, format!("Partition '{name}' already exists for table {path}")))
+            };
+        }
+        if existing.map_or(0, |m| m.len()) + 1 > MAX_PARTITIONS {
+            return Err(server(
+                FlussCode::PARTITION_MAX_NUM,
+                format!("Exceed the maximum number of partitions for table {path}, only allow {MAX_PARTITIONS} partitions."),
+            ));
+        }
+        let pid = cat.next_partition_id;
+        let part = Arc::new(self.new_physical(&t.info, Some((pid, name)))?);
+        let mut image = cat.image();
+        image.next_partition_id = pid + 1;
+        image.partitions.push(record_of(&part));
+        if let Err(e) = self.persist(&image) {
+            self.remove_files(t.id(), Some(pid));
+            return Err(e);
+        }
+        cat.next_partition_id = pid + 1;
+        cat.insert_partition(part);
+        Ok(proto::CreatePartitionResponse {})
+    }
+
+    fn drop_partition(&self, r: proto::DropPartitionRequest) -> Result<proto::DropPartitionResponse> {
+        let path = table_path(&r.table_path);
+        let mut cat = self.lock_catalog();
+        let (t, name) = Self::partition_target(&cat, &path, Some(&r.partition_spec), "drop")?;
+        let name = name.expect("a spec");
+        let Some(pid) = cat.partitions.get(&t.id()).and_then(|m| m.get(&name)).and_then(|p| p.partition_id()) else {
+            return if r.ignore_if_not_exists {
+                Ok(proto::DropPartitionResponse {})
+            } else {
+                Err(server(FlussCode::PARTITION_NOT_EXISTS, format!("Partition '{name}' does not exist for table {path}")))
+            };
+        };
+        let mut image = cat.image();
+        image.partitions.retain(|p| p.partition_id != pid);
+        self.persist(&image)?;
+        if let Some(p) = cat.remove_partition(t.id(), &name) {
+            close_buckets(&p);
+        }
+        self.remove_files(t.id(), Some(pid));
+        Ok(proto::DropPartitionResponse {})
+    }
+
+    fn list_partition_infos(&self, r: proto::ListPartitionInfosRequest) -> Result<proto::ListPartitionInfosResponse> {
+        let path = table_path(&r.table_path);
+        let cat = self.lock_catalog();
+        let t = cat.table(&path)?;
+        if !t.info.is_partitioned() {
+            return Err(server(TABLE_NOT_PARTITIONED, format!("Table '{path}' is not a partitioned table.")));
+        }
+        let keys = t.info.partition_keys();
+        let filter: Vec<(String, String)> = r
+            .partial_partition_spec
+            .iter()
+            .flat_map(|s| s.partition_key_values.iter().map(|kv| (kv.key.clone(), kv.value.clone())))
+            .collect();
+        if let Some((k, _)) = filter.iter().find(|(k, _)| !keys.contains(k)) {
+            return Err(server(FlussCode::UNKNOWN_SERVER_ERROR, format!("table don't contains this partitionKey: {k}")));
+        }
+        let mut out = Vec::new();
+        for (name, p) in cat.partitions.get(&t.id()).into_iter().flatten() {
+            let spec = PartitionSpec::from_name(keys, name)?;
+            if filter.iter().all(|(k, v)| spec.get(k) == Some(v.as_str())) {
+                let partition_key_values =
+                    spec.entries().iter().map(|(k, v)| proto::PbKeyValue { key: k.clone(), value: v.clone() }).collect();
+                out.push(proto::PbPartitionInfo {
+                    partition_id: p.partition_id().expect("a partition"),
+                    partition_spec: proto::PbPartitionSpec { partition_key_values },
+                });
+            }
+        }
+        Ok(proto::ListPartitionInfosResponse { partitions_info: out })
     }
 
     fn drop_table(&self, r: proto::DropTableRequest) -> Result<proto::DropTableResponse> {
@@ -405,10 +621,12 @@ impl EmbeddedEngine {
             };
         }
         let mut image = cat.image();
+        let id = cat.tables.get(&path).map(|t| t.id());
         image.tables.retain(|t| t.path != path);
+        image.partitions.retain(|p| Some(p.table_id) != id);
         self.persist(&image)?;
-        if let Some(t) = cat.remove(&path) {
-            self.discard(&t);
+        if let Some((t, parts)) = cat.remove(&path) {
+            self.discard(&t, &parts);
         }
         Ok(proto::DropTableResponse {})
     }
@@ -434,37 +652,63 @@ impl EmbeddedEngine {
         })
     }
 
+    /// Metadata as a server answers it: a partitioned table has no buckets of its own; every
+    /// partition named (by path, or by id among the tables named) must exist, or the whole
+    /// request fails with `PARTITION_NOT_EXISTS`.
     fn metadata(&self, r: proto::MetadataRequest) -> Result<proto::MetadataResponse> {
-        if !r.partitions_path.is_empty() || !r.partitions_id.is_empty() {
-            return Err(server(TABLE_NOT_PARTITIONED, "the embedded engine has no partitioned tables"));
-        }
         let node = || proto::PbServerNode { node_id: NODE_ID, host: NODE_HOST.into(), port: 0, listeners: None, rack: None };
+        let buckets = |t: &Table| -> Vec<proto::PbBucketMetadata> {
+            (0..t.bucket_count())
+                .map(|b| proto::PbBucketMetadata {
+                    bucket_id: b,
+                    leader_id: Some(NODE_ID),
+                    replica_id: vec![NODE_ID],
+                    leader_epoch: Some(0),
+                })
+                .collect()
+        };
+        let cat = self.lock_catalog();
         let mut table_metadata = Vec::with_capacity(r.table_path.len());
         for p in &r.table_path {
-            let t = self.table(&table_path(p))?;
+            let t = cat.table(&table_path(p))?;
             table_metadata.push(proto::PbTableMetadata {
                 table_path: p.clone(),
                 table_id: t.id(),
                 schema_id: t.info.schema_id,
                 table_json: t.table_json.clone(),
-                bucket_metadata: (0..t.bucket_count())
-                    .map(|b| proto::PbBucketMetadata {
-                        bucket_id: b,
-                        leader_id: Some(NODE_ID),
-                        replica_id: vec![NODE_ID],
-                        leader_epoch: Some(0),
-                    })
-                    .collect(),
+                bucket_metadata: buckets(&t),
                 created_time: t.info.created_time,
                 modified_time: t.info.modified_time,
             });
         }
-        Ok(proto::MetadataResponse {
-            coordinator_server: Some(node()),
-            tablet_servers: vec![node()],
-            table_metadata,
-            partition_metadata: Vec::new(),
-        })
+        let partition_metadata_of = |p: &Table| proto::PbPartitionMetadata {
+            table_id: p.id(),
+            partition_name: p.partition_name().unwrap_or_default().to_string(),
+            partition_id: p.partition_id().unwrap_or(-1),
+            bucket_metadata: buckets(p),
+        };
+        let mut partition_metadata = Vec::new();
+        for pp in &r.partitions_path {
+            let path = TablePath { database: pp.database_name.clone(), table: pp.table_name.clone() };
+            let t = cat.table(&path)?;
+            let Some(name) = pp.partition_name.as_deref().filter(|_| t.info.is_partitioned()) else {
+                return Err(server(FlussCode::UNKNOWN_SERVER_ERROR, format!("{path} is not a partition of a partitioned table")));
+            };
+            let part = cat.partitions.get(&t.id()).and_then(|m| m.get(name)).ok_or_else(|| partition_not_exists(&path, name))?;
+            partition_metadata.push(partition_metadata_of(part));
+        }
+        for pid in &r.partitions_id {
+            match cat.partitions_by_id.get(pid).filter(|p| table_metadata.iter().any(|t| t.table_id == p.id())) {
+                Some(part) => partition_metadata.push(partition_metadata_of(part)),
+                None => {
+                    return Err(server(
+                        FlussCode::PARTITION_NOT_EXISTS,
+                        format!("The partition id '{pid}' does not exist or you don't have permission to access it."),
+                    ))
+                }
+            }
+        }
+        Ok(proto::MetadataResponse { coordinator_server: Some(node()), tablet_servers: vec![node()], table_metadata, partition_metadata })
     }
 
     fn init_writer(&self) -> Result<proto::InitWriterResponse> {
@@ -480,11 +724,11 @@ impl EmbeddedEngine {
     // ===== write requests =====
 
     /// Consume the faults of the buckets a write request carries.
-    fn take_faults(&self, table: &Table, buckets: &[i32]) -> (RequestFaults, Vec<Option<(i32, String)>>) {
+    fn take_faults(&self, targets: &[(Result<Arc<Table>>, i32)]) -> (RequestFaults, Vec<Option<(i32, String)>>) {
         let mut rf = RequestFaults::default();
-        let errors = buckets
+        let errors = targets
             .iter()
-            .map(|&b| match self.faults.take(table.path(), b) {
+            .map(|(t, b)| match t.as_ref().ok().and_then(|t| self.faults.take(t.path(), t.partition_name(), *b)) {
                 Some(Fault::Error { code, message, .. }) => Some((code, message)),
                 Some(Fault::Delay { delay, .. }) => {
                     rf.delay = Some(rf.delay.map_or(delay, |d| d.max(delay)));
@@ -511,7 +755,7 @@ impl EmbeddedEngine {
         &self,
         table_id: i64,
         acks: i32,
-        buckets: &[i32],
+        entries: &[(Option<i64>, i32)],
         mut apply: F,
     ) -> (Result<Vec<Result<i64, (i32, String)>>>, Option<Duration>)
     where
@@ -520,25 +764,30 @@ impl EmbeddedEngine {
         if !matches!(acks, -1..=1) {
             return (Err(server(INVALID_REQUIRED_ACKS, format!("acks {acks} is not one of -1, 0, 1"))), None);
         }
-        let Some(table) = self.table_by_id(table_id) else {
-            let e = (FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {table_id} does not exist"));
-            return (Ok(buckets.iter().map(|_| Err(e.clone())).collect()), None);
+        // Every entry names (partition, bucket) of the request's table; resolve each once.
+        let targets: Vec<(Result<Arc<Table>>, i32)> = {
+            let cat = self.lock_catalog();
+            entries.iter().map(|&(p, b)| (cat.physical(table_id, p), b)).collect()
         };
-        let (rf, fault_errors) = self.take_faults(&table, buckets);
+        let (rf, fault_errors) = self.take_faults(&targets);
         if rf.drop_before {
             let e = server(FlussCode::NETWORK_EXCEPTION, "connection dropped by an injected fault (before applying the writes)");
             return (Err(e), rf.delay);
         }
-        let mut out = Vec::with_capacity(buckets.len());
-        for (i, (&b, fault)) in buckets.iter().zip(fault_errors).enumerate() {
+        let mut out = Vec::with_capacity(entries.len());
+        for (i, ((table, b), fault)) in targets.iter().zip(fault_errors).enumerate() {
             if let Some(e) = fault {
                 self.counters.rejected();
                 out.push(Err(e));
                 continue;
             }
-            let result = match table.bucket(b) {
-                None => Err(table.no_bucket(b)),
-                Some(mut bucket) => apply(&table, &mut bucket, i),
+            let b = *b;
+            let result = match table {
+                Err(e) => Err(e.clone()),
+                Ok(table) => match table.bucket(b) {
+                    None => Err(table.no_bucket(b)),
+                    Some(mut bucket) => apply(table, &mut bucket, i),
+                },
             };
             match result {
                 Ok(offset) => out.push(Ok(offset)),
@@ -547,7 +796,8 @@ impl EmbeddedEngine {
                     let e = if self.is_closed() {
                         e
                     } else {
-                        server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table {} was dropped", table.path()))
+                        let what = table.as_ref().map_or_else(|_| format!("table id {table_id}"), |t| t.describe());
+                        server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table {what} was dropped"))
                     };
                     if e.is_server_error() {
                         out.push(Err(entry_error(&e)));
@@ -569,9 +819,9 @@ impl EmbeddedEngine {
     }
 
     fn produce_log(&self, r: proto::ProduceLogRequest) -> (Result<Response>, Option<Duration>) {
-        let buckets: Vec<i32> = r.buckets_req.iter().map(|b| b.bucket_id).collect();
+        let entries: Vec<(Option<i64>, i32)> = r.buckets_req.iter().map(|b| (b.partition_id, b.bucket_id)).collect();
         let now = now_ms();
-        let (result, delay) = self.write(r.table_id, r.acks, &buckets, |table, bucket, i| {
+        let (result, delay) = self.write(r.table_id, r.acks, &entries, |table, bucket, i| {
             produce::produce(table, bucket, &r.buckets_req[i].records, now, &self.counters)
         });
         let result = result.map(|entries| {
@@ -602,10 +852,10 @@ impl EmbeddedEngine {
     }
 
     fn put_kv(&self, r: proto::PutKvRequest) -> (Result<Response>, Option<Duration>) {
-        let buckets: Vec<i32> = r.buckets_req.iter().map(|b| b.bucket_id).collect();
+        let entries: Vec<(Option<i64>, i32)> = r.buckets_req.iter().map(|b| (b.partition_id, b.bucket_id)).collect();
         let now = now_ms();
         let mut targets: Option<Result<Option<Vec<bool>>>> = None;
-        let (result, delay) = self.write(r.table_id, r.acks, &buckets, |table, bucket, i| {
+        let (result, delay) = self.write(r.table_id, r.acks, &entries, |table, bucket, i| {
             let target = targets.get_or_insert_with(|| if table.is_pk() { kv::target_columns(table, &r.target_columns) } else { Ok(None) });
             let target = target.as_ref().map_err(Clone::clone)?;
             kv::put(table, bucket, &r.buckets_req[i].records, target.as_deref(), now, &self.counters)
@@ -641,15 +891,12 @@ impl EmbeddedEngine {
         let mut total = 0usize;
         let mut tables_resp = Vec::with_capacity(r.tables_req.len());
         for treq in &r.tables_req {
-            let table = self.table_by_id(treq.table_id);
             let mut buckets_resp = Vec::with_capacity(treq.buckets_req.len());
             for breq in &treq.buckets_req {
                 let mut resp =
                     proto::PbFetchLogRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<(i64, Bytes)> {
-                    let t = table
-                        .as_ref()
-                        .ok_or_else(|| server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {} does not exist", treq.table_id)))?;
+                    let t = self.physical(treq.table_id, breq.partition_id)?;
                     if treq.projection_pushdown_enabled {
                         return Err(server(INVALID_COLUMN_PROJECTION, "the embedded engine does not support projection pushdown"));
                     }
@@ -686,19 +933,14 @@ impl EmbeddedEngine {
     }
 
     fn list_offsets(&self, r: proto::ListOffsetsRequest) -> Result<proto::ListOffsetsResponse> {
-        let table = self.table_by_id(r.table_id);
+        let table = self.physical(r.table_id, r.partition_id);
         let buckets_resp = r
             .bucket_id
             .iter()
             .map(|&b| {
                 let mut resp = proto::PbListOffsetsRespForBucket { bucket_id: b, ..Default::default() };
                 let result = (|| -> Result<i64> {
-                    let t = table
-                        .as_ref()
-                        .ok_or_else(|| server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {} does not exist", r.table_id)))?;
-                    if r.partition_id.is_some() {
-                        return Err(server(TABLE_NOT_PARTITIONED, format!("table {} is not partitioned", t.path())));
-                    }
+                    let t = table.as_ref().map_err(Clone::clone)?;
                     let bucket = t.bucket(b).ok_or_else(|| t.no_bucket(b))?;
                     match r.offset_type {
                         0 => Ok(0),
@@ -725,7 +967,6 @@ impl EmbeddedEngine {
     }
 
     fn lookup_request(&self, r: proto::LookupRequest) -> Result<proto::LookupResponse> {
-        let table = self.table_by_id(r.table_id);
         let buckets_resp = r
             .buckets_req
             .iter()
@@ -733,9 +974,7 @@ impl EmbeddedEngine {
                 let mut resp =
                     proto::PbLookupRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<Vec<proto::PbValue>> {
-                    let t = table
-                        .as_ref()
-                        .ok_or_else(|| server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, format!("table id {} does not exist", r.table_id)))?;
+                    let t = self.physical(r.table_id, breq.partition_id)?;
                     if !t.is_pk() {
                         return Err(server(
                             FlussCode::NON_PRIMARY_KEY_TABLE,
@@ -774,9 +1013,10 @@ impl EmbeddedEngine {
         Ok(proto::LookupResponse { buckets_resp })
     }
 
-    /// Every table, for close.
+    /// Every table and partition, for close.
     fn all_tables(&self) -> Vec<Arc<Table>> {
-        self.lock_catalog().tables.values().cloned().collect()
+        let cat = self.lock_catalog();
+        cat.tables.values().chain(cat.partitions_by_id.values()).cloned().collect()
     }
 }
 
@@ -792,6 +1032,7 @@ fn api_versions() -> proto::ApiVersionsResponse {
         (1006, 0),
         (1007, 0),
         (1008, 0),
+        (1009, 0),
         (1010, 0),
         (1012, 0),
         (1014, 0),
@@ -800,6 +1041,8 @@ fn api_versions() -> proto::ApiVersionsResponse {
         (1017, 1),
         (1021, 0),
         (1026, 0),
+        (1036, 0),
+        (1037, 0),
     ];
     proto::ApiVersionsResponse {
         api_versions: keys.iter().map(|&(k, max)| proto::PbApiVersion { api_key: k, min_version: 0, max_version: max }).collect(),

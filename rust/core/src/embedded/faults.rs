@@ -70,7 +70,7 @@ impl Fault {
 pub(crate) type Hit = Fault;
 
 /// Pending faults per (table, bucket), oldest first.
-type FaultMap = HashMap<(TablePath, i32), VecDeque<Fault>>;
+type FaultMap = HashMap<(TablePath, Option<String>, i32), VecDeque<Fault>>;
 
 /// Handle on an engine's pending faults. Cheap to clone; every clone sees the same faults.
 #[derive(Clone, Default)]
@@ -81,7 +81,12 @@ pub struct Faults {
 impl std::fmt::Debug for Faults {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let map = self.lock();
-        f.debug_map().entries(map.iter().map(|((t, b), q)| (format!("{t}/{b}"), q))).finish()
+        f.debug_map()
+            .entries(map.iter().map(|((t, p, b), q)| match p {
+                None => (format!("{t}/{b}"), q),
+                Some(p) => (format!("{t}/{p}/{b}"), q),
+            }))
+            .finish()
     }
 }
 
@@ -94,10 +99,17 @@ impl Faults {
     /// Queue `fault` for `bucket` of `table`, behind the faults already queued there. A fault
     /// with `times == 0` does nothing. The table does not have to exist yet.
     pub fn inject(&self, table: &TablePath, bucket: i32, fault: Fault) {
+        self.inject_at(table, None, bucket, fault)
+    }
+
+    /// Queue `fault` for `bucket` of partition `partition` (its name) of `table`, as
+    /// [`inject`](Self::inject) does for a table without partitions. With `None`, the table's
+    /// own buckets.
+    pub fn inject_at(&self, table: &TablePath, partition: Option<&str>, bucket: i32, fault: Fault) {
         if fault.times() == 0 {
             return;
         }
-        self.lock().entry((table.clone(), bucket)).or_default().push_back(fault);
+        self.lock().entry((table.clone(), partition.map(str::to_string), bucket)).or_default().push_back(fault);
     }
 
     /// Remove every pending fault of every table.
@@ -108,13 +120,18 @@ impl Faults {
     /// How many more requests the faults queued for this bucket will hit (the sum of their
     /// remaining `times`). 0 once they are all consumed.
     pub fn pending(&self, table: &TablePath, bucket: i32) -> usize {
-        self.lock().get(&(table.clone(), bucket)).map_or(0, |q| q.iter().map(|f| f.times() as usize).sum())
+        self.pending_at(table, None, bucket)
+    }
+
+    /// [`pending`](Self::pending) for a partition's bucket.
+    pub fn pending_at(&self, table: &TablePath, partition: Option<&str>, bucket: i32) -> usize {
+        self.lock().get(&(table.clone(), partition.map(str::to_string), bucket)).map_or(0, |q| q.iter().map(|f| f.times() as usize).sum())
     }
 
     /// Consume one hit of the oldest fault of this bucket, if any.
-    pub(crate) fn take(&self, table: &TablePath, bucket: i32) -> Option<Hit> {
+    pub(crate) fn take(&self, table: &TablePath, partition: Option<&str>, bucket: i32) -> Option<Hit> {
         let mut map = self.lock();
-        let key = (table.clone(), bucket);
+        let key = (table.clone(), partition.map(str::to_string), bucket);
         let queue = map.get_mut(&key)?;
         let front = queue.front_mut()?;
         let mut hit = front.clone();
@@ -143,10 +160,10 @@ mod tests {
         f.inject(&t, 1, Fault::DropConnection { after_apply: true, times: 0 });
         assert_eq!(f.pending(&t, 0), 3);
         assert_eq!(f.pending(&t, 1), 0);
-        assert!(matches!(f.take(&t, 0), Some(Fault::Error { code: 12, times: 1, .. })));
-        assert!(matches!(f.take(&t, 0), Some(Fault::Error { code: 12, .. })));
-        assert!(matches!(f.take(&t, 0), Some(Fault::Delay { .. })));
-        assert_eq!(f.take(&t, 0), None);
+        assert!(matches!(f.take(&t, None, 0), Some(Fault::Error { code: 12, times: 1, .. })));
+        assert!(matches!(f.take(&t, None, 0), Some(Fault::Error { code: 12, .. })));
+        assert!(matches!(f.take(&t, None, 0), Some(Fault::Delay { .. })));
+        assert_eq!(f.take(&t, None, 0), None);
         assert_eq!(f.pending(&t, 0), 0);
         f.inject(&t, 2, Fault::DropConnection { after_apply: false, times: 4 });
         f.clear();

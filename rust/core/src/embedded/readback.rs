@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, FlussCode, Result};
+use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::{TableInfo, TablePath};
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
@@ -129,7 +129,14 @@ impl EmbeddedEngine {
     /// table (`AppendOnly`), or the changelog of a primary-key table (`Insert`, `UpdateBefore`,
     /// `UpdateAfter`, `Delete`). Empty changelog batches take an offset but yield no row.
     pub fn scan(&self, table: &TablePath, bucket: i32, from_offset: i64) -> Result<Vec<ScannedRow>> {
-        let t = self.table(table)?;
+        self.scan_partition(table, None, bucket, from_offset)
+    }
+
+    /// [`scan`](Self::scan) of a bucket of partition `partition` (its name) of a partitioned
+    /// table (`None`: a table without partitions). `PARTITION_NOT_EXISTS` if there is no such
+    /// partition.
+    pub fn scan_partition(&self, table: &TablePath, partition: Option<&str>, bucket: i32, from_offset: i64) -> Result<Vec<ScannedRow>> {
+        let t = self.physical_table(table, partition)?;
         let batches = {
             let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
             b.batches_from(from_offset.max(0)).to_vec()
@@ -163,11 +170,26 @@ impl EmbeddedEngine {
     /// The current row of a primary-key table for `key` (the primary-key values, in key
     /// order), or `None` if the key is absent. Fails with `NON_PRIMARY_KEY_TABLE_EXCEPTION` on
     /// a log table and with `INVALID_ROW` if the values do not fit the key columns.
+    ///
+    /// For a partitioned table the key holds every primary-key column, partition columns
+    /// included: they name the partition (a partition that does not exist holds no key).
     pub fn lookup(&self, table: &TablePath, key: &[Value]) -> Result<Option<Row>> {
         let t = self.table(table)?;
-        let Some(ks) = t.key_schema.as_ref() else {
+        if t.key_schema.is_none() {
             return Err(Error::server(FlussCode::NON_PRIMARY_KEY_TABLE, format!("table {table} has no primary key")));
+        }
+        let (t, key) = if t.info.is_partitioned() {
+            let (name, physical) = crate::metadata::partition::split_partitioned_key(&t.info, key)?;
+            match self.partition(table, &name) {
+                Ok(p) => (p, physical),
+                Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        } else {
+            (t, key.to_vec())
         };
+        let key = &key[..];
+        let ks = t.key_schema.as_ref().expect("a primary-key table");
         if key.len() != ks.len() {
             return Err(Error::invalid_row(format!(
                 "table {table} has {} primary-key columns but {} key values were given",
@@ -196,15 +218,39 @@ impl EmbeddedEngine {
 
     /// The high watermark (= log end offset) of a bucket.
     pub fn high_watermark(&self, table: &TablePath, bucket: i32) -> Result<i64> {
-        let t = self.table(table)?;
+        self.high_watermark_partition(table, None, bucket)
+    }
+
+    /// [`high_watermark`](Self::high_watermark) of a partition's bucket.
+    pub fn high_watermark_partition(&self, table: &TablePath, partition: Option<&str>, bucket: i32) -> Result<i64> {
+        let t = self.physical_table(table, partition)?;
         let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
         Ok(b.end_offset)
     }
 
-    /// Number of keys a primary-key table holds in all buckets (0 for a log table).
+    /// Number of keys a primary-key table holds in all buckets (of all partitions; 0 for a log
+    /// table).
     pub fn kv_len(&self, table: &TablePath) -> Result<usize> {
         let t = self.table(table)?;
-        Ok((0..t.bucket_count()).map(|b| t.bucket(b).map_or(0, |b| b.kv.len())).sum())
+        let tables = if t.info.is_partitioned() { self.partitions_of(table)? } else { vec![t] };
+        Ok(tables.iter().map(|t| (0..t.bucket_count()).map(|b| t.bucket(b).map_or(0, |b| b.kv.len())).sum::<usize>()).sum())
+    }
+
+    /// The names of a partitioned table's partitions, in name order.
+    pub fn partition_names(&self, table: &TablePath) -> Result<Vec<String>> {
+        Ok(self.partitions_of(table)?.iter().filter_map(|p| p.partition_name().map(str::to_string)).collect())
+    }
+
+    /// The physical table of `(table, partition)`: `INVALID_TABLE` if `partition` is given for
+    /// a table without partitions or missing for a partitioned one.
+    fn physical_table(&self, table: &TablePath, partition: Option<&str>) -> Result<std::sync::Arc<super::catalog::Table>> {
+        let t = self.table(table)?;
+        match (t.info.is_partitioned(), partition) {
+            (false, None) => Ok(t),
+            (true, Some(p)) => self.partition(table, p),
+            (false, Some(_)) => Err(Error::client(ClientCode::InvalidTable, format!("table {table} is not partitioned"))),
+            (true, None) => Err(Error::client(ClientCode::InvalidTable, format!("table {table} is partitioned: name the partition"))),
+        }
     }
 
     /// Counters since the engine was opened.

@@ -7,6 +7,7 @@
 //! <dir>/LOCK                       held with an exclusive flock while an engine has the dir open
 //! <dir>/catalog.json               databases, tables, id counters (replaced atomically)
 //! <dir>/tables/<table_id>/<b>.log  bucket b of that table: framed log batches
+//! <dir>/tables/<table_id>/p<partition_id>/<b>.log   bucket b of a partition of that table
 //! ```
 //!
 //! # Catalog
@@ -48,6 +49,7 @@
 //! along with their parent directory. Under `never` no fsync happens (faster, survives only a
 //! killed process). `close()` fsyncs every bucket file under both policies.
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -141,41 +143,55 @@ impl Store {
         self.sync_dir(&self.dir)
     }
 
-    fn table_dir(&self, table_id: i64) -> PathBuf {
-        self.dir.join("tables").join(table_id.to_string())
+    /// The directory of a table's buckets, or of one partition's.
+    fn table_dir(&self, table_id: i64, partition_id: Option<i64>) -> PathBuf {
+        let t = self.dir.join("tables").join(table_id.to_string());
+        match partition_id {
+            None => t,
+            Some(p) => t.join(format!("p{p}")),
+        }
     }
 
-    /// Create the (empty) bucket files of a new table.
-    pub(crate) fn create_table(&self, table_id: i64, buckets: i32) -> Result<Vec<BucketFile>> {
-        let dir = self.table_dir(table_id);
+    /// Create the (empty) bucket files of a new table or partition.
+    pub(crate) fn create_table(&self, table_id: i64, partition_id: Option<i64>, buckets: i32) -> Result<Vec<BucketFile>> {
+        let dir = self.table_dir(table_id, partition_id);
         // A leftover from a crash between creating files and writing the catalog.
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).map_err(|e| io_err(format!("cannot create {}", dir.display()), e))?;
-        let files = (0..buckets).map(|b| self.open_bucket(table_id, b).map(|(f, _)| f)).collect::<Result<Vec<_>>>()?;
+        let files = (0..buckets).map(|b| self.open_bucket(table_id, partition_id, b).map(|(f, _)| f)).collect::<Result<Vec<_>>>()?;
         self.sync_dir(&dir)?;
-        self.sync_dir(&self.dir.join("tables"))?;
+        self.sync_dir(dir.parent().expect("under tables/"))?;
         Ok(files)
     }
 
-    /// Remove a dropped table's files. Best effort: the catalog no longer names it, so a
-    /// leftover is removed on the next open.
-    pub(crate) fn remove_table(&self, table_id: i64) {
-        let dir = self.table_dir(table_id);
+    /// Remove a dropped table's (or partition's) files. Best effort: the catalog no longer
+    /// names it, so a leftover is removed on the next open.
+    pub(crate) fn remove_table(&self, table_id: i64, partition_id: Option<i64>) {
+        let dir = self.table_dir(table_id, partition_id);
         if let Err(e) = fs::remove_dir_all(&dir) {
             log::warn!("embedded engine: cannot remove {}: {e}", dir.display());
         }
     }
 
-    /// Remove table directories that the catalog does not name.
-    pub(crate) fn remove_orphans(&self, live: &[i64]) -> Result<()> {
+    /// Remove table and partition directories that the catalog does not name (`live`: table id
+    /// and its partition ids).
+    pub(crate) fn remove_orphans(&self, live: &HashMap<i64, Vec<i64>>) -> Result<()> {
         let tables = self.dir.join("tables");
         let entries = fs::read_dir(&tables).map_err(|e| io_err(format!("cannot list {}", tables.display()), e))?;
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let keep = name.to_str().and_then(|s| s.parse::<i64>().ok()).is_some_and(|id| live.contains(&id));
-            if !keep {
+            let Some(parts) = name.to_str().and_then(|s| s.parse::<i64>().ok()).and_then(|id| live.get(&id)) else {
                 log::info!("embedded engine: removing {} (not in the catalog)", entry.path().display());
                 let _ = fs::remove_dir_all(entry.path());
+                continue;
+            };
+            for sub in fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+                let n = sub.file_name();
+                let Some(p) = n.to_str().and_then(|s| s.strip_prefix('p')) else { continue };
+                if !p.parse::<i64>().is_ok_and(|id| parts.contains(&id)) {
+                    log::info!("embedded engine: removing {} (not in the catalog)", sub.path().display());
+                    let _ = fs::remove_dir_all(sub.path());
+                }
             }
         }
         Ok(())
@@ -183,8 +199,8 @@ impl Store {
 
     /// Open (creating it if needed) one bucket file and return it with the payloads of its valid
     /// log-batch frames, in order. A torn or corrupt tail is cut off.
-    pub(crate) fn open_bucket(&self, table_id: i64, bucket: i32) -> Result<(BucketFile, Vec<Vec<u8>>)> {
-        let path = self.table_dir(table_id).join(format!("{bucket}.log"));
+    pub(crate) fn open_bucket(&self, table_id: i64, partition_id: Option<i64>, bucket: i32) -> Result<(BucketFile, Vec<Vec<u8>>)> {
+        let path = self.table_dir(table_id, partition_id).join(format!("{bucket}.log"));
         let ctx = |e| io_err(format!("bucket file {}", path.display()), e);
         let mut file = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path).map_err(ctx)?;
         let mut data = Vec::new();

@@ -10,6 +10,7 @@
 //! * `json`: Fluss's own JSON forms of these (carried by CreateTable / GetTableInfo).
 
 mod json;
+pub mod partition;
 mod types;
 
 pub use json::{descriptor_from_json, descriptor_to_json};

@@ -385,8 +385,9 @@ pub struct TableDescriptor {
     /// Bucket-key columns. Empty: for a primary-key table, the primary key; for a log table, no
     /// key (rows are spread by sticky assignment).
     pub bucket_key: Vec<String>,
-    /// Partition columns. Partitioned tables are not supported by this SDK yet; a non-empty list
-    /// is rejected by `validate`.
+    /// Partition columns (empty: not partitioned). Each distinct combination of their values is
+    /// a partition with its own buckets; see [`partition`](crate::partition). A primary-key
+    /// table's primary key must contain them.
     pub partition_keys: Vec<String>,
     /// Fluss `table.*` properties.
     pub properties: BTreeMap<String, String>,
@@ -422,6 +423,12 @@ impl TableDescriptor {
         self
     }
 
+    /// Set the partition columns.
+    pub fn with_partition_keys<S: Into<String>>(mut self, cols: impl IntoIterator<Item = S>) -> Self {
+        self.partition_keys = cols.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Set a Fluss table property (`table.*`).
     pub fn with_property(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
         self.properties.insert(k.into(), v.into());
@@ -433,9 +440,6 @@ impl TableDescriptor {
     /// `default_buckets`.
     pub fn normalized(&self, default_buckets: i32) -> Result<TableDescriptor> {
         let bad = |m: String| Error::client(ClientCode::InvalidTable, m);
-        if !self.partition_keys.is_empty() {
-            return Err(Error::client(ClientCode::Unsupported, "partitioned tables are not supported by fluss-writer yet"));
-        }
         let mut d = self.clone();
         let n = d.bucket_count.unwrap_or(default_buckets);
         if !(1..=128_000).contains(&n) {
@@ -447,10 +451,32 @@ impl TableDescriptor {
                 return Err(bad(format!("bucket key column {k:?} is not in the schema")));
             }
         }
+        for (i, k) in d.partition_keys.iter().enumerate() {
+            let col = d.schema.index_of(k).map(|c| &d.schema.columns()[c]);
+            match col {
+                None => return Err(bad(format!("partition key column {k:?} is not in the schema"))),
+                Some(c) if !super::partition::is_partition_key_type(&c.data_type) => {
+                    return Err(bad(format!("partition key column {k:?} has type {}, which cannot partition a table", c.data_type)))
+                }
+                Some(_) if d.partition_keys[..i].contains(k) => return Err(bad(format!("partition keys name {k:?} twice"))),
+                Some(_) => {}
+            }
+        }
+        if let Some(k) = d.bucket_key.iter().find(|k| d.partition_keys.contains(k)) {
+            return Err(bad(format!("bucket key column {k:?} is a partition key; a bucket key cannot include partition keys")));
+        }
+        super::partition::AutoPartition::from_descriptor(&d)?;
         if d.schema.has_primary_key() {
+            if let Some(k) = d.partition_keys.iter().find(|k| !d.schema.primary_key().contains(k)) {
+                return Err(bad(format!("partition key column {k:?} must be part of the primary key of a partitioned primary-key table")));
+            }
+            let physical: Vec<String> = d.schema.primary_key().iter().filter(|k| !d.partition_keys.contains(k)).cloned().collect();
+            if physical.is_empty() {
+                return Err(bad("the primary key of a partitioned table needs a column that is not a partition key".into()));
+            }
             if d.bucket_key.is_empty() {
-                d.bucket_key = d.schema.primary_key().to_vec();
-            } else if let Some(k) = d.bucket_key.iter().find(|k| !d.schema.primary_key().contains(k)) {
+                d.bucket_key = physical;
+            } else if let Some(k) = d.bucket_key.iter().find(|k| !physical.contains(k)) {
                 return Err(bad(format!("bucket key column {k:?} must be part of the primary key")));
             }
         }
@@ -494,6 +520,24 @@ impl TableInfo {
     /// Whether it is a primary-key table.
     pub fn has_primary_key(&self) -> bool {
         self.descriptor.schema.has_primary_key()
+    }
+
+    /// Whether the table is partitioned.
+    pub fn is_partitioned(&self) -> bool {
+        !self.descriptor.partition_keys.is_empty()
+    }
+
+    /// The partition columns (empty: not partitioned).
+    pub fn partition_keys(&self) -> &[String] {
+        &self.descriptor.partition_keys
+    }
+
+    /// Indexes of the key columns of a primary-key table as its rows are keyed inside a
+    /// partition (Fluss's "physical primary key"): the primary key without the partition keys,
+    /// in primary-key order. For a table without partitions, the primary key.
+    pub fn physical_key_indexes(&self) -> Vec<usize> {
+        let s = self.schema();
+        s.primary_key().iter().filter(|k| !self.descriptor.partition_keys.contains(k)).map(|k| s.index_of(k).expect("validated")).collect()
     }
 
     /// Indexes of the bucket-key columns (empty for a log table without bucket key).

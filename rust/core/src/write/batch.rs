@@ -150,12 +150,38 @@ pub(crate) struct BatchOutcome {
     pub log_end_offset: i64,
 }
 
-/// Where a batch's table lives (shared by every job of a writer).
+/// Where a batch's table (or partition) lives (shared by every job of a writer's lane).
 pub(crate) struct JobTarget {
     pub table: Arc<TablePath>,
     pub table_id: i64,
     /// Whether records have offsets (log tables).
     pub per_record_offsets: bool,
+    /// The partition's name (`None` for a table without partitions).
+    pub partition: Option<Arc<str>>,
+    /// The partition's id once known (-1 before).
+    pub partition_id: std::sync::atomic::AtomicI64,
+}
+
+impl JobTarget {
+    pub fn new(table: Arc<TablePath>, table_id: i64, per_record_offsets: bool, partition: Option<Arc<str>>) -> JobTarget {
+        JobTarget { table, table_id, per_record_offsets, partition, partition_id: std::sync::atomic::AtomicI64::new(-1) }
+    }
+
+    /// What identifies the partition in shard keys: a hash of its name (stable, unlike the id,
+    /// which is unknown until the partition is resolved and changes if it is recreated).
+    pub fn shard_partition(&self) -> Option<i64> {
+        use std::hash::{Hash, Hasher};
+        let p = self.partition.as_ref()?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        p.hash(&mut h);
+        Some(h.finish() as i64)
+    }
+
+    /// The partition id, if this is a partition and its id is known.
+    pub fn partition_id(&self) -> Option<i64> {
+        self.partition.as_ref()?;
+        Some(self.partition_id.load(std::sync::atomic::Ordering::Acquire)).filter(|&p| p >= 0)
+    }
 }
 
 /// One completed batch on its way to the dispatcher.
@@ -174,7 +200,8 @@ impl JobBody for BatchJob {
             error: outcome.result.err(),
             table: target.table.clone(),
             table_id: target.table_id,
-            partition_id: None,
+            partition: target.partition.clone(),
+            partition_id: target.partition_id(),
             bucket,
             offset: -1,
             log_end_offset: outcome.log_end_offset,
@@ -217,19 +244,22 @@ pub(crate) struct ArrowJoin {
     state: Mutex<JoinState>,
     /// First bucket of the input: the final callback runs on its shard.
     pub first_bucket: i32,
+    /// The lane (table or partition) of the first bucket: the completion's partition.
+    pub first_target: Arc<JobTarget>,
 }
 
 impl ArrowJoin {
-    pub fn new(groups: usize, first_bucket: i32, target: Option<Entry>, ticket: Ticket) -> Arc<ArrowJoin> {
+    pub fn new(groups: usize, first_bucket: i32, first_target: Arc<JobTarget>, target: Option<Entry>, ticket: Ticket) -> Arc<ArrowJoin> {
         Arc::new(ArrowJoin {
             state: Mutex::new(JoinState { remaining: groups, parts: Vec::with_capacity(groups), target, ticket: Some(ticket) }),
             first_bucket,
+            first_target,
         })
     }
 
     /// Record one group part's result. Returns the final job (and its ticket) when this was the
     /// last part.
-    pub fn record(&self, part: BucketResult, target: &Arc<JobTarget>) -> Option<(JoinJob, Ticket)> {
+    pub fn record(&self, part: BucketResult) -> Option<(JoinJob, Ticket)> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         st.parts.push(part);
         st.remaining -= 1;
@@ -239,7 +269,7 @@ impl ArrowJoin {
         let parts = std::mem::take(&mut st.parts);
         let entry = st.target.take();
         let ticket = st.ticket.take().expect("join finalized once");
-        Some((JoinJob { target: target.clone(), first_bucket: self.first_bucket, results: merge_parts(parts), entry }, ticket))
+        Some((JoinJob { target: self.first_target.clone(), first_bucket: self.first_bucket, results: merge_parts(parts), entry }, ticket))
     }
 }
 
@@ -247,7 +277,7 @@ impl ArrowJoin {
 fn merge_parts(parts: Vec<BucketResult>) -> Vec<BucketResult> {
     let mut out: Vec<BucketResult> = Vec::new();
     for p in parts {
-        match out.iter_mut().find(|r| r.bucket == p.bucket) {
+        match out.iter_mut().find(|r| r.bucket == p.bucket && r.partition == p.partition) {
             Some(r) => {
                 r.rows += p.rows;
                 if r.error.is_none() {
@@ -260,7 +290,7 @@ fn merge_parts(parts: Vec<BucketResult>) -> Vec<BucketResult> {
             None => out.push(p),
         }
     }
-    out.sort_by_key(|r| r.bucket);
+    out.sort_by(|a, b| (&a.partition, a.bucket).cmp(&(&b.partition, b.bucket)));
     out
 }
 
@@ -276,15 +306,23 @@ impl JobBody for JoinJob {
     fn run(self: Box<Self>, ctx: &mut JobContext<'_>) {
         let JoinJob { target, first_bucket, results, entry } = *self;
         let error = results.iter().find_map(|r| r.error.clone()).map(|e| {
-            let failed: Vec<String> = results.iter().filter(|r| r.error.is_some()).map(|r| r.bucket.to_string()).collect();
+            let failed: Vec<String> = results
+                .iter()
+                .filter(|r| r.error.is_some())
+                .map(|r| match &r.partition {
+                    None => r.bucket.to_string(),
+                    Some(p) => format!("{p}/{}", r.bucket),
+                })
+                .collect();
             e.context(format!("Arrow batch: buckets [{}] failed", failed.join(", ")))
         });
-        let offset = results.iter().find(|r| r.bucket == first_bucket).map_or(-1, |r| r.base_offset);
+        let offset = results.iter().find(|r| r.bucket == first_bucket && r.partition == target.partition).map_or(-1, |r| r.base_offset);
         let c = WriteCompletion {
             error,
             table: target.table.clone(),
             table_id: target.table_id,
-            partition_id: None,
+            partition: target.partition.clone(),
+            partition_id: target.partition_id(),
             bucket: first_bucket,
             offset: if target.per_record_offsets { offset } else { -1 },
             log_end_offset: -1,
@@ -316,11 +354,7 @@ pub fn bench_dispatch_batches(
     sink: &'static std::sync::atomic::AtomicU64,
 ) {
     use fluss_writer_dispatch::{Deadline, Job};
-    let target = Arc::new(JobTarget {
-        table: Arc::new(TablePath { database: "b".into(), table: "t".into() }),
-        table_id: 1,
-        per_record_offsets: true,
-    });
+    let target = Arc::new(JobTarget::new(Arc::new(TablePath { database: "b".into(), table: "t".into() }), 1, true, None));
     for j in 0..jobs {
         let mut tickets = TicketSet::default();
         let mut entries = Vec::with_capacity(per_job);

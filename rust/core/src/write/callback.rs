@@ -106,6 +106,7 @@ mod tests {
             error: None,
             table: Arc::new(crate::TablePath::new("d", "t").unwrap()),
             table_id: 1,
+            partition: None,
             partition_id: None,
             bucket: 3,
             offset: 7,

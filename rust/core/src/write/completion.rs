@@ -38,6 +38,8 @@ pub type SharedCallback = Arc<dyn Fn(&WriteCompletion) + Send + Sync + 'static>;
 /// The outcome of one bucket of a multi-bucket Arrow batch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BucketResult {
+    /// The partition's name (`None` for a table without partitions).
+    pub partition: Option<Arc<str>>,
     /// The bucket.
     pub bucket: i32,
     /// Rows of the input that went to this bucket.
@@ -58,7 +60,11 @@ pub struct WriteCompletion {
     pub table: Arc<TablePath>,
     /// The table's id (changes when a table of the same name is recreated).
     pub table_id: i64,
-    /// Partition id; `None` for non-partitioned tables.
+    /// The partition's name: its values joined by `$` in partition-key order (for an Arrow
+    /// batch, the partition of its first bucket). `None` for a table without partitions.
+    pub partition: Option<Arc<str>>,
+    /// The partition's id, once the writer knew it (`None` for a table without partitions, and
+    /// for a partition that could not be resolved).
     pub partition_id: Option<i64>,
     /// The bucket (for an Arrow batch, its first bucket).
     pub bucket: i32,
@@ -93,10 +99,11 @@ impl WriteCompletion {
 
     /// Human-readable text of the operation (for error handlers and logs).
     pub fn describe(&self) -> String {
+        let partition = self.partition.as_deref().map(|p| format!(" partition {p}")).unwrap_or_default();
         if self.offset >= 0 {
-            format!("write to {} bucket {} offset {}", self.table, self.bucket, self.offset)
+            format!("write to {}{partition} bucket {} offset {}", self.table, self.bucket, self.offset)
         } else {
-            format!("write to {} bucket {}", self.table, self.bucket)
+            format!("write to {}{partition} bucket {}", self.table, self.bucket)
         }
     }
 }

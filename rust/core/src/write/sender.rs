@@ -37,6 +37,14 @@
 //!   tasks of their own, so they never hold up expiry.
 //! * A table gone (metadata no longer lists it) or a non-retriable InitWriter error is fatal:
 //!   queued batches and batches awaiting a resend fail with it at once.
+//! * Partitions: a writer of a partitioned table has one sender (a *lane*) per partition it
+//!   wrote to. A lane learns its partition's id and leaders from Metadata by partition path. A
+//!   partition that does not exist is created once (CreatePartition, "ignore if it exists") when
+//!   `client.writer.dynamic-create-partition.enabled` is on, while its first batches wait for a
+//!   leader under their delivery deadlines; with it off, the lane is fatal with
+//!   `PARTITION_NOT_EXISTS` until the partition appears (re-checked every few seconds). A
+//!   partition dropped under pending writes answers `UNKNOWN_TABLE_OR_BUCKET` (retriable), and
+//!   the metadata refresh that follows decides as above.
 //! * Abort (close timeout, connection close): every pending batch fails with `WRITER_CLOSED`,
 //!   in order; late responses are ignored.
 
@@ -75,6 +83,8 @@ pub(crate) struct SenderShared {
     pub compression: ArrowCompression,
     /// Partial update columns (PutKv `target_columns`); empty = all.
     pub target_columns: Vec<i32>,
+    /// The partition of this lane (`None`: a table without partitions).
+    pub partition: Option<LanePartition>,
     /// Leaders known when the writer was created (index = bucket).
     pub initial_leaders: Vec<Option<i32>>,
     pub clock: Arc<dyn Clock>,
@@ -100,6 +110,7 @@ impl SenderShared {
         kind: BatchKind,
         compression: ArrowCompression,
         target_columns: Vec<i32>,
+        partition: Option<LanePartition>,
         initial_leaders: Vec<Option<i32>>,
         clock: Arc<dyn Clock>,
     ) -> SenderShared {
@@ -115,6 +126,7 @@ impl SenderShared {
             kind,
             compression,
             target_columns,
+            partition,
             initial_leaders,
             clock,
             closing: AtomicBool::new(false),
@@ -391,6 +403,10 @@ fn spawn_request(
 }
 
 fn spawn_metadata(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<Event>) {
+    if let Some(p) = &shared.partition {
+        spawn_partition_metadata(shared, p, token, tx);
+        return;
+    }
     let req = proto::MetadataRequest { table_path: table_path_pb(shared), ..Default::default() };
     let table_id = shared.target.table_id;
     let path = shared.path.clone();
@@ -407,6 +423,96 @@ fn spawn_metadata(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<E
             Err(e) => Err(e),
         };
         Event::Metadata { token, result }
+    });
+}
+
+/// The partition a lane writes to.
+pub(crate) struct LanePartition {
+    /// Its values as a spec, in partition-key order (for CreatePartition).
+    pub spec: proto::PbPartitionSpec,
+    /// `client.writer.dynamic-create-partition.enabled`.
+    pub create: bool,
+}
+
+/// Metadata of a lane's partition: its id and leaders. A partition that does not exist is
+/// created first when the lane may (then its leaders are looked up again), or is fatal with
+/// `PARTITION_NOT_EXISTS`.
+fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64, tx: mpsc::UnboundedSender<Event>) {
+    let name = shared.target.partition.clone().expect("a partition lane");
+    let path = shared.path.clone();
+    let backend = shared.backend.clone();
+    let target = shared.target.clone();
+    let budget = shared.config.request_timeout;
+    let wake = shared.acc.wake.clone();
+    let (spec, create) = (p.spec.clone(), p.create);
+    let query = proto::MetadataRequest {
+        partitions_path: vec![proto::PbPhysicalTablePath {
+            database_name: path.database.clone(),
+            table_name: path.table.clone(),
+            partition_name: Some(name.to_string()),
+        }],
+        ..Default::default()
+    };
+    let lookup = move |r: Result<Response>| -> Result<Option<MetadataAnswer>> {
+        match r {
+            Ok(Response::Metadata(m)) => match m.partition_metadata.iter().find(|pm| pm.partition_name == *name) {
+                Some(pm) if pm.table_id != target.table_id => Ok(Some(MetadataAnswer::TableGone(Error::server(
+                    FlussCode::TABLE_NOT_EXIST,
+                    format!("table {path} no longer exists (or was recreated)"),
+                )))),
+                Some(pm) => {
+                    let old = target.partition_id.swap(pm.partition_id, Ordering::AcqRel);
+                    if old >= 0 && old != pm.partition_id {
+                        log::warn!("{path} partition {name} was recreated (id {old} -> {})", pm.partition_id);
+                    }
+                    Ok(Some(MetadataAnswer::Leaders(pm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect())))
+                }
+                None => Err(Error::protocol(format!("Metadata for partition {name} of {path} did not answer for it"))),
+            },
+            Ok(other) => Err(Error::protocol(format!("Metadata answered with {other:?}"))),
+            Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    let pb_path = proto::PbTablePath { database_name: shared.path.database.clone(), table_name: shared.path.table.clone() };
+    let missing = format!("partition {} of table {} does not exist", shared.target.partition.as_deref().unwrap_or_default(), shared.path);
+    tokio::spawn(async move {
+        let timed = |req: Request, dest: Dest| {
+            let fut = backend.send(dest, req);
+            async move {
+                match tokio::time::timeout(budget, fut).await {
+                    Ok(r) => r,
+                    Err(_) => Err(Error::server(FlussCode::NETWORK_EXCEPTION, format!("request timed out after {budget:?}"))),
+                }
+            }
+        };
+        let result = match lookup(timed(Request::Metadata(query.clone()), Dest::Any).await) {
+            Ok(Some(answer)) => Ok(answer),
+            Ok(None) if !create => Ok(MetadataAnswer::TableGone(Error::server(
+                FlussCode::PARTITION_NOT_EXISTS,
+                format!("{missing} (client.writer.dynamic-create-partition.enabled is false)"),
+            ))),
+            Ok(None) => {
+                log::info!("{missing}: creating it");
+                let req = proto::CreatePartitionRequest { table_path: pb_path, partition_spec: spec, ignore_if_not_exists: true };
+                match timed(Request::CreatePartition(req), Dest::Coordinator).await {
+                    Ok(_) => match lookup(timed(Request::Metadata(query), Dest::Any).await) {
+                        Ok(Some(answer)) => Ok(answer),
+                        // Created but not visible yet: ask again after the usual backoff.
+                        Ok(None) => Err(Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("{missing} yet (just created)"))),
+                        Err(e) => Err(e),
+                    },
+                    Err(e) if e.code() == FlussCode::PARTITION_ALREADY_EXISTS => {
+                        Err(Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("{missing} yet (created by another writer)")))
+                    }
+                    Err(e) if e.is_retriable() => Err(e.context(format!("creating {missing}"))),
+                    Err(e) => Ok(MetadataAnswer::TableGone(e.context("creating the partition"))),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let _ = tx.send(Event::Metadata { token, result });
+        wake.notify_one();
     });
 }
 
@@ -460,6 +566,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
         until = until.min(m.until(p).unwrap_or(now));
         items.push((p.bucket, o.bytes.clone()));
     }
+    let partition_id = shared.target.partition_id();
     let request = match shared.kind {
         BatchKind::Log => Request::ProduceLog(proto::ProduceLogRequest {
             acks: cfg.acks,
@@ -467,7 +574,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
             timeout_ms,
             buckets_req: items
                 .into_iter()
-                .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records })
+                .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id, bucket_id: b, records })
                 .collect(),
         }),
         BatchKind::Kv => Request::PutKv(proto::PutKvRequest {
@@ -475,10 +582,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
             table_id: shared.target.table_id,
             timeout_ms,
             target_columns: shared.target_columns.clone(),
-            buckets_req: items
-                .into_iter()
-                .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records })
-                .collect(),
+            buckets_req: items.into_iter().map(|(b, records)| proto::PbPutKvReqForBucket { partition_id, bucket_id: b, records }).collect(),
             agg_mode: None,
         }),
     };
@@ -493,21 +597,28 @@ fn finish_batch(shared: &SenderShared, batch: WriteBatch, outcome: BatchOutcome)
     let now = shared.clock.now_nanos();
     let WriteBatch { bucket, entries, joins, tickets, .. } = batch;
     let mut finals = Vec::new();
+    let partition = shared.target.partition.clone();
     for (join, rows) in joins {
-        let part = BucketResult { bucket, rows, base_offset: outcome.base_offset, error: outcome.result.clone().err() };
-        if let Some(done) = join.record(part, &shared.target) {
-            finals.push((done, join.first_bucket));
+        let part = BucketResult {
+            partition: partition.clone(),
+            bucket,
+            rows,
+            base_offset: outcome.base_offset,
+            error: outcome.result.clone().err(),
+        };
+        if let Some(done) = join.record(part) {
+            finals.push((done, join.first_target.shard_partition(), join.first_bucket));
         }
     }
     if !entries.is_empty() || !tickets.is_empty() {
         let body = BatchJob { target: shared.target.clone(), bucket, outcome, entries };
-        let key = shard_key(shared.target.table_id, None, bucket);
+        let key = shard_key(shared.target.table_id, shared.target.shard_partition(), bucket);
         shared.scope.dispatch(Job::new(&shared.scope, key, tickets, now, Box::new(body)));
     }
-    for ((job, ticket), first_bucket) in finals {
+    for ((job, ticket), first_partition, first_bucket) in finals {
         let mut t = TicketSet::default();
         t.add(ticket);
-        let key = shard_key(shared.target.table_id, None, first_bucket);
+        let key = shard_key(shared.target.table_id, first_partition, first_bucket);
         shared.scope.dispatch(Job::new(&shared.scope, key, t, now, Box::new(job)));
     }
 }

@@ -14,9 +14,10 @@
 //! synchronous error: nothing was accepted and a given callback is dropped unused before the call
 //! returns.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use arrow_array::{RecordBatch, UInt32Array};
 use fluss_writer_dispatch::{
@@ -28,10 +29,11 @@ use super::accumulator::{Accumulator, BatchKind};
 use super::batch::{ArrowJoin, Entry, JobTarget, NewEntry};
 use super::callback::Callback;
 use super::completion::{ResultCell, SharedCallback, WriteCompletion, WriteResult};
-use super::sender::{self, SenderShared};
+use super::sender::{self, LanePartition, SenderShared};
 use crate::config::NoKeyAssigner;
 use crate::connection::ConnInner;
 use crate::error::{ClientCode, Error, Result};
+use crate::metadata::partition::{PartitionRouter, PARTITION_SEPARATOR};
 use crate::metadata::{Schema, TableInfo};
 use crate::row::{check_value, Value};
 use crate::table::Table;
@@ -206,24 +208,68 @@ impl<'a> CompletionTarget<'a> {
     }
 }
 
+/// One destination of a writer: the table, or one partition of a partitioned table. Each has
+/// its own batches (accumulator) and its own sender task; all lanes of a writer share its
+/// scope (callback slots, flush, close) and the connection's buffer memory.
+pub(crate) struct Lane {
+    acc: Arc<Accumulator>,
+    shared: Arc<SenderShared>,
+    /// The sticky bucket of rows without a bucket key.
+    sticky: AtomicI32,
+}
+
+/// The lanes of a writer.
+enum Lanes {
+    /// A table without partitions: one lane, created with the writer.
+    Single(Lane),
+    /// A partitioned table: a lane per partition written to, created by the first row for it.
+    Partitioned { router: PartitionRouter, keys: Vec<String>, lanes: RwLock<HashMap<Arc<str>, Arc<Lane>>> },
+}
+
+/// A lane in use by one write call.
+enum LaneRef<'a> {
+    Borrowed(&'a Lane),
+    Shared(Arc<Lane>),
+}
+
+impl std::ops::Deref for LaneRef<'_> {
+    type Target = Lane;
+    fn deref(&self) -> &Lane {
+        match self {
+            LaneRef::Borrowed(l) => l,
+            LaneRef::Shared(l) => l,
+        }
+    }
+}
+
+/// What every lane of a writer is built with.
+struct LaneConfig {
+    kind: BatchKind,
+    compression: ArrowCompression,
+    /// PutKv target columns (partial update); empty = all.
+    target_columns: Vec<i32>,
+}
+
 /// What both writers share.
 pub(crate) struct WriterCore {
     conn: Arc<ConnInner>,
     table: Table,
     pub(crate) scope: Scope,
-    acc: Arc<Accumulator>,
-    shared: Arc<SenderShared>,
+    lanes: Lanes,
+    lane_config: LaneConfig,
     budget: WaitBudget,
     buffer: Arc<Permits>,
     clock: Arc<dyn Clock>,
     schema: Arc<Schema>,
     bucket_key: Vec<usize>,
+    /// The key columns inside a partition (the primary key without partition columns).
     pk: Vec<usize>,
+    /// The whole primary key (what `delete` takes).
+    pk_full: Vec<usize>,
     bucket_key_is_pk: bool,
     bucket_count: i32,
     batch_size: usize,
     assigner: NoKeyAssigner,
-    sticky: AtomicI32,
     round_robin: AtomicU32,
     /// Partial update: the target columns (all others are written as null and left alone).
     target_columns: Option<Vec<usize>>,
@@ -285,47 +331,32 @@ impl WriterCore {
             conn.clock.clone(),
         );
         let config = conn.config.clone();
-        let acc = Arc::new(Accumulator::new(
-            info.bucket_count() as usize,
-            schema.clone(),
-            info.schema_id as i16,
+        let lane_config = LaneConfig {
             kind,
-            config.batch_size as usize,
-        ));
-        let target =
-            Arc::new(JobTarget { table: Arc::new(info.path.clone()), table_id: info.table_id, per_record_offsets: kind == BatchKind::Log });
-        let target_cols_wire: Vec<i32> = target_columns.as_ref().map(|c| c.iter().map(|&i| i as i32).collect()).unwrap_or_default();
-        let shared = Arc::new(SenderShared::new(
-            acc.clone(),
-            conn.backend.clone(),
-            scope.clone(),
-            conn.buffer.clone(),
-            config.clone(),
-            target,
-            info.path.clone(),
-            info.schema_id as i16,
-            kind,
-            ArrowCompression::from_property(info.descriptor.properties.get(ArrowCompression::PROPERTY).map(String::as_str))?,
-            target_cols_wire,
-            table.leaders(),
-            conn.clock.clone(),
-        ));
+            compression: ArrowCompression::from_property(info.descriptor.properties.get(ArrowCompression::PROPERTY).map(String::as_str))?,
+            target_columns: target_columns.as_ref().map(|c| c.iter().map(|&i| i as i32).collect()).unwrap_or_default(),
+        };
+        let lanes = match PartitionRouter::new(info.schema(), info.partition_keys())? {
+            None => Lanes::Single(build_lane(&conn, info, &schema, &scope, &lane_config, None, table.leaders())),
+            Some(router) => Lanes::Partitioned { router, keys: info.partition_keys().to_vec(), lanes: RwLock::new(HashMap::new()) },
+        };
         let budget = match config.buffer_wait_timeout {
             None => WaitBudget::Unbounded,
             Some(d) if d.is_zero() => WaitBudget::NonBlocking,
             Some(d) => WaitBudget::Timeout(d),
         };
         let bucket_key = info.bucket_key_indexes();
-        let pk = info.schema().primary_key_indexes();
+        let pk = info.physical_key_indexes();
+        let pk_full = info.schema().primary_key_indexes();
         let bucket_count = info.bucket_count();
         let core = Arc::new(WriterCore {
             bucket_key_is_pk: bucket_key == pk,
             bucket_key,
             pk,
+            pk_full,
             bucket_count,
             batch_size: config.batch_size as usize,
             assigner: config.no_key_assigner,
-            sticky: AtomicI32::new((conn.clock.now_nanos() % bucket_count as u64) as i32),
             round_robin: AtomicU32::new(0),
             target_columns,
             closed: AtomicBool::new(false),
@@ -333,15 +364,60 @@ impl WriterCore {
             buffer: conn.buffer.clone(),
             clock: conn.clock.clone(),
             schema,
-            acc,
-            shared: shared.clone(),
+            lanes,
+            lane_config,
             scope,
             table,
             conn: conn.clone(),
         });
-        conn.spawn_sender(sender::run(shared));
         conn.register_writer(&core);
         Ok(core)
+    }
+
+    /// The lane of a row (already checked against the schema): the table's, or its
+    /// partition's. A row whose partition values do not form a partition name is `INVALID_ROW`.
+    fn lane_for_row(&self, row: &[Value]) -> Result<LaneRef<'_>> {
+        match &self.lanes {
+            Lanes::Single(l) => Ok(LaneRef::Borrowed(l)),
+            Lanes::Partitioned { router, .. } => NAME.with(|n| {
+                let mut n = n.borrow_mut();
+                router.name_of(&self.schema, row, &mut n)?;
+                self.lane_named(&n).map(LaneRef::Shared)
+            }),
+        }
+    }
+
+    /// The lane of the partition called `name`, created (with its sender) on first use.
+    fn lane_named(&self, name: &str) -> Result<Arc<Lane>> {
+        let Lanes::Partitioned { keys, lanes, .. } = &self.lanes else { unreachable!("a partitioned writer") };
+        if let Some(l) = lanes.read().unwrap_or_else(|p| p.into_inner()).get(name) {
+            return Ok(l.clone());
+        }
+        let mut map = lanes.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = map.get(name) {
+            return Ok(l.clone());
+        }
+        // Under the write lock, so that close (which sets the flag, then takes this lock to
+        // close every lane) never misses a lane.
+        self.check_open()?;
+        let values: Vec<&str> = name.split(PARTITION_SEPARATOR).collect();
+        let spec = crate::admin::spec_pb(keys, &values);
+        let name: Arc<str> = name.into();
+        let leaders = vec![None; self.bucket_count as usize];
+        let info = self.table.info();
+        let lane =
+            Arc::new(build_lane(&self.conn, info, &self.schema, &self.scope, &self.lane_config, Some((name.clone(), spec)), leaders));
+        map.insert(name, lane.clone());
+        Ok(lane)
+    }
+
+    /// Run `f` on every lane (under the lane map's write lock for a partitioned writer, so no
+    /// lane is created meanwhile).
+    fn each_lane(&self, mut f: impl FnMut(&Lane)) {
+        match &self.lanes {
+            Lanes::Single(l) => f(l),
+            Lanes::Partitioned { lanes, .. } => lanes.write().unwrap_or_else(|p| p.into_inner()).values().for_each(|l| f(l)),
+        }
     }
 
     fn check_open(&self) -> Result<()> {
@@ -408,10 +484,10 @@ impl WriterCore {
     }
 
     /// The bucket of a log row: hash of its bucket key, or the no-key assigner.
-    fn log_bucket(&self, row: &[Value], scratch: &mut Vec<u8>) -> Result<i32> {
+    fn log_bucket(&self, lane: &Lane, row: &[Value], scratch: &mut Vec<u8>) -> Result<i32> {
         if self.bucket_key.is_empty() {
             return Ok(match self.assigner {
-                NoKeyAssigner::Sticky => self.sticky.load(Ordering::Relaxed),
+                NoKeyAssigner::Sticky => lane.sticky.load(Ordering::Relaxed),
                 NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
             });
         }
@@ -420,11 +496,11 @@ impl WriterCore {
         Ok(self.key_bucket(scratch))
     }
 
-    /// Move the sticky bucket on after its batch filled.
-    fn next_sticky(&self, from: i32) {
+    /// Move a lane's sticky bucket on after its batch filled.
+    fn next_sticky(&self, lane: &Lane, from: i32) {
         if self.bucket_count > 1 {
             let step = 1 + (self.clock.now_nanos() % (self.bucket_count as u64 - 1)) as i32;
-            let _ = self.sticky.compare_exchange(from, (from + step) % self.bucket_count, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = lane.sticky.compare_exchange(from, (from + step) % self.bucket_count, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 
@@ -433,12 +509,13 @@ impl WriterCore {
         check_arrow_row(&self.schema, row)?;
         let size = estimate_row_size(row);
         self.too_large(size)?;
-        let bucket = SCRATCH.with(|s| self.log_bucket(row, &mut s.borrow_mut().0))?;
+        let lane = self.lane_for_row(row)?;
+        let bucket = SCRATCH.with(|s| self.log_bucket(&lane, row, &mut s.borrow_mut().0))?;
         let (entry, result) = notify.into_entry(&self.scope);
         let ticket = self.admit(size as u64)?;
-        let appended = self.acc.append_row(bucket, row, size, entry, ticket, &*self.clock);
+        let appended = lane.acc.append_row(bucket, row, size, entry, ticket, &*self.clock);
         if appended.closed_full && self.bucket_key.is_empty() && self.assigner == NoKeyAssigner::Sticky {
-            self.next_sticky(bucket);
+            self.next_sticky(&lane, bucket);
         }
         Ok(result)
     }
@@ -458,9 +535,10 @@ impl WriterCore {
                     self.schema.len()
                 )));
             }
-            for &i in &self.pk {
+            for &i in &self.pk_full {
                 check_value(&self.schema.columns()[i], &row[i])?;
             }
+            let lane = self.lane_for_row(row)?;
             encode_key(&self.schema, &self.pk, row, key)?;
             if !delete {
                 match &self.target_columns {
@@ -491,18 +569,22 @@ impl WriterCore {
             self.too_large(size)?;
             let (entry, result) = notify.into_entry(&self.scope);
             let ticket = self.admit(size as u64)?;
-            self.acc.append_kv(bucket, key, value_ref, size, entry, ticket, &*self.clock);
+            lane.acc.append_kv(bucket, key, value_ref, size, entry, ticket, &*self.clock);
             Ok(result)
         })
     }
 
     /// A full-width row with the primary-key values in place and nulls elsewhere.
     pub(crate) fn key_row(&self, key: &[Value]) -> Result<Vec<Value>> {
-        if key.len() != self.pk.len() {
-            return Err(Error::invalid_row(format!("the key has {} values but the primary key has {} columns", key.len(), self.pk.len())));
+        if key.len() != self.pk_full.len() {
+            return Err(Error::invalid_row(format!(
+                "the key has {} values but the primary key has {} columns",
+                key.len(),
+                self.pk_full.len()
+            )));
         }
         let mut row = vec![Value::Null; self.schema.len()];
-        for (v, &i) in key.iter().zip(&self.pk) {
+        for (v, &i) in key.iter().zip(&self.pk_full) {
             row[i] = v.clone();
         }
         Ok(row)
@@ -529,22 +611,53 @@ impl WriterCore {
                 ),
             ));
         }
-        // Bucket of every row.
-        let groups: Vec<(i32, RecordBatch, Vec<usize>)> = if self.bucket_key.is_empty() {
-            let bucket = match self.assigner {
-                NoKeyAssigner::Sticky => self.sticky.load(Ordering::Relaxed),
-                NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
-            };
-            vec![(bucket, rb.clone(), sizes)]
-        } else {
+        // The lane (table or partition) of every row, then the bucket of every row in its lane.
+        let types = self.schema.types();
+        let by_lane: Vec<(LaneRef<'_>, RecordBatch, Vec<usize>)> = match &self.lanes {
+            Lanes::Single(l) => vec![(LaneRef::Borrowed(l), rb.clone(), sizes)],
+            Lanes::Partitioned { router, .. } => {
+                let mut names: Vec<String> = Vec::new();
+                let mut idx: Vec<Vec<u32>> = Vec::new();
+                let mut vals = vec![Value::Null; self.schema.len()];
+                let mut name = String::new();
+                for r in 0..rows {
+                    for &c in router.columns() {
+                        vals[c] = arrow_value(rb.column(c).as_ref(), types[c], r)?;
+                    }
+                    router.name_of(&self.schema, &vals, &mut name).map_err(|e| e.context(format!("row {r} of the Arrow batch")))?;
+                    match names.iter().position(|n| *n == name) {
+                        Some(p) => idx[p].push(r as u32),
+                        None => {
+                            names.push(name.clone());
+                            idx.push(vec![r as u32]);
+                        }
+                    }
+                }
+                let mut out = Vec::with_capacity(names.len());
+                for (n, ix) in names.iter().zip(idx) {
+                    let part_sizes: Vec<usize> = ix.iter().map(|&r| sizes[r as usize]).collect();
+                    out.push((LaneRef::Shared(self.lane_named(n)?), take_rows(&rb, ix)?, part_sizes));
+                }
+                out
+            }
+        };
+        let mut groups: Vec<(usize, i32, RecordBatch, Vec<usize>)> = Vec::new();
+        for (li, (lane, lb, lane_sizes)) in by_lane.iter().enumerate() {
+            if self.bucket_key.is_empty() {
+                let bucket = match self.assigner {
+                    NoKeyAssigner::Sticky => lane.sticky.load(Ordering::Relaxed),
+                    NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
+                };
+                groups.push((li, bucket, lb.clone(), lane_sizes.clone()));
+                continue;
+            }
             let mut order: Vec<i32> = Vec::new();
             let mut idx: Vec<Vec<u32>> = Vec::new();
             let mut key = Vec::new();
             let mut vals = vec![Value::Null; self.schema.len()];
-            let types = self.schema.types();
-            for r in 0..rows {
+            for r in 0..lb.num_rows() {
                 for &c in &self.bucket_key {
-                    vals[c] = arrow_value(rb.column(c).as_ref(), types[c], r)?;
+                    vals[c] = arrow_value(lb.column(c).as_ref(), types[c], r)?;
                 }
                 key.clear();
                 encode_key(&self.schema, &self.bucket_key, &vals, &mut key)?;
@@ -557,43 +670,42 @@ impl WriterCore {
                     }
                 }
             }
-            let mut out = Vec::with_capacity(order.len());
             for (b, ix) in order.into_iter().zip(idx) {
-                let group_sizes: Vec<usize> = ix.iter().map(|&r| sizes[r as usize]).collect();
-                let indices = UInt32Array::from(ix);
-                let cols = rb
-                    .columns()
-                    .iter()
-                    .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
-                out.push((b, RecordBatch::try_new(rb.schema(), cols)?, group_sizes));
+                let group_sizes: Vec<usize> = ix.iter().map(|&r| lane_sizes[r as usize]).collect();
+                groups.push((li, b, take_rows(lb, ix)?, group_sizes));
             }
-            out
-        };
+        }
         // Chunks of consecutive rows whose sizes add up to at most a batch.
-        let mut chunks: Vec<(i32, RecordBatch, usize)> = Vec::new();
-        for (b, g, group_sizes) in groups {
+        let mut chunks: Vec<(usize, i32, RecordBatch, usize)> = Vec::new();
+        for (li, b, g, group_sizes) in groups {
             let (mut start, mut bytes) = (0, 0usize);
             for (r, &s) in group_sizes.iter().enumerate() {
                 if r > start && bytes + s > self.batch_size {
-                    chunks.push((b, g.slice(start, r - start), bytes.max(1)));
+                    chunks.push((li, b, g.slice(start, r - start), bytes.max(1)));
                     (start, bytes) = (r, 0);
                 }
                 bytes += s;
             }
-            chunks.push((b, g.slice(start, group_sizes.len() - start), bytes.max(1)));
+            chunks.push((li, b, g.slice(start, group_sizes.len() - start), bytes.max(1)));
         }
-        let total: usize = chunks.iter().map(|c| c.2).sum();
-        let first_bucket = chunks[0].0;
+        let total: usize = chunks.iter().map(|c| c.3).sum();
+        let (first_lane, first_bucket) = (chunks[0].0, chunks[0].1);
         let (entry, result) = notify.into_entry(&self.scope);
         let ticket = self.admit(total as u64)?;
-        let join = ArrowJoin::new(chunks.len(), first_bucket, entry.map(NewEntry::into_owned), ticket);
+        let first_target = by_lane[first_lane].0.shared.target.clone();
+        let join = ArrowJoin::new(chunks.len(), first_bucket, first_target, entry.map(NewEntry::into_owned), ticket);
         let now = self.clock.now_nanos();
-        for (b, chunk, size) in chunks {
-            self.acc.append_arrow_group(b, chunk, size, join.clone(), now);
+        let mut used: Vec<Option<i32>> = vec![None; by_lane.len()];
+        for (li, b, chunk, size) in chunks {
+            by_lane[li].0.acc.append_arrow_group(b, chunk, size, join.clone(), now);
+            used[li].get_or_insert(b);
         }
         if self.bucket_key.is_empty() && self.assigner == NoKeyAssigner::Sticky {
-            self.next_sticky(first_bucket);
+            for (lane, b) in by_lane.iter().zip(used) {
+                if let Some(b) = b {
+                    self.next_sticky(&lane.0, b);
+                }
+            }
         }
         Ok(result)
     }
@@ -603,7 +715,7 @@ impl WriterCore {
             return Err(Error::client(ClientCode::CalledFromCallback, "flush called from inside a completion callback"));
         }
         self.conn.check_usable()?;
-        self.acc.close_all_open();
+        self.each_lane(|l| l.acc.close_all_open());
         let deadline = match timeout {
             None => Deadline::never(),
             Some(t) => Deadline::after(t, &*self.clock),
@@ -621,7 +733,7 @@ impl WriterCore {
         }
         self.closed.store(true, Ordering::Release);
         self.scope.close();
-        self.shared.close();
+        self.each_lane(|l| l.shared.close());
         let deadline = match timeout {
             None => Deadline::never(),
             Some(t) => Deadline::after(t, &*self.clock),
@@ -629,7 +741,7 @@ impl WriterCore {
         match self.scope.wait_idle(deadline) {
             Ok(()) => Ok(()),
             Err(e) => {
-                self.shared.abort();
+                self.each_lane(|l| l.shared.abort());
                 Err(flush_error(e).context("close"))
             }
         }
@@ -639,7 +751,7 @@ impl WriterCore {
     pub(crate) fn close_nonblocking(&self) {
         self.closed.store(true, Ordering::Release);
         self.scope.close();
-        self.shared.close();
+        self.each_lane(|l| l.shared.close());
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -649,7 +761,20 @@ impl WriterCore {
     /// Wait (up to `timeout`) until the sender exited: every batch completed and its job was
     /// handed to the executor.
     pub(crate) fn wait_sender_exited(&self, timeout: Option<Duration>) -> bool {
-        self.shared.wait_exited(timeout)
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut all = true;
+        self.each_lane(|l| {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            all &= l.shared.wait_exited(left);
+        });
+        all
+    }
+
+    /// Whether every lane's sender exited.
+    fn senders_exited(&self) -> bool {
+        let mut all = true;
+        self.each_lane(|l| all &= l.shared.has_exited());
+        all
     }
 
     pub(crate) fn stats(&self) -> WriterStats {
@@ -687,6 +812,55 @@ pub(crate) fn interrupted_error(what: &str) -> Error {
 thread_local! {
     /// Per-thread scratch buffers for key and value encoding (no allocation per record).
     static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    /// Per-thread scratch for partition names.
+    static NAME: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// The rows `ix` of `rb`, in that order.
+fn take_rows(rb: &RecordBatch, ix: Vec<u32>) -> Result<RecordBatch> {
+    let indices = UInt32Array::from(ix);
+    let cols =
+        rb.columns().iter().map(|c| arrow_select::take::take(c.as_ref(), &indices, None)).collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(RecordBatch::try_new(rb.schema(), cols)?)
+}
+
+/// A lane of a writer with its sender task running: the table's (`partition` None) or a
+/// partition's (its name and spec), starting from `leaders` (index = bucket).
+fn build_lane(
+    conn: &Arc<ConnInner>,
+    info: &TableInfo,
+    schema: &Arc<Schema>,
+    scope: &Scope,
+    lc: &LaneConfig,
+    partition: Option<(Arc<str>, crate::wire::proto::PbPartitionSpec)>,
+    leaders: Vec<Option<i32>>,
+) -> Lane {
+    let config = conn.config.clone();
+    let buckets = info.bucket_count();
+    let acc = Arc::new(Accumulator::new(buckets as usize, schema.clone(), info.schema_id as i16, lc.kind, config.batch_size as usize));
+    let (name, lane_partition) = match partition {
+        None => (None, None),
+        Some((name, spec)) => (Some(name), Some(LanePartition { spec, create: config.dynamic_create_partition })),
+    };
+    let target = Arc::new(JobTarget::new(Arc::new(info.path.clone()), info.table_id, lc.kind == BatchKind::Log, name));
+    let shared = Arc::new(SenderShared::new(
+        acc.clone(),
+        conn.backend.clone(),
+        scope.clone(),
+        conn.buffer.clone(),
+        config,
+        target,
+        info.path.clone(),
+        info.schema_id as i16,
+        lc.kind,
+        lc.compression,
+        lc.target_columns.clone(),
+        lane_partition,
+        leaders,
+        conn.clock.clone(),
+    ));
+    conn.spawn_sender(sender::run(shared.clone()));
+    Lane { acc, shared, sticky: AtomicI32::new((conn.clock.now_nanos() % buckets as u64) as i32) }
 }
 
 macro_rules! write_forms {
@@ -810,7 +984,7 @@ impl UpsertWriter {
 }
 
 fn drop_writer(core: &WriterCore) {
-    if core.is_closed() && core.shared.has_exited() {
+    if core.is_closed() && core.senders_exited() {
         return;
     }
     if in_callback() {

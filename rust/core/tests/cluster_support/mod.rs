@@ -229,8 +229,8 @@ pub fn offsets(conn: &Connection, info: &TableInfo) -> Vec<(i64, i64)> {
             retry_at_leader(conn, info, b, "ListOffsets", Duration::from_secs(30), |c, leader| {
                 let backend = c.backend().clone();
                 c.block_on(async move {
-                    let e = list_offsets(&*backend, leader, table_id, &[b], EARLIEST_OFFSET).await?[0].1;
-                    let l = list_offsets(&*backend, leader, table_id, &[b], LATEST_OFFSET).await?[0].1;
+                    let e = list_offsets(&*backend, leader, table_id, None, &[b], EARLIEST_OFFSET).await?[0].1;
+                    let l = list_offsets(&*backend, leader, table_id, None, &[b], LATEST_OFFSET).await?[0].1;
                     Ok((e, l))
                 })
             })
@@ -250,7 +250,7 @@ pub fn read_log(conn: &Connection, info: &TableInfo) -> Vec<LogRecord> {
             let table_id = info.table_id;
             let (_, bytes): (i64, Bytes) = retry_at_leader(conn, info, b, "FetchLog", Duration::from_secs(30), |c, leader| {
                 let backend = c.backend().clone();
-                c.block_on(async move { fetch_log(&*backend, leader, table_id, b, next, 8 << 20).await })
+                c.block_on(async move { fetch_log(&*backend, leader, table_id, None, b, next, 8 << 20).await })
             });
             let batches = LogBatch::parse_all(&bytes).unwrap();
             assert!(!batches.is_empty(), "FetchLog of bucket {b} from {next} (hw {hw}) returned no complete batch");
@@ -318,7 +318,7 @@ pub fn lookup_rows(conn: &Connection, info: &TableInfo, rows: &[Row]) -> Vec<Opt
             let values = retry_at_leader(conn, info, b, "Lookup", Duration::from_secs(45), |c, leader| {
                 let backend = c.backend().clone();
                 let ks = ks.clone();
-                c.block_on(async move { lookup(&*backend, leader, table_id, b, ks).await })
+                c.block_on(async move { lookup(&*backend, leader, table_id, None, b, ks).await })
             });
             for ((i, _), v) in chunk.iter().zip(values) {
                 out[*i] = v.map(|v| {

@@ -1,0 +1,507 @@
+//! Partitioned tables, end to end: DDL (create, list, drop partitions), writes routed by value
+//! (rows, keys, Arrow batches across partitions), create on write with and without
+//! `client.writer.dynamic-create-partition.enabled`, primary-key partitioned tables (upsert,
+//! delete, lookup), bad partition values, a partition dropped under pending writes, auto
+//! partitions, and read-back per partition.
+//!
+//! Every test runs on the embedded engine, and those marked `_cluster` also against the real
+//! Fluss 0.9.1 cluster at FLUSS_BOOTSTRAP_SERVERS (see `cluster_support`).
+
+mod cluster_support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+use cluster_support::{bootstrap, bounded, connect, database, unique};
+use fluss_writer::embedded::ChangeType;
+use fluss_writer::partition::AutoPartition;
+use fluss_writer::{
+    ClientCode, Config, Connection, DataType, FlussCode, PartitionSpec, Schema, TableDescriptor, TablePath, Value, WriteCompletion,
+    WriterOptions,
+};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn embedded(extra: &[(&str, &str)]) -> Connection {
+    let mut c = Config::default();
+    c.set("bootstrap.servers", "embedded").unwrap();
+    c.set("client.writer.batch-timeout", "5ms").unwrap();
+    for (k, v) in extra {
+        c.set(k, v).unwrap();
+    }
+    Connection::connect(c).unwrap()
+}
+
+/// A log table partitioned by `dt` (STRING), 3 buckets keyed by `id`.
+fn log_descriptor() -> TableDescriptor {
+    let schema = Schema::builder()
+        .column_not_null("id", DataType::BigInt)
+        .column("dt", DataType::String)
+        .column("msg", DataType::String)
+        .build()
+        .unwrap();
+    TableDescriptor::new(schema).with_bucket_count(3).with_bucket_key(["id"]).with_partition_keys(["dt"])
+}
+
+fn create(conn: &Connection, prefix: &str, d: &TableDescriptor) -> TablePath {
+    let path = TablePath::new(database(conn), unique(prefix)).unwrap();
+    conn.admin().create_table(&path, d, false).unwrap();
+    path
+}
+
+fn spec(dt: &str) -> PartitionSpec {
+    PartitionSpec::new([("dt", dt)])
+}
+
+/// Records completions.
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<WriteCompletion>>>);
+
+impl Seen {
+    fn cb(&self) -> impl FnOnce(&WriteCompletion) + Send + 'static {
+        let s = self.0.clone();
+        move |c: &WriteCompletion| s.lock().unwrap().push(c.clone())
+    }
+    fn all(&self) -> Vec<WriteCompletion> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+fn ddl(conn: &Connection) {
+    let admin = conn.admin();
+    let path = create(conn, "pddl", &log_descriptor());
+    assert!(admin.list_partitions(&path).unwrap().is_empty());
+    admin.create_partition(&path, &spec("2026-12-03"), false).unwrap();
+    admin.create_partition(&path, &spec("2026-12-04"), false).unwrap();
+    let e = admin.create_partition(&path, &spec("2026-12-03"), false).unwrap_err();
+    assert_eq!(e.code(), FlussCode::PARTITION_ALREADY_EXISTS, "{e}");
+    admin.create_partition(&path, &spec("2026-12-03"), true).unwrap();
+    let parts = admin.list_partitions(&path).unwrap();
+    let names: Vec<&str> = parts.iter().map(|p| p.partition_name.as_str()).collect();
+    assert_eq!(names, ["2026-12-03", "2026-12-04"]);
+    assert_ne!(parts[0].partition_id, parts[1].partition_id);
+    assert_eq!(parts[0].spec.get("dt"), Some("2026-12-03"));
+
+    // Bad specs name the key at fault, before anything is sent.
+    for (bad, what) in [
+        (PartitionSpec::new([("day", "x")]), "\"day\""),
+        (PartitionSpec::new([("dt", "a b")]), "\"dt\""),
+        (PartitionSpec::new::<&str, &str>([]), "\"dt\""),
+    ] {
+        let e = admin.create_partition(&path, &bad, false).unwrap_err();
+        assert_eq!(e.code(), ClientCode::InvalidTable as i32, "{e}");
+        assert!(e.message().contains(what), "{e}");
+    }
+
+    admin.drop_partition(&path, &spec("2026-12-04"), false).unwrap();
+    let e = admin.drop_partition(&path, &spec("2026-12-04"), false).unwrap_err();
+    assert_eq!(e.code(), FlussCode::PARTITION_NOT_EXISTS, "{e}");
+    admin.drop_partition(&path, &spec("2026-12-04"), true).unwrap();
+    let names: Vec<String> = admin.list_partitions(&path).unwrap().into_iter().map(|p| p.partition_name).collect();
+    assert_eq!(names, ["2026-12-03"]);
+    // A recreated partition gets a new id.
+    let old = admin.list_partitions(&path).unwrap()[0].partition_id;
+    admin.drop_partition(&path, &spec("2026-12-03"), false).unwrap();
+    admin.create_partition(&path, &spec("2026-12-03"), false).unwrap();
+    assert_ne!(admin.list_partitions(&path).unwrap()[0].partition_id, old);
+
+    // Partition calls on a table without partition keys.
+    let plain = create(conn, "pplain", &TableDescriptor::new(log_descriptor().schema).with_bucket_count(1));
+    assert_eq!(admin.list_partitions(&plain).unwrap_err().code(), FlussCode::TABLE_NOT_PARTITIONED);
+    assert_eq!(admin.create_partition(&plain, &spec("x"), false).unwrap_err().code(), FlussCode::TABLE_NOT_PARTITIONED);
+
+    // Descriptor rules.
+    let dec = Schema::builder().column("k", DataType::Decimal { precision: 5, scale: 2 }).column("v", DataType::Int).build().unwrap();
+    let e = admin
+        .create_table(
+            &TablePath::new(database(conn), unique("pdec")).unwrap(),
+            &TableDescriptor::new(dec).with_partition_keys(["k"]),
+            false,
+        )
+        .unwrap_err();
+    assert_eq!(e.code(), ClientCode::InvalidTable as i32, "{e}");
+    let pk = Schema::builder().column_not_null("id", DataType::BigInt).column("dt", DataType::String).primary_key(["id"]).build().unwrap();
+    let e = admin
+        .create_table(&TablePath::new(database(conn), unique("ppk")).unwrap(), &TableDescriptor::new(pk).with_partition_keys(["dt"]), false)
+        .unwrap_err();
+    assert!(e.message().contains("primary key"), "{e}");
+}
+
+#[test]
+fn ddl_embedded() {
+    ddl(&embedded(&[]));
+}
+
+#[test]
+fn ddl_cluster() {
+    let Some(b) = bootstrap("partitions::ddl_cluster") else { return };
+    bounded("ddl_cluster", LIMIT, move || ddl(&connect(&b, &[])));
+}
+
+/// Rows for three partitions (two created beforehand, one created by the writer), with
+/// callbacks, an Arrow batch across partitions, and read-back per partition.
+fn routing(conn: &Connection) {
+    let path = create(conn, "proute", &log_descriptor());
+    let admin = conn.admin();
+    admin.create_partition(&path, &spec("2026-12-01"), false).unwrap();
+    admin.create_partition(&path, &spec("2026-12-02"), false).unwrap();
+    let table = conn.get_table(&path).unwrap();
+    let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    let days = ["2026-12-01", "2026-12-02", "2026-12-03"];
+    let seen = Seen::default();
+    let n = 600i64;
+    for i in 0..n {
+        let row = vec![Value::BigInt(i), Value::String(days[i as usize % 3].into()), Value::String(format!("m{i}"))];
+        w.append_with_callback(&row, seen.cb()).unwrap();
+    }
+    // One Arrow batch whose rows go to all three partitions (and several buckets).
+    let ids: Vec<i64> = (n..n + 30).collect();
+    let dts: Vec<&str> = (0..30).map(|i| days[i % 3]).collect();
+    let msgs: Vec<String> = ids.iter().map(|i| format!("m{i}")).collect();
+    let rb = RecordBatch::try_new(
+        table.info().schema().to_arrow(),
+        vec![
+            Arc::new(Int64Array::from(ids.clone())) as ArrayRef,
+            Arc::new(StringArray::from(dts)) as ArrayRef,
+            Arc::new(StringArray::from(msgs)) as ArrayRef,
+        ],
+    )
+    .unwrap();
+    let arrow = w.write_arrow_batch(&rb).unwrap();
+    w.flush(None).unwrap();
+    let done = arrow.wait(Some(Duration::from_secs(30))).unwrap();
+    assert!(done.is_ok(), "{:?}", done.error);
+    let parts: std::collections::BTreeSet<&str> = done.bucket_results.iter().map(|r| r.partition.as_deref().unwrap()).collect();
+    assert_eq!(parts.len(), 3, "{:?}", done.bucket_results);
+    assert_eq!(done.bucket_results.iter().map(|r| r.rows).sum::<usize>(), 30);
+
+    let all = seen.all();
+    assert_eq!(all.len(), n as usize);
+    // Where each record's callback says it went.
+    let mut at: BTreeMap<(String, i32, i64), i64> = BTreeMap::new();
+    let ids_by_partition: BTreeMap<String, i64> =
+        admin.list_partitions(&path).unwrap().into_iter().map(|p| (p.partition_name, p.partition_id)).collect();
+    assert_eq!(ids_by_partition.keys().collect::<Vec<_>>(), days.iter().collect::<Vec<_>>(), "the writer created 2026-12-03");
+    for c in &all {
+        assert!(c.is_ok(), "{:?}", c.error);
+        let p = c.partition.as_deref().expect("a partition").to_string();
+        assert_eq!(c.partition_id, Some(ids_by_partition[&p]));
+        at.insert((p, c.bucket, c.offset), -1);
+    }
+    // Read every bucket of every partition back: each row is in the partition of its dt, once.
+    let mut count = 0;
+    for day in days {
+        for b in 0..3 {
+            for r in table.scan_partition(day, b, 0).unwrap() {
+                assert_eq!(r.change_type, ChangeType::AppendOnly);
+                assert_eq!(r.row[1], Value::String(day.into()));
+                let Value::BigInt(id) = r.row[0] else { panic!("{:?}", r.row) };
+                if id < n {
+                    let slot = at.get_mut(&(day.to_string(), b, r.offset)).expect("a callback reported this place");
+                    assert_eq!(*slot, -1, "two records at one place");
+                    *slot = id;
+                }
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, n + 30);
+    assert!(at.values().all(|&v| v >= 0));
+    let e = table.scan_partition("2027-01-01", 0, 0).unwrap_err();
+    assert_eq!(e.code(), FlussCode::PARTITION_NOT_EXISTS, "{e}");
+    w.close(None).unwrap();
+}
+
+#[test]
+fn routing_embedded() {
+    routing(&embedded(&[]));
+}
+
+#[test]
+fn routing_cluster() {
+    let Some(b) = bootstrap("partitions::routing_cluster") else { return };
+    bounded("routing_cluster", LIMIT, move || routing(&connect(&b, &[])));
+}
+
+/// With create on write off, rows for a missing partition fail in their callbacks with
+/// PARTITION_NOT_EXISTS, exactly once; rows for an existing partition are unaffected.
+fn no_create(conn: &Connection) {
+    let path = create(conn, "pnocreate", &log_descriptor());
+    conn.admin().create_partition(&path, &spec("here"), false).unwrap();
+    let w = conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    let seen = Seen::default();
+    for i in 0..200i64 {
+        let dt = if i % 2 == 0 { "here" } else { "missing" };
+        w.append_with_callback(&[Value::BigInt(i), Value::String(dt.into()), Value::Null], seen.cb()).unwrap();
+    }
+    w.flush(Some(Duration::from_secs(60))).unwrap();
+    let all = seen.all();
+    assert_eq!(all.len(), 200);
+    for c in &all {
+        match c.partition.as_deref() {
+            Some("here") => assert!(c.is_ok(), "{:?}", c.error),
+            Some("missing") => assert_eq!(c.error_code(), FlussCode::PARTITION_NOT_EXISTS, "{:?}", c.error),
+            other => panic!("{other:?}"),
+        }
+    }
+    let names: Vec<String> = conn.admin().list_partitions(&path).unwrap().into_iter().map(|p| p.partition_name).collect();
+    assert_eq!(names, ["here"]);
+    // Once the partition exists, the same writer writes to it.
+    conn.admin().create_partition(&path, &spec("missing"), false).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let r = w.append(&[Value::BigInt(1000), Value::String("missing".into()), Value::Null]).unwrap();
+        w.flush(None).unwrap();
+        let c = r.wait(None).unwrap();
+        if c.is_ok() {
+            break;
+        }
+        assert_eq!(c.error_code(), FlussCode::PARTITION_NOT_EXISTS);
+        assert!(Instant::now() < deadline, "the created partition was never written");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    w.close(None).unwrap();
+}
+
+#[test]
+fn no_create_on_write_embedded() {
+    no_create(&embedded(&[("client.writer.dynamic-create-partition.enabled", "false")]));
+}
+
+#[test]
+fn no_create_on_write_cluster() {
+    let Some(b) = bootstrap("partitions::no_create_on_write_cluster") else { return };
+    bounded("no_create_on_write_cluster", LIMIT, move || {
+        no_create(&connect(&b, &[("client.writer.dynamic-create-partition.enabled", "false")]))
+    });
+}
+
+/// A primary-key table partitioned by (region, day): upserts, deletes and lookups per partition;
+/// the key inside a partition leaves out the partition columns.
+fn pk_partitioned(conn: &Connection) {
+    let schema = Schema::builder()
+        .column_not_null("region", DataType::String)
+        .column_not_null("day", DataType::Date)
+        .column_not_null("id", DataType::Int)
+        .column("v", DataType::String)
+        .primary_key(["region", "day", "id"])
+        .build()
+        .unwrap();
+    let d = TableDescriptor::new(schema).with_bucket_count(2).with_partition_keys(["region", "day"]);
+    let path = create(conn, "ppk", &d);
+    let table = conn.get_table(&path).unwrap();
+    assert_eq!(table.info().bucket_key_indexes(), vec![2], "bucket key = primary key without partition keys");
+    let w = table.new_upsert().unwrap().create_writer(WriterOptions::default()).unwrap();
+    let regions = ["eu", "us"];
+    let days = [20_425, 20_426]; // 2025-12-03, 2025-12-04
+    let seen = Seen::default();
+    for r in regions {
+        for day in days {
+            for id in 0..50 {
+                w.upsert_with_callback(
+                    &[Value::String(r.into()), Value::Date(day), Value::Int(id), Value::String(format!("{r}-{day}-{id}"))],
+                    seen.cb(),
+                )
+                .unwrap();
+            }
+        }
+    }
+    // Same id in every partition; delete id 7 in one partition only.
+    w.delete_with_callback(&[Value::String("eu".into()), Value::Date(20_425), Value::Int(7)], seen.cb()).unwrap();
+    w.flush(None).unwrap();
+    let all = seen.all();
+    assert_eq!(all.len(), 201);
+    assert!(all.iter().all(|c| c.is_ok()), "{:?}", all.iter().find(|c| !c.is_ok()));
+    let parts: std::collections::BTreeSet<String> = all.iter().map(|c| c.partition.as_deref().unwrap().to_string()).collect();
+    assert_eq!(parts.into_iter().collect::<Vec<_>>(), ["eu$2025-12-03", "eu$2025-12-04", "us$2025-12-03", "us$2025-12-04"]);
+    for r in regions {
+        for day in days {
+            for id in [0, 7, 49] {
+                let got = table.lookup(&[Value::String(r.into()), Value::Date(day), Value::Int(id)]).unwrap();
+                if (r, day, id) == ("eu", 20_425, 7) {
+                    assert_eq!(got, None);
+                } else {
+                    assert_eq!(got.unwrap()[3], Value::String(format!("{r}-{day}-{id}")));
+                }
+            }
+        }
+    }
+    // A partition that does not exist holds no key.
+    assert_eq!(table.lookup(&[Value::String("mars".into()), Value::Date(1), Value::Int(1)]).unwrap(), None);
+    // The changelog of one partition: 50 inserts and one delete.
+    let mut log = Vec::new();
+    for b in 0..2 {
+        log.extend(table.scan_partition("eu$2025-12-03", b, 0).unwrap());
+    }
+    assert_eq!(log.iter().filter(|r| r.change_type == ChangeType::Insert).count(), 50);
+    assert_eq!(log.iter().filter(|r| r.change_type == ChangeType::Delete).count(), 1);
+    w.close(None).unwrap();
+}
+
+#[test]
+fn pk_partitioned_embedded() {
+    pk_partitioned(&embedded(&[]));
+}
+
+#[test]
+fn pk_partitioned_cluster() {
+    let Some(b) = bootstrap("partitions::pk_partitioned_cluster") else { return };
+    bounded("pk_partitioned_cluster", LIMIT, move || pk_partitioned(&connect(&b, &[])));
+}
+
+/// Values that cannot name a partition are refused synchronously (INVALID_ROW naming the
+/// column) and nothing is accepted.
+#[test]
+fn bad_partition_values_are_refused_synchronously() {
+    let conn = embedded(&[]);
+    let path = create(&conn, "pbad", &log_descriptor());
+    let table = conn.get_table(&path).unwrap();
+    let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    for dt in [
+        Value::Null,
+        Value::String("a b".into()),
+        Value::String(String::new()),
+        Value::String("__sys".into()),
+        Value::String("x".repeat(201)),
+    ] {
+        let e =
+            w.append_with_callback(&[Value::BigInt(1), dt.clone(), Value::Null], |_| panic!("no callback for a refused row")).unwrap_err();
+        assert_eq!(e.code(), ClientCode::InvalidRow as i32, "{dt:?}: {e}");
+        assert!(e.message().contains("\"dt\""), "{e}");
+    }
+    let rb = RecordBatch::try_new(
+        table.info().schema().to_arrow(),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
+            Arc::new(StringArray::from(vec![Some("ok"), None])) as ArrayRef,
+            Arc::new(StringArray::from(vec![Some("a"), Some("b")])) as ArrayRef,
+        ],
+    )
+    .unwrap();
+    let e = w.write_arrow_batch_detached(&rb).unwrap_err();
+    assert_eq!(e.code(), ClientCode::InvalidRow as i32, "{e}");
+    assert!(e.message().contains("row 1"), "{e}");
+    assert_eq!(w.stats().pending_callbacks, 0);
+    w.flush(None).unwrap();
+    assert!(conn.admin().list_partitions(&path).unwrap().is_empty(), "a refused row created a partition");
+}
+
+/// A partition dropped while writes for it are pending: every callback completes exactly once
+/// within the delivery timeout (here: the writer recreates it, so they succeed), nothing hangs.
+#[test]
+fn partition_dropped_under_pending_writes() {
+    let conn = embedded(&[("client.writer.delivery-timeout", "10s"), ("client.writer.batch-timeout", "50ms")]);
+    let path = create(&conn, "pdrop", &log_descriptor());
+    let table = conn.get_table(&path).unwrap();
+    let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    let seen = Seen::default();
+    for i in 0..100i64 {
+        w.append_with_callback(&[Value::BigInt(i), Value::String("d".into()), Value::Null], seen.cb()).unwrap();
+    }
+    w.flush(None).unwrap();
+    let first = conn.admin().list_partitions(&path).unwrap()[0].partition_id;
+    // Fail the next write to every bucket once, so batches are pending while the drop happens.
+    let engine = conn.embedded().unwrap();
+    for b in 0..3 {
+        engine.faults().inject_at(
+            &path,
+            Some("d"),
+            b,
+            fluss_writer::embedded::Fault::Delay { delay: Duration::from_millis(300), times: 1 },
+        );
+    }
+    for i in 100..400i64 {
+        w.append_with_callback(&[Value::BigInt(i), Value::String("d".into()), Value::Null], seen.cb()).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    conn.admin().drop_partition(&path, &spec("d"), false).unwrap();
+    let t0 = Instant::now();
+    w.flush(Some(Duration::from_secs(20))).unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(12), "{:?}", t0.elapsed());
+    let all = seen.all();
+    assert_eq!(all.len(), 400, "every callback exactly once");
+    let later = conn.admin().list_partitions(&path).unwrap();
+    assert_eq!(later.len(), 1);
+    assert_ne!(later[0].partition_id, first, "the writer recreated the dropped partition");
+    // Whatever succeeded after the drop is stored in the new partition, once.
+    let ok_after: usize = all[100..].iter().filter(|c| c.is_ok() && c.partition_id == Some(later[0].partition_id)).count();
+    let stored: usize = (0..3).map(|b| table.scan_partition("d", b, 0).unwrap().len()).sum();
+    assert_eq!(stored, ok_after);
+    w.close(None).unwrap();
+}
+
+/// Auto-partitioned tables get their current and next partitions at creation, named in the
+/// table's time zone.
+fn auto_partitions(conn: &Connection, wait: Duration) {
+    let d = log_descriptor()
+        .with_property(AutoPartition::ENABLED, "true")
+        .with_property(AutoPartition::TIME_UNIT, "DAY")
+        .with_property(AutoPartition::NUM_PRECREATE, "3")
+        .with_property(AutoPartition::TIME_ZONE, "UTC");
+    let expected = AutoPartition::from_descriptor(&d.normalized(1).unwrap()).unwrap().unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let path = create(conn, "pauto", &d);
+    let deadline = Instant::now() + wait;
+    loop {
+        let names: Vec<String> = conn.admin().list_partitions(&path).unwrap().into_iter().map(|p| p.partition_name).collect();
+        // Around midnight UTC the server may have computed the names a moment earlier or later.
+        let want = expected.names_from(now, 0, 3).unwrap();
+        let want_later = expected.names_from(now + 60_000, 0, 3).unwrap();
+        if names == want || names == want_later {
+            break;
+        }
+        assert!(Instant::now() < deadline, "auto partitions {names:?}, expected {want:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let e = conn
+        .admin()
+        .create_table(
+            &TablePath::new(database(conn), unique("pauto2")).unwrap(),
+            &log_descriptor().with_property(AutoPartition::TIME_UNIT, "WEEK").with_property(AutoPartition::ENABLED, "true"),
+            false,
+        )
+        .unwrap_err();
+    assert!(e.message().contains("time-unit"), "{e}");
+}
+
+#[test]
+fn auto_partitions_embedded() {
+    auto_partitions(&embedded(&[]), Duration::ZERO);
+}
+
+#[test]
+fn auto_partitions_cluster() {
+    let Some(b) = bootstrap("partitions::auto_partitions_cluster") else { return };
+    bounded("auto_partitions_cluster", LIMIT, move || auto_partitions(&connect(&b, &[]), Duration::from_secs(30)));
+}
+
+/// A durable embedded engine keeps partitions and their rows across a reopen.
+#[test]
+fn durable_embedded_partitions_survive_reopen() {
+    let dir = std::env::temp_dir().join(unique("fw-part-durable"));
+    let loc = format!("embedded:{}", dir.display());
+    let path;
+    {
+        let conn = Connection::open(&loc).unwrap();
+        path = create(&conn, "pdur", &log_descriptor());
+        let w = conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+        for i in 0..90i64 {
+            w.append_detached(&[Value::BigInt(i), Value::String(format!("p{}", i % 3)), Value::Null]).unwrap();
+        }
+        w.close(None).unwrap();
+        conn.admin().drop_partition(&path, &spec("p2"), false).unwrap();
+        conn.close(None).unwrap();
+    }
+    let conn = Connection::open(&loc).unwrap();
+    let names: Vec<String> = conn.admin().list_partitions(&path).unwrap().into_iter().map(|p| p.partition_name).collect();
+    assert_eq!(names, ["p0", "p1"]);
+    let table = conn.get_table(&path).unwrap();
+    for p in ["p0", "p1"] {
+        let rows: usize = (0..3).map(|b| table.scan_partition(p, b, 0).unwrap().len()).sum();
+        assert_eq!(rows, 30, "{p}");
+    }
+    conn.close(None).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+}
