@@ -22,6 +22,6 @@ fi
 
 manifest="$(mktemp "${TMPDIR:-/tmp}/fluss-interop-manifest.XXXXXX.json")"
 trap 'rm -f "$manifest"' EXIT
-(cd "$REPO" && cargo build -q --release -p fluss-writer --example interop_writer)
-"$CARGO_TARGET_DIR/release/examples/interop_writer" > "$manifest"
+(cd "$REPO" && cargo build -q -p fluss-writer --example interop_writer)
+"$CARGO_TARGET_DIR/debug/examples/interop_writer" > "$manifest"
 "$VENV/bin/python" "$HERE/pyfluss_readback.py" "$manifest"

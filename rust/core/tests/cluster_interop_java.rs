@@ -8,7 +8,7 @@
 //! (fluss-protocol.md section 5.1), so a writer that followed them would put those rows where
 //! Java lookups never look. The test checks that it really covers many such keys.
 //!
-//! Run it with `cargo test --release -p fluss-writer --test cluster_interop_java -- --ignored`
+//! Run it with `cargo test -p fluss-writer --test cluster_interop_java -- --ignored`
 //! (tests-interop/run.sh does). Needs the cluster (FLUSS_BOOTSTRAP_SERVERS) and `java` on PATH (Maven and javac on first use,
 //! to fetch the client and compile the oracle into .fluss/). Without them it prints a banner and
 //! passes, except under CI=true.

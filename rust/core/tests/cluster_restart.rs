@@ -9,7 +9,7 @@
 //! own step of scripts/test-all.sh, after the other suites:
 //!
 //! ```text
-//! FLUSS_BOOTSTRAP_SERVERS=127.0.0.1:9123 cargo test --release -p fluss-writer --test cluster_restart -- --ignored --nocapture
+//! FLUSS_BOOTSTRAP_SERVERS=127.0.0.1:9123 cargo test -p fluss-writer --test cluster_restart -- --ignored --nocapture
 //! ```
 //!
 //! It restarts the tablet server with `scripts/fluss-cluster.sh restart-tablet` (graceful stop,
