@@ -278,6 +278,48 @@ fn no_create_on_write_cluster() {
     });
 }
 
+/// Writers on several threads (two writers, two connections) create the same new partitions at
+/// once: each partition is created once, every write succeeds, nothing is lost.
+fn concurrent_create(conns: [Connection; 2]) {
+    let path = create(&conns[0], "pconc", &log_descriptor());
+    let seen = Seen::default();
+    std::thread::scope(|s| {
+        for (t, conn) in [(0, &conns[0]), (1, &conns[0]), (2, &conns[1]), (3, &conns[1])] {
+            let (seen, path) = (seen.clone(), path.clone());
+            s.spawn(move || {
+                let w = conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+                for i in 0..250i64 {
+                    let row = [Value::BigInt(t * 1000 + i), Value::String(format!("d{}", i % 5)), Value::Null];
+                    w.append_with_callback(&row, seen.cb()).unwrap();
+                }
+                w.close(None).unwrap();
+            });
+        }
+    });
+    let all = seen.all();
+    assert_eq!(all.len(), 1000);
+    assert!(all.iter().all(|c| c.is_ok()), "{:?}", all.iter().find(|c| !c.is_ok()));
+    let parts = conns[0].admin().list_partitions(&path).unwrap();
+    assert_eq!(parts.iter().map(|p| p.partition_name.as_str()).collect::<Vec<_>>(), ["d0", "d1", "d2", "d3", "d4"]);
+    let table = conns[0].get_table(&path).unwrap();
+    let stored: usize =
+        parts.iter().map(|p| (0..3).map(|b| table.scan_partition(&p.partition_name, b, 0).unwrap().len()).sum::<usize>()).sum();
+    assert_eq!(stored, 1000);
+}
+
+#[test]
+fn concurrent_create_on_write_embedded() {
+    // One in-memory engine: both handles are the same connection.
+    let conn = embedded(&[]);
+    concurrent_create([conn.clone(), conn]);
+}
+
+#[test]
+fn concurrent_create_on_write_cluster() {
+    let Some(b) = bootstrap("partitions::concurrent_create_on_write_cluster") else { return };
+    bounded("concurrent_create_on_write_cluster", LIMIT, move || concurrent_create([connect(&b, &[]), connect(&b, &[])]));
+}
+
 /// A primary-key table partitioned by (region, day): upserts, deletes and lookups per partition;
 /// the key inside a partition leaves out the partition columns.
 fn pk_partitioned(conn: &Connection) {
