@@ -50,6 +50,10 @@ def slow() -> Iterator[tuple]:
 @pytest.fixture(autouse=True)
 def _restore_handlers() -> Iterator[None]:
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGUSR1, signal.SIGALRM)}
+    # Ctrl-C as an interactive Python sees it, whatever this process inherited: a job started in
+    # the background by a non-interactive shell (`cmd &`, nohup) ignores SIGINT, and Python then
+    # leaves it ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.setitimer(signal.ITIMER_REAL, 0)
     for s, h in saved.items():
@@ -79,6 +83,12 @@ def _kill_later(how: str) -> float:
         signal.signal(signal.SIGUSR1, _raise_stop)
     threading.Thread(target=fire, daemon=True).start()
     return at
+
+
+def _sigint_default() -> None:
+    """In a child before exec: SIGINT back to its default disposition, so that the child's Python
+    installs its KeyboardInterrupt handler even when this process inherited SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _raise_stop(signum: int, frame: Any) -> None:
@@ -230,7 +240,7 @@ def test_ctrl_c_in_a_script_ends_a_stuck_flush() -> None:
         print("done", flush=True)
         """
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "flushing"
     time.sleep(0.3)
@@ -260,7 +270,7 @@ def test_ctrl_c_ends_the_drain_at_interpreter_exit() -> None:
         print("exiting", flush=True)
         """
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "exiting"
     time.sleep(0.5)  # now in the exit drain, waiting for the late answer
