@@ -240,7 +240,9 @@ def test_ctrl_c_in_a_script_ends_a_stuck_flush() -> None:
         print("done", flush=True)
         """
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default
+    )
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "flushing"
     time.sleep(0.3)
@@ -270,7 +272,9 @@ def test_ctrl_c_ends_the_drain_at_interpreter_exit() -> None:
         print("exiting", flush=True)
         """
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default
+    )
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "exiting"
     time.sleep(0.5)  # now in the exit drain, waiting for the late answer
