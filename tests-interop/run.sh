@@ -5,7 +5,9 @@
 #      by primary-key lookup, with identical values (rust/core/tests/cluster_interop_java.rs,
 #      driving tests-interop/java/run.sh).
 #   2. Python: the official Python client (pyfluss 1.0.0) reads back a log table and the changelog
-#      of a primary-key table written by fluss-writer, row for row (tests-interop/run_pyfluss.sh).
+#      of a primary-key table written by fluss-writer, row for row, and lists and reads every
+#      partition of a partitioned log table and a partitioned primary-key table; fluss-writer
+#      reads back, row for row, partitioned tables pyfluss wrote (tests-interop/run_pyfluss.sh).
 #
 # Any mismatch fails the script (non-zero exit). scripts/test-all.sh runs it after the Rust tests.
 set -euo pipefail
@@ -22,7 +24,7 @@ t0=$SECONDS
 CI="${CI:-}" cargo test -q -p fluss-writer --test cluster_interop_java -- --ignored --nocapture
 echo "--- Java interop passed ($((SECONDS - t0)) s)" >&2
 
-echo "--- interop 2/2: pyfluss 1.0.0 log scan and changelog" >&2
+echo "--- interop 2/2: pyfluss 1.0.0 log scan, changelog and partitions, both ways" >&2
 t0=$SECONDS
 "$HERE/run_pyfluss.sh"
 echo "--- pyfluss interop passed ($((SECONDS - t0)) s)" >&2

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Interop with the official Python client: fluss-writer writes (rust/core/examples/interop_writer.rs
-# prints a JSON manifest of what it wrote), pyfluss 1.0.0 reads back and compares row for row
-# (tests-interop/pyfluss_readback.py). Needs FLUSS_BOOTSTRAP_SERVERS (a running cluster).
+# Interop with the official Python client, both ways:
+#  1. fluss-writer writes (rust/core/examples/interop_writer.rs prints a JSON manifest of what it
+#     wrote: log, primary-key and partitioned tables), pyfluss 1.0.0 lists the partitions and reads
+#     back and compares row for row (tests-interop/pyfluss_readback.py);
+#  2. pyfluss creates partitioned tables and their partitions and writes them (the same script,
+#     --written: a second manifest), fluss-writer lists and reads them back row for row
+#     (interop_writer --read-back).
+# Needs FLUSS_BOOTSTRAP_SERVERS (a running cluster).
 #
 # pyfluss lives in its own venv, $REPO/.venv-interop (created on first use from PyPI:
 # `pyfluss==1.0.0`, which pulls pyarrow and pandas). Exit code 0 = match, non-zero = mismatch or error.
@@ -21,7 +26,9 @@ if ! "$VENV/bin/python" -c "import fluss, importlib.metadata as m; assert m.vers
 fi
 
 manifest="$(mktemp "${TMPDIR:-/tmp}/fluss-interop-manifest.XXXXXX.json")"
-trap 'rm -f "$manifest"' EXIT
+written="$(mktemp "${TMPDIR:-/tmp}/fluss-interop-written.XXXXXX.json")"
+trap 'rm -f "$manifest" "$written"' EXIT
 (cd "$REPO" && cargo build -q -p fluss-writer --example interop_writer)
 "$CARGO_TARGET_DIR/debug/examples/interop_writer" > "$manifest"
-"$VENV/bin/python" "$HERE/pyfluss_readback.py" "$manifest"
+"$VENV/bin/python" "$HERE/pyfluss_readback.py" "$manifest" --written "$written"
+"$CARGO_TARGET_DIR/debug/examples/interop_writer" --read-back "$written"

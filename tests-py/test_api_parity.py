@@ -9,13 +9,18 @@ Name rules: Python uses the Rust name; C++ the CamelCase of it. The Rust forms `
 and one C++ overload set ``X(..., result | callback | shared callback)``; ``x_detached`` keeps its
 name (C++: ``XDetached``). In Python and C++, the Rust result form ``x(row) -> WriteResult`` is
 ``x(row)`` and ``X(row, WriteResult&)``.
+
+Data types (``DATA_TYPES``: descriptors, completions, partitions) are compared member by member:
+a Rust public field or method ``x`` is Python ``x`` (a constructor keyword, a property or a
+method; ``is_x`` is ``x``) and a C++ field ``x`` or method ``X``; a Rust builder ``with_x`` sets
+``x``.
 """
 
 from __future__ import annotations
 
 import pathlib
 import re
-from typing import Dict, Set, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -31,11 +36,35 @@ TYPES: Dict[str, Tuple[str, str, str]] = {
     "WriteResult": ("rust/core/src/write/completion.rs", "WriteResult", "WriteResult"),
 }
 
+#: Rust data type -> (its source file, Python class or None, C++ struct or class). None: Python
+#: uses a builtin instead (``BUILTIN``).
+DATA_TYPES: Dict[str, Tuple[str, Optional[str], str]] = {
+    "TableDescriptor": ("rust/core/src/metadata/types.rs", "TableDescriptor", "TableDescriptor"),
+    "PartitionSpec": ("rust/core/src/metadata/partition.rs", None, "PartitionSpec"),
+    "PartitionInfo": ("rust/core/src/metadata/partition.rs", "PartitionInfo", "PartitionInfo"),
+    "WriteCompletion": ("rust/core/src/write/completion.rs", "WriteCompletion", "WriteCompletion"),
+    "BucketResult": ("rust/core/src/write/completion.rs", "BucketResult", "BucketResult"),
+}
+
+#: Data types a language has as a builtin value instead of a class: (Rust type, language) -> how.
+BUILTIN: Dict[Tuple[str, str], str] = {
+    ("PartitionSpec", "py"): "a dict of partition key to value (str to str): new is dict(...), entries .items(), get .get",
+}
+
 #: (Rust type, Rust operation) -> its name in a language where the rule below does not give it.
 ALIASES: Dict[Tuple[str, str], Dict[str, str]] = {
     ("Connection", "admin"): {"cpp": "GetAdmin"},
     ("WriteResult", "add_callback"): {"cpp": "OnComplete"},
     ("WriteResult", "is_done"): {"py": "done"},
+    # Python reads a partition with the same call as a table's bucket: scan(bucket, partition=).
+    ("Table", "scan_partition"): {"py": "scan"},
+    ("TableDescriptor", "bucket_key"): {"py": "bucket_keys", "cpp": "bucket_keys"},
+    ("TableDescriptor", "with_bucket_key"): {"py": "bucket_keys", "cpp": "bucket_keys"},
+    ("TableDescriptor", "with_property"): {"py": "properties", "cpp": "properties"},
+    ("WriteCompletion", "error"): {"cpp": "result"},
+    ("WriteCompletion", "is_ok"): {"cpp": "Ok"},
+    ("WriteCompletion", "result"): {"py": "raise_for_error"},
+    ("BucketResult", "error"): {"cpp": "result"},
 }
 
 #: (Rust type, Rust operation) -> why a language has no counterpart: {"py": reason, "cpp": reason}.
@@ -74,6 +103,32 @@ EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
     },
     ("Table", "info"): {"cpp": "Table::Path, ColumnCount, HasPrimaryKey give what C++ callers use of it"},
     ("WriteResult", "try_get"): {"cpp": "WriteResult::IsDone() then Wait() (which returns at once)"},
+    ("TableDescriptor", "new"): {
+        "py": "the constructor TableDescriptor(schema, bucket_count=..., partition_keys=..., ...)",
+        "cpp": "an aggregate: TableDescriptor{schema, ...} and its fields",
+    },
+    ("TableDescriptor", "normalized"): {
+        "py": "core rule: the constructor and Admin.create_table run it",
+        "cpp": "core rule: Admin::CreateTable runs it",
+    },
+    ("TableDescriptor", "bucket_count_or"): {
+        "py": "Rust convenience: bucket_count is None for the server's default",
+        "cpp": "Rust convenience: bucket_count is 0 for the server's default",
+    },
+    ("PartitionSpec", "from_name"): {
+        "py": "core rule: the core splits names (PartitionInfo.spec gives the values)",
+        "cpp": "core rule: the core splits names (PartitionInfo gives the values)",
+    },
+    ("PartitionSpec", "resolve"): {
+        "py": "core rule: create_partition / drop_partition check the spec in the core",
+        "cpp": "core rule: CreatePartition / DropPartition check the spec in the core",
+    },
+    ("PartitionSpec", "name"): {
+        "py": "core rule: the core names partitions (PartitionInfo.partition_name)",
+        "cpp": "core rule: the core names partitions (PartitionInfo's name)",
+    },
+    ("WriteCompletion", "error_code"): {"cpp": "WriteCompletion::result.error_code"},
+    ("WriteCompletion", "describe"): {"py": "repr(completion)", "cpp": "WriteCompletion::result.ToString()"},
 }
 
 #: Counterparts that do not exist yet: the test holds them to this list (it fails when one is
@@ -82,6 +137,26 @@ KNOWN_GAPS: Dict[Tuple[str, str], Set[str]] = {
     ("Admin", "get_table_info"): {"cpp"},
     ("AppendWriter", "table"): {"cpp"},
     ("UpsertWriter", "table"): {"cpp"},
+    # Free-form table properties: no binding exposes them (older than issue 12).
+    ("TableDescriptor", "custom_properties"): {"py", "cpp"},
+    # Issue 12 (partitioned tables): the C++ counterparts come with the cpp-partitions branch
+    # (Admin::CreatePartition / DropPartition / ListPartitions, Table::ScanPartition, the
+    # TableDescriptor::partition_keys field; the names of its partition types and of the
+    # completions' partition name are reconciled when it is merged).
+    ("Admin", "create_partition"): {"cpp"},
+    ("Admin", "drop_partition"): {"cpp"},
+    ("Admin", "list_partitions"): {"cpp"},
+    ("Table", "scan_partition"): {"cpp"},
+    ("TableDescriptor", "partition_keys"): {"cpp"},
+    ("TableDescriptor", "with_partition_keys"): {"cpp"},
+    ("PartitionSpec", "new"): {"cpp"},
+    ("PartitionSpec", "entries"): {"cpp"},
+    ("PartitionSpec", "get"): {"cpp"},
+    ("PartitionInfo", "partition_id"): {"cpp"},
+    ("PartitionInfo", "partition_name"): {"cpp"},
+    ("PartitionInfo", "spec"): {"cpp"},
+    ("WriteCompletion", "partition"): {"cpp"},
+    ("BucketResult", "partition"): {"cpp"},
 }
 
 
@@ -127,6 +202,57 @@ def cpp_methods() -> Dict[str, Set[str]]:
     return out
 
 
+def rust_members() -> Dict[str, Set[str]]:
+    """Public fields and methods of each of DATA_TYPES."""
+    out: Dict[str, Set[str]] = {}
+    for rust_type, (path, _, _) in DATA_TYPES.items():
+        src = (REPO / path).read_text()
+        names: Set[str] = set()
+        for m in re.finditer(rf"^pub struct {rust_type} \{{\n(.*?)^\}}", src, re.M | re.S):
+            names |= set(re.findall(r"^    pub (\w+):", m.group(1), re.M))
+        for m in re.finditer(rf"^impl {rust_type} \{{\n(.*?)^\}}", src, re.M | re.S):
+            names |= set(re.findall(r"^    pub fn (\w+)", m.group(1), re.M))
+        assert names, f"no public member of {rust_type} found in {path}: the parser needs an update"
+        out[rust_type] = names
+    return out
+
+
+def python_members() -> Dict[str, Set[str]]:
+    """Methods and properties of each stub class, and the keywords of its constructor."""
+    stub = (REPO / "python/fluss_writer/_native.pyi").read_text()
+    out: Dict[str, Set[str]] = {}
+    for m in re.finditer(r"^class (\w+)\b[^\n]*:\n((?:[ \t]+[^\n]*\n|\n)*)", stub, re.M):
+        names = set(re.findall(r"^    (?:async )?def (\w+)", m.group(2), re.M))
+        new = re.search(r"^    def __new__\((.*?)\)\s*->", m.group(2), re.M | re.S)
+        if new:
+            names |= set(re.findall(r"(\w+):", new.group(1)))
+        out[m.group(1)] = names
+    return out
+
+
+def cpp_members() -> Dict[str, Set[str]]:
+    """Public fields and methods of each C++ struct and class (up to a ``private:`` label)."""
+    header = (REPO / "cpp/include/fluss_writer.hpp").read_text()
+    out: Dict[str, Set[str]] = {}
+    decl = r"^(?:struct|class) (?:\[\[\w+\]\] )?(\w+)(?: final)?(?: : public \w+)? \{\n(.*?)^\};"
+    for m in re.finditer(decl, header, re.M | re.S):
+        body = re.split(r"^ ?private:", m.group(2), flags=re.M)[0]
+        names = set(re.findall(r"\b([A-Z]\w*)\(", body))
+        names |= set(re.findall(r"^  [\w:][\w:<>, ]*[ &*]+(\w+)(?: = [^;]*|\{[^;]*\})?;", body, re.M))
+        out[m.group(1)] = names
+    return out
+
+
+def member_counterparts(rust_type: str, rust_name: str) -> Tuple[str, Tuple[str, ...]]:
+    """(Python name, C++ names) of a data type's member: ``with_x`` is ``x``, ``is_x`` is
+    Python ``x``; C++ has it as a field ``x`` or a method ``X``; ALIASES override."""
+    base = rust_name[5:] if rust_name.startswith("with_") else rust_name
+    py = base[3:] if base.startswith("is_") else base
+    alias = ALIASES.get((rust_type, rust_name), {})
+    cpp = (alias["cpp"],) if "cpp" in alias else (base, snake_to_camel(base))
+    return alias.get("py", py), cpp
+
+
 def counterparts(rust_type: str, rust_name: str) -> Tuple[str, str]:
     """(Python name, C++ name) of a Rust operation: the callback forms fold into one name, a
     Python predicate ``is_x`` is the property ``x``, C++ is CamelCase; ALIASES override."""
@@ -153,14 +279,39 @@ def test_every_rust_operation_has_a_python_and_a_cpp_counterpart() -> None:
     assert not missing, "operations without a counterpart (add them, or an exemption with its reason):\n  " + "\n  ".join(missing)
 
 
+def has_member(rust_type: str, name: str, lang: str) -> bool:
+    _, py_class, cpp_class = DATA_TYPES[rust_type]
+    py_name, cpp_names = member_counterparts(rust_type, name)
+    if lang == "py":
+        return py_class is not None and py_name in python_members().get(py_class, set())
+    return any(n in cpp_members().get(cpp_class, set()) for n in cpp_names)
+
+
+def test_every_rust_data_type_member_has_a_python_and_a_cpp_counterpart() -> None:
+    missing = []
+    for rust_type, names in sorted(rust_members().items()):
+        for name in sorted(names):
+            skip = set(EXEMPT.get((rust_type, name), {})) | KNOWN_GAPS.get((rust_type, name), set())
+            skip |= {lang for (t, lang) in BUILTIN if t == rust_type}
+            for lang in ("py", "cpp"):
+                if lang not in skip and not has_member(rust_type, name, lang):
+                    missing.append(f"{'Python' if lang == 'py' else 'C++'} {rust_type} member for Rust {rust_type}::{name}")
+    assert not missing, "data type members without a counterpart (add them, or an exemption with its reason):\n  " + "\n  ".join(
+        missing
+    )
+
+
 def test_exemptions_aliases_and_gaps_are_current() -> None:
     ops = rust_operations()
+    ops.update(rust_members())
     listed = [*EXEMPT, *ALIASES, *KNOWN_GAPS]
     stale = [f"{t}::{n}" for (t, n) in listed if n not in ops.get(t, set())]
     assert not stale, f"entries for operations the Rust API no longer has: {stale}"
     py, cpp = python_methods(), cpp_methods()
 
     def has(t: str, n: str, lang: str) -> bool:
+        if t in DATA_TYPES:
+            return has_member(t, n, lang)
         names = counterparts(t, n)
         return names[0] in py[TYPES[t][1]] if lang == "py" else names[1] in cpp[TYPES[t][2]]
 
@@ -179,3 +330,14 @@ def test_the_parser_finds_what_it_must() -> None:
     assert {"create_table", "drop_table", "create_acls"} <= ops["Admin"]
     assert {"append", "append_detached", "write_arrow_batch", "flush"} <= python_methods()["AppendWriter"]
     assert {"Append", "AppendDetached", "WriteArrowBatch", "Flush"} <= cpp_methods()["AppendWriter"]
+    members = rust_members()
+    assert {"schema", "bucket_count", "partition_keys", "with_partition_keys", "new"} <= members["TableDescriptor"]
+    assert {"partition", "partition_id", "bucket", "is_ok"} <= members["WriteCompletion"]
+    assert {"partition_id", "partition_name", "spec"} == members["PartitionInfo"]
+    assert {"new", "entries", "get"} <= members["PartitionSpec"]
+    descriptor = {"schema", "bucket_count", "bucket_keys", "partition_keys", "properties", "comment"}
+    assert descriptor <= python_members()["TableDescriptor"]
+    assert {"partition", "partition_id", "ok"} <= python_members()["WriteCompletion"]
+    assert {"schema", "bucket_count", "bucket_keys", "properties", "comment"} <= cpp_members()["TableDescriptor"]
+    assert {"result", "table", "partition_id", "bucket", "Ok"} <= cpp_members()["WriteCompletion"]
+    assert {"result", "bucket", "rows", "base_offset"} <= cpp_members()["BucketResult"]

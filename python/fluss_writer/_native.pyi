@@ -81,6 +81,7 @@ __all__ = [
     "InvalidTableError",
     "IoError",
     "JobRunner",
+    "PartitionInfo",
     "ProtocolError",
     "RecordTooLargeError",
     "Schema",
@@ -109,7 +110,10 @@ __all__ = [
     "connect",
 ]
 CLIENT_CODES: List[Tuple[str, int, bool, str]]
-#: Fluss server codes that have a name: (name, code, retriable).
+#: Fluss server codes that have a name: (name, code, retriable). A ServerError carries the code
+#: as ``code`` and the name as ``code_name``; the partition codes are PARTITION_NOT_EXISTS (36),
+#: TABLE_NOT_PARTITIONED_EXCEPTION (37), PARTITION_ALREADY_EXISTS (42),
+#: PARTITION_SPEC_INVALID_EXCEPTION (43) and PARTITION_MAX_NUM_EXCEPTION (45).
 SERVER_CODES: List[Tuple[str, int, bool]]
 
 class WriterStats(TypedDict):
@@ -212,6 +216,35 @@ class Admin:
         """The ACLs matching ``filter`` (every ACL when None)."""
     def drop_acls(self, filters: Sequence[AclFilter]) -> List[AclBinding]:
         """Drop every ACL matching one of ``filters``; return the ACLs dropped."""
+    def create_partition(self, path: PathArg, spec: Dict[str, str], ignore_if_exists: bool = False) -> None:
+        """Create the partition of a partitioned table whose partition-key values are ``spec``
+        (``{"dt": "2026-12-03"}``: every partition key, values as Fluss names them, e.g. DATE
+        ``yyyy-MM-dd``). A spec that does not fit the table's partition keys, or a value that
+        cannot name a partition (1 to 200 of ``[A-Za-z0-9_-]``, not ``__``-prefixed), raises
+        InvalidTableError naming the key, and nothing is created. ServerError codes:
+        PARTITION_ALREADY_EXISTS (42; not with ``ignore_if_exists``),
+        TABLE_NOT_PARTITIONED_EXCEPTION (37), PARTITION_MAX_NUM_EXCEPTION (45). GIL released."""
+    def drop_partition(self, path: PathArg, spec: Dict[str, str], ignore_if_not_exists: bool = False) -> None:
+        """Drop the partition named by ``spec`` with its rows. A missing partition raises
+        ServerError PARTITION_NOT_EXISTS (36) unless ``ignore_if_not_exists``."""
+    def list_partitions(self, path: PathArg) -> List[PartitionInfo]:
+        """The table's partitions; a table without partition keys raises ServerError
+        TABLE_NOT_PARTITIONED_EXCEPTION (37)."""
+
+@final
+class PartitionInfo:
+    """One partition of a partitioned table (``Admin.list_partitions``)."""
+    @property
+    def partition_id(self) -> int:
+        """The server's id of the partition (a recreated partition gets a new id)."""
+    @property
+    def partition_name(self) -> str:
+        """The partition's values joined by ``$`` in partition-key order: ``"2026-12-03"``,
+        ``"eu$2026-12-03"``. ``WriteCompletion.partition`` and ``Table.scan(partition=)`` use it."""
+    @property
+    def spec(self) -> Dict[str, str]:
+        """The partition's values by partition key."""
+    def __eq__(self, value: object, /) -> bool: ...
 
 # ----- access control lists -----
 
@@ -292,17 +325,24 @@ class Table:
     def info(self) -> TableInfo: ...
     def new_append(self) -> TableAppend: ...
     def new_upsert(self) -> TableUpsert: ...
-    def scan(self, bucket: int, from_offset: int = 0) -> List[ScannedRow]:
+    def scan(self, bucket: int, from_offset: int = 0, partition: Optional[str] = None) -> List[ScannedRow]:
         """Read ``bucket``'s log from ``from_offset`` to its high watermark through the Fluss
         protocol (log tables: the appended rows, ``"+A"``; primary-key tables: the changelog,
         ``"+I"``/``"-U"``/``"+U"``/``"-D"``). Each item is a ``ScannedRow(offset, change_type,
         row)`` named tuple, ``row`` a tuple in schema order; the same shape as
         ``fluss_writer.testing.engine(conn).scan``. Works on the embedded engine and on a
         cluster (transient errors retried for up to ``client.request-timeout``; GIL released).
-        For verification and examples, not for streaming."""
+        For verification and examples, not for streaming.
+
+        ``partition``: the partition's name (``PartitionInfo.partition_name``,
+        ``WriteCompletion.partition``), required for a partitioned table and refused for any
+        other (InvalidTableError); a partition that does not exist raises ServerError
+        PARTITION_NOT_EXISTS (36)."""
     def lookup(self, key: Row) -> Optional[Tuple[Any, ...]]:
         """The current row (a tuple in schema order) of a primary key, or None if absent.
-        ``key``: the key values in primary-key order (list/tuple) or a dict by column name.
+        ``key``: the key values in primary-key order (list/tuple) or a dict by column name;
+        for a partitioned table the whole primary key, partition columns included (they name
+        the partition; a partition that does not exist holds no key).
         Raises UnsupportedError on a log table. Through the Fluss protocol (GIL released)."""
 
 @final
@@ -338,13 +378,23 @@ class TableDescriptor:
         bucket_keys: Optional[Sequence[str]] = None,
         properties: Optional[Mapping[str, object]] = None,
         comment: Optional[str] = None,
-    ) -> TableDescriptor: ...
+        partition_keys: Optional[Sequence[str]] = None,
+    ) -> TableDescriptor:
+        """``partition_keys``: the partition columns (none: not partitioned). Each distinct
+        combination of their values is a partition with its own ``bucket_count`` buckets,
+        named by the values joined by ``$`` (README "Partitioned tables"). A primary-key
+        table's primary key must contain them (and the bucket key defaults to the primary key
+        without them); DECIMAL columns cannot be partition keys. ``properties`` may turn on
+        auto-partitioning (``table.auto-partition.*``). Checked by the core at construction
+        (InvalidTableError)."""
     @property
     def schema(self) -> Schema: ...
     @property
     def bucket_count(self) -> Optional[int]: ...
     @property
     def bucket_keys(self) -> List[str]: ...
+    @property
+    def partition_keys(self) -> List[str]: ...
 
 @final
 class TableInfo:
@@ -362,6 +412,10 @@ class TableInfo:
     def primary_keys(self) -> List[str]: ...
     @property
     def has_primary_key(self) -> bool: ...
+    @property
+    def partition_keys(self) -> List[str]: ...
+    @property
+    def is_partitioned(self) -> bool: ...
     @property
     def schema(self) -> Schema: ...
 
@@ -480,9 +534,19 @@ class WriteCompletion:
     @property
     def table(self) -> str: ...
     @property
-    def bucket(self) -> int: ...
+    def table_id(self) -> int: ...
     @property
-    def partition(self) -> Optional[int]: ...
+    def partition(self) -> Optional[str]:
+        """The name of the partition the record went to (its partition-key values joined by
+        ``$``); None for a table without partitions. For a multi-bucket Arrow batch, the
+        partition of its first part (``bucket_results`` name each)."""
+    @property
+    def partition_id(self) -> Optional[int]:
+        """The id of that partition once the writer resolved it; None for a table without
+        partitions (and for a write that failed before its partition was known, e.g. with
+        PARTITION_NOT_EXISTS when create on write is off)."""
+    @property
+    def bucket(self) -> int: ...
     @property
     def offset(self) -> int: ...
     @property
@@ -493,6 +557,9 @@ class WriteCompletion:
 
 @final
 class BucketResult:
+    @property
+    def partition(self) -> Optional[str]:
+        """The partition of these rows (None for a table without partitions)."""
     @property
     def bucket(self) -> int: ...
     @property
@@ -521,20 +588,37 @@ class JobRunner:
 
 @final
 class EmbeddedEngine:
+    """Read-back and fault injection. ``partition`` (a partition's name) addresses a bucket of
+    a partitioned table's partition; leave it None for a table without partitions."""
     def inject_error(
-        self, table: PathArg, bucket: int, code: int, message: str = ..., times: int = 1
+        self,
+        table: PathArg,
+        bucket: int,
+        code: int,
+        message: str = ...,
+        times: int = 1,
+        partition: Optional[str] = None,
     ) -> None: ...
-    def inject_delay(self, table: PathArg, bucket: int, seconds: float, times: int = 1) -> None: ...
+    def inject_delay(
+        self, table: PathArg, bucket: int, seconds: float, times: int = 1, partition: Optional[str] = None
+    ) -> None: ...
     def inject_drop_connection(
-        self, table: PathArg, bucket: int, after_apply: bool = False, times: int = 1
+        self,
+        table: PathArg,
+        bucket: int,
+        after_apply: bool = False,
+        times: int = 1,
+        partition: Optional[str] = None,
     ) -> None: ...
     def clear_faults(self) -> None: ...
-    def pending_faults(self, table: PathArg, bucket: int) -> int: ...
+    def pending_faults(self, table: PathArg, bucket: int, partition: Optional[str] = None) -> int: ...
     def scan(
-        self, table: PathArg, bucket: int, from_offset: int = 0
+        self, table: PathArg, bucket: int, from_offset: int = 0, partition: Optional[str] = None
     ) -> List[Tuple[int, str, Tuple[Any, ...]]]: ...
     def lookup(self, table: PathArg, key: Row) -> Optional[Tuple[Any, ...]]: ...
-    def high_watermark(self, table: PathArg, bucket: int) -> int: ...
+    def high_watermark(self, table: PathArg, bucket: int, partition: Optional[str] = None) -> int: ...
+    def partition_names(self, table: PathArg) -> List[str]:
+        """The names of the table's partitions, in name order."""
     def stats(self) -> Dict[str, int]: ...
 
 def bench_dispatch(

@@ -2,7 +2,8 @@
 
 ``engine(conn)`` returns the ``EmbeddedEngine`` of a connection opened with ``"embedded"`` or
 ``"embedded:<dir>"``: ``inject_error``, ``inject_delay``, ``inject_drop_connection``,
-``clear_faults``, ``pending_faults``, ``scan``, ``lookup``, ``high_watermark``, ``stats``.
+``clear_faults``, ``pending_faults``, ``scan``, ``lookup``, ``high_watermark``, ``partition_names``,
+``stats`` (``partition=<name>`` addresses a bucket of a partitioned table's partition).
 """
 
 from __future__ import annotations

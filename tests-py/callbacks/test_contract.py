@@ -119,7 +119,7 @@ def test_c4_completion_fields_log_table(conn, engine, rec) -> None:
     w.flush()
     for c in rec.items:
         assert c.ok and c.error is None and c.error_code == 0 and c.message is None
-        assert c.table == name and c.partition is None and c.bucket in (0, 1)
+        assert c.table == name and c.partition is None and c.partition_id is None and c.bucket in (0, 1)
         row = [r for r in engine.scan(name, c.bucket) if r[0] == c.offset][0]
         assert row[2][1] == f"m{row[2][0]}"
     w.close()

@@ -50,7 +50,7 @@ def _thread() -> str:
 
 def _completion(c: fw.WriteCompletion) -> dict[str, Any]:
     return {
-        "code": c.error_code, "bucket": c.bucket, "partition": c.partition, "offset": c.offset,
+        "code": c.error_code, "bucket": c.bucket, "partition": c.partition_id, "offset": c.offset,
         "bucket_results": [
             {"bucket": b.bucket, "rows": b.rows, "code": 0 if b.error is None else b.error.code} for b in c.bucket_results
         ],

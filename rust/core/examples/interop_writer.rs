@@ -11,7 +11,19 @@
 //!   offset as the completions reported them;
 //! * a primary-key table (key `id`, 4 buckets): 300 inserts, 60 updates, 30 deletes and a partial
 //!   update; the manifest gives the changelog the server must have produced, per bucket in order
-//!   (`+I`, `-U`, `+U`, `-D`) and the final rows.
+//!   (`+I`, `-U`, `+U`, `-D`) and the final rows;
+//! * a partitioned log table (partition keys `region` STRING and `day` DATE, bucket key `id`, 3
+//!   buckets; two of its six partitions created beforehand, four by the writer): 300 rows
+//!   appended with callbacks and 150 as one Arrow batch across partitions; the manifest gives the
+//!   partitions (name and id) and each row's partition, bucket and offset as reported;
+//! * a partitioned primary-key table (partition keys `shard` INT and `region` STRING, key
+//!   `(shard, region, id)`, 2 buckets): the same ids in four partitions, inserts, updates and
+//!   deletes; the manifest gives the partitions and the changelog per partition and bucket.
+//!
+//! With `--read-back <file>` it does the opposite: it reads, through fluss-writer
+//! (`Admin::list_partitions`, `Table::scan_partition`, `Table::lookup`), the partitioned tables
+//! another client wrote and described in `<file>` (tests-interop/pyfluss_readback.py writes them
+//! with pyfluss), compares them row for row and drops them; exit code 1 on any mismatch.
 //!
 //! Values in the manifest use one canonical text form per type (null is JSON null): BOOLEAN
 //! `true`/`false`; integers, DATE (days) and TIME (ms of day) in decimal; FLOAT `f:<8 hex digits
@@ -24,8 +36,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use fluss_writer::embedded::ChangeType;
 use fluss_writer::wire::{bucket_for_key, encode_key, RowsToArrow};
-use fluss_writer::{Config, Connection, DataType, Decimal, Row, Schema, TableDescriptor, TablePath, Timestamp, Value, WriterOptions};
+use fluss_writer::{
+    Config, Connection, DataType, Decimal, PartitionSpec, Row, Schema, TableDescriptor, TablePath, Timestamp, Value, WriterOptions,
+};
 use serde_json::{json, Value as Json};
 
 fn schema(pk: bool) -> Schema {
@@ -121,7 +136,215 @@ fn bucket_of(s: &Schema, row: &[Value], buckets: i32) -> i32 {
     bucket_for_key(&k, buckets)
 }
 
+/// Failed writes and mismatches, reported at the end.
+type Failures = Arc<Mutex<Vec<String>>>;
+
+/// The schema of the partitioned tables written here: partition keys are NOT NULL.
+fn partitioned_schema(pk: bool) -> Schema {
+    let mut b = Schema::builder()
+        .column_not_null("id", DataType::Int)
+        .column_not_null("region", DataType::String)
+        .column_not_null("day", DataType::Date)
+        .column_not_null("shard", DataType::Int)
+        .column("b", DataType::Boolean)
+        .column("bi", DataType::BigInt)
+        .column("d", DataType::Double)
+        .column("s", DataType::String)
+        .column("by", DataType::Bytes)
+        .column("dec10", DataType::Decimal { precision: 10, scale: 2 })
+        .column("ts6", DataType::Timestamp { precision: 6 })
+        .column("ltz3", DataType::TimestampLtz { precision: 3 });
+    if pk {
+        b = b.primary_key(["shard", "region", "id"]);
+    }
+    b.build().unwrap()
+}
+
+const REGIONS: [&str; 3] = ["eu", "us", "apac"];
+
+/// A deterministic row of a partitioned table; value column `c >= 4` is null when
+/// `(id + version + c) % 5 == 0`.
+fn partitioned_row(id: i32, region: &str, day: i32, shard: i32, version: i32) -> Row {
+    let v = id as i64 * 7_919 + version as i64 * 1_000_003 + shard as i64 * 17;
+    let mut r = vec![
+        Value::Int(id),
+        Value::String(region.into()),
+        Value::Date(day),
+        Value::Int(shard),
+        Value::Boolean(v % 2 == 0),
+        Value::BigInt(v * 1_000_000_007),
+        Value::Double(v as f64 / 3.0),
+        Value::String(format!("p {id} {region} v{version} ✓")),
+        Value::Bytes((0..(id % 7) as u8).map(|i| i.wrapping_mul(91) ^ 0x5a).collect()),
+        Value::Decimal(Decimal { unscaled: v as i128 * 101 % 9_999_999_999, precision: 10, scale: 2 }),
+        Value::Timestamp(Timestamp::from_micros(1_760_000_000_000_000 + v * 3_001)),
+        Value::TimestampLtz(Timestamp::from_millis(1_700_000_000_000 + v * 13)),
+    ];
+    for (c, x) in r.iter_mut().enumerate().skip(4) {
+        if (id as usize + version as usize + c).is_multiple_of(5) {
+            *x = Value::Null;
+        }
+    }
+    r
+}
+
+/// `{name: id}` of a table's partitions.
+fn partition_ids(conn: &Connection, path: &TablePath) -> fluss_writer::Result<BTreeMap<String, i64>> {
+    Ok(conn.admin().list_partitions(path)?.into_iter().map(|p| (p.partition_name, p.partition_id)).collect())
+}
+
+/// The partitioned log table: rows with callbacks and one Arrow batch across partitions.
+fn partitioned_log(conn: &Connection, db: &str, tag: &str, failures: &Failures) -> fluss_writer::Result<Json> {
+    let schema = partitioned_schema(false);
+    let buckets = 3;
+    let path = TablePath::new(db, format!("plog_{tag}"))?;
+    let d = TableDescriptor::new(schema.clone()).with_bucket_count(buckets).with_bucket_key(["id"]).with_partition_keys(["region", "day"]);
+    conn.admin().create_table(&path, &d, false)?;
+    // Two partitions exist beforehand, the writer creates the other four.
+    conn.admin().create_partition(&path, &PartitionSpec::new([("region", "eu"), ("day", "2025-12-03")]), false)?;
+    conn.admin().create_partition(&path, &PartitionSpec::new([("region", "us"), ("day", "2025-12-04")]), false)?;
+    let row = |id: i32| partitioned_row(id, REGIONS[id as usize % 3], 20_425 + id % 2, 0, 0);
+    let writer = conn.get_table(&path)?.new_append()?.create_writer(WriterOptions::default())?;
+    type Placed = Arc<Mutex<BTreeMap<i32, (String, i32, i64, u32)>>>;
+    let placed: Placed = Arc::default();
+    let rows: Vec<Row> = (0..450).map(row).collect();
+    for (id, r) in rows[..300].iter().enumerate() {
+        let id = id as i32;
+        let (p, f) = (placed.clone(), failures.clone());
+        writer.append_with_callback(r, move |c| match (&c.error, &c.partition) {
+            (None, Some(part)) => {
+                p.lock().unwrap().entry(id).or_insert((part.to_string(), c.bucket, c.offset, 0)).3 += 1;
+            }
+            (None, None) => f.lock().unwrap().push(format!("partitioned log id {id}: a completion without a partition")),
+            (Some(e), _) => f.lock().unwrap().push(format!("partitioned log id {id}: {e}")),
+        })?;
+    }
+    let mut arrow = RowsToArrow::new(&schema);
+    for r in &rows[300..] {
+        arrow.append(r)?;
+    }
+    let arrow_result = writer.write_arrow_batch(&arrow.finish())?;
+    writer.flush(Some(Duration::from_secs(60)))?;
+    let c = arrow_result.try_get().expect("flushed");
+    if let Some(e) = &c.error {
+        failures.lock().unwrap().push(format!("partitioned Arrow batch: {e}"));
+    }
+    let name_of = |r: &Row| match (&r[1], &r[2]) {
+        (Value::String(region), Value::Date(20_425)) => format!("{region}$2025-12-03"),
+        (Value::String(region), Value::Date(20_426)) => format!("{region}$2025-12-04"),
+        _ => unreachable!(),
+    };
+    {
+        let mut p = placed.lock().unwrap();
+        for br in &c.bucket_results {
+            let part = br.partition.as_deref().unwrap_or("?");
+            let ids = rows[300..].iter().filter(|r| name_of(r) == part && bucket_of(&schema, r, buckets) == br.bucket);
+            for (i, r) in ids.enumerate() {
+                let Value::Int(id) = r[0] else { unreachable!() };
+                p.insert(id, (part.to_string(), br.bucket, br.base_offset + i as i64, 1));
+            }
+        }
+    }
+    writer.close(None)?;
+    let placed = placed.lock().unwrap().clone();
+    let out: Vec<Json> = rows
+        .iter()
+        .map(|r| {
+            let Value::Int(id) = r[0] else { unreachable!() };
+            let (part, b, o, n) = placed.get(&id).cloned().unwrap_or_else(|| ("?".into(), -1, -1, 0));
+            if n != 1 {
+                failures.lock().unwrap().push(format!("partitioned log id {id}: callback ran {n} times"));
+            }
+            if part != name_of(r) {
+                failures.lock().unwrap().push(format!("partitioned log id {id}: reported partition {part:?}, expected {:?}", name_of(r)));
+            }
+            json!({"partition": part, "bucket": b, "offset": o, "row": canon_row(r)})
+        })
+        .collect();
+    let partitions = partition_ids(conn, &path)?;
+    if partitions.len() != 6 {
+        failures.lock().unwrap().push(format!("partitioned log table: partitions {partitions:?}, expected 6"));
+    }
+    Ok(json!({"name": path.table, "buckets": buckets, "columns": columns(&schema), "partitions": partitions, "rows": out}))
+}
+
+/// The partitioned primary-key table: the same ids in four partitions; the changelog per
+/// partition and bucket.
+fn partitioned_pk(conn: &Connection, db: &str, tag: &str, failures: &Failures) -> fluss_writer::Result<Json> {
+    let schema = partitioned_schema(true);
+    let buckets = 2;
+    let path = TablePath::new(db, format!("ppk_{tag}"))?;
+    let d = TableDescriptor::new(schema.clone()).with_bucket_count(buckets).with_partition_keys(["shard", "region"]);
+    conn.admin().create_table(&path, &d, false)?;
+    let table = conn.get_table(&path)?;
+    let w = table.new_upsert()?.create_writer(WriterOptions::default())?;
+    // (partition, bucket) -> changelog; (partition, id) -> row.
+    let mut changelog: BTreeMap<String, Vec<Json>> = BTreeMap::new();
+    let mut state: BTreeMap<(String, i32), Row> = BTreeMap::new();
+    let check = |what: String, part: String, bucket: i32| {
+        let f = failures.clone();
+        move |c: &fluss_writer::WriteCompletion| {
+            if let Some(e) = &c.error {
+                f.lock().unwrap().push(format!("{what}: {e}"));
+            } else if c.partition.as_deref() != Some(part.as_str()) || c.bucket != bucket {
+                f.lock().unwrap().push(format!("{what}: reported {:?}/{}, expected {part}/{bucket}", c.partition, c.bucket));
+            }
+        }
+    };
+    let parts: Vec<(i32, &str)> = vec![(0, "eu"), (0, "us"), (1, "eu"), (7, "apac")];
+    for version in [1, 2] {
+        for &(shard, region) in &parts {
+            let part = format!("{shard}${region}");
+            for id in 0..80 {
+                if version == 2 && id % 4 != 0 {
+                    continue;
+                }
+                let r = partitioned_row(id, region, 20_425 + shard, shard, version);
+                let b = bucket_of(&schema, &r, buckets);
+                w.upsert_with_callback(&r, check(format!("upsert {part} {id} v{version}"), part.clone(), b))?;
+                let log = changelog.entry(format!("{part}|{b}")).or_default();
+                match state.insert((part.clone(), id), r.clone()) {
+                    None => log.push(json!({"change": "+I", "row": canon_row(&r)})),
+                    Some(old) => {
+                        log.push(json!({"change": "-U", "row": canon_row(&old)}));
+                        log.push(json!({"change": "+U", "row": canon_row(&r)}));
+                    }
+                }
+            }
+        }
+    }
+    for &(shard, region) in &parts {
+        let part = format!("{shard}${region}");
+        for id in (shard..80).step_by(9) {
+            let old = state.remove(&(part.clone(), id)).expect("present");
+            let b = bucket_of(&schema, &old, buckets);
+            let key = [Value::Int(shard), Value::String(region.into()), Value::Int(id)];
+            w.delete_with_callback(&key, check(format!("delete {part} {id}"), part.clone(), b))?;
+            changelog.entry(format!("{part}|{b}")).or_default().push(json!({"change": "-D", "row": canon_row(&old)}));
+        }
+    }
+    w.flush(Some(Duration::from_secs(60)))?;
+    w.close(None)?;
+    let partitions = partition_ids(conn, &path)?;
+    let want: Vec<String> = parts.iter().map(|(s, r)| format!("{s}${r}")).collect();
+    if partitions.keys().cloned().collect::<std::collections::BTreeSet<_>>() != want.into_iter().collect() {
+        failures.lock().unwrap().push(format!("partitioned primary-key table: partitions {partitions:?}"));
+    }
+    Ok(json!({
+        "name": path.table,
+        "buckets": buckets,
+        "columns": columns(&schema),
+        "partitions": partitions,
+        "changelog": changelog,
+        "final_rows": state.values().map(|r| canon_row(r)).collect::<Vec<_>>(),
+    }))
+}
+
 fn main() -> fluss_writer::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "--read-back" {
+        std::process::exit(read_back(&args[2]));
+    }
     let bootstrap = std::env::var("FLUSS_BOOTSTRAP_SERVERS").unwrap_or_else(|_| "127.0.0.1:9123".into());
     let mut config = Config::default();
     config.set("bootstrap.servers", &bootstrap)?;
@@ -147,7 +370,7 @@ fn main() -> fluss_writer::Result<()> {
     /// Per id: bucket, offset, times its callback ran.
     type Placed = Arc<Mutex<BTreeMap<i32, (i32, i64, u32)>>>;
     let placed: Placed = Arc::default();
-    let failures: Arc<Mutex<Vec<String>>> = Arc::default();
+    let failures: Failures = Arc::default();
     let rows: Vec<Row> = (0..600).map(|id| row_for(id, 0)).collect();
     for r in &rows[..400] {
         let Value::Int(id) = r[0] else { unreachable!() };
@@ -254,6 +477,8 @@ fn main() -> fluss_writer::Result<()> {
     partial.flush(Some(Duration::from_secs(60)))?;
     partial.close(None)?;
     upserts.close(None)?;
+    let plog = partitioned_log(&conn, db, &tag, &failures)?;
+    let ppk = partitioned_pk(&conn, db, &tag, &failures)?;
     let failures = failures.lock().unwrap().clone();
     if !failures.is_empty() {
         eprintln!("interop_writer: {} writes failed, first: {}", failures.len(), failures[0]);
@@ -270,6 +495,8 @@ fn main() -> fluss_writer::Result<()> {
             "changelog": changelog.iter().map(|(b, v)| (b.to_string(), Json::Array(v.clone()))).collect::<serde_json::Map<_, _>>(),
             "final_rows": state.values().map(|r| canon_row(r)).collect::<Vec<_>>(),
         },
+        "partitioned_log_table": plog,
+        "partitioned_pk_table": ppk,
     });
     println!("{}", serde_json::to_string(&manifest).unwrap());
     eprintln!(
@@ -280,4 +507,139 @@ fn main() -> fluss_writer::Result<()> {
     );
     conn.close(None)?;
     Ok(())
+}
+
+// ----- --read-back: partitioned tables another client wrote, read through fluss-writer
+
+/// A key value from its canonical text (the key types the read-back uses).
+fn uncanon(data_type: &DataType, v: &Json) -> Value {
+    let s = v.as_str().expect("a key value is not null");
+    match data_type {
+        DataType::Int => Value::Int(s.parse().unwrap()),
+        DataType::BigInt => Value::BigInt(s.parse().unwrap()),
+        DataType::Date => Value::Date(s.parse().unwrap()),
+        DataType::String => Value::String(s.into()),
+        other => panic!("key type {other} is not used by the read-back"),
+    }
+}
+
+/// Read back one table the manifest describes; mismatches go to `failures`.
+fn read_back_table(conn: &Connection, db: &str, t: &Json, failures: &mut Vec<String>) -> fluss_writer::Result<()> {
+    let name = t["name"].as_str().unwrap();
+    let path = TablePath::new(db, name)?;
+    let table = conn.get_table(&path)?;
+    let info = table.info().clone();
+    let schema = info.schema();
+    let keys: Vec<String> = t["partition_keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string()).collect();
+    if info.partition_keys() != keys.as_slice() {
+        failures.push(format!("{name}: partition keys {:?}, the writer made {keys:?}", info.partition_keys()));
+    }
+    // The same partitions, by name and id, as the writer's client lists them.
+    let want: BTreeMap<String, i64> = t["partitions"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_i64().unwrap())).collect();
+    let listed = partition_ids(conn, &path)?;
+    if listed != want {
+        failures.push(format!("{name}: fluss-writer lists partitions {listed:?}, the writer's client {want:?}"));
+    }
+    let buckets = info.bucket_count();
+    let pk = info.has_primary_key();
+    let mut read = 0;
+    for (part, rows) in t["rows"].as_object().unwrap() {
+        let mut want: Vec<String> = rows.as_array().unwrap().iter().map(|r| r.to_string()).collect();
+        want.sort();
+        // Every bucket of the partition, in offset order: the rows (log) or the changelog (pk),
+        // whose end state must be the final rows.
+        let mut state: BTreeMap<String, Json> = BTreeMap::new();
+        let mut got: Vec<String> = Vec::new();
+        let mut records = 0;
+        for b in 0..buckets {
+            let mut last = -1;
+            for r in table.scan_partition(part, b, 0)? {
+                if r.offset <= last {
+                    failures.push(format!("{name}/{part} bucket {b}: offset {} after {last}", r.offset));
+                }
+                last = r.offset;
+                records += 1;
+                let row = canon_row(&r.row);
+                let key = info.physical_key_indexes().iter().map(|&i| canon(&r.row[i]).to_string()).collect::<Vec<_>>().join("|");
+                match r.change_type {
+                    ChangeType::AppendOnly if !pk => got.push(row.to_string()),
+                    ChangeType::Insert | ChangeType::UpdateAfter if pk => {
+                        state.insert(key, row);
+                    }
+                    ChangeType::UpdateBefore if pk => {}
+                    ChangeType::Delete if pk => {
+                        state.remove(&key);
+                    }
+                    other => failures.push(format!("{name}/{part} bucket {b} offset {}: change type {other:?}", r.offset)),
+                }
+            }
+        }
+        if pk {
+            got = state.values().map(|r| r.to_string()).collect();
+            let want_records = t["changelog_len"][part].as_i64().unwrap_or(-1);
+            if records != want_records {
+                failures.push(format!("{name}/{part}: {records} changelog records, the writer produced {want_records}"));
+            }
+        }
+        got.sort();
+        read += got.len();
+        if got != want {
+            let missing: Vec<&String> = want.iter().filter(|w| !got.contains(w)).take(3).collect();
+            let extra: Vec<&String> = got.iter().filter(|g| !want.contains(g)).take(3).collect();
+            failures.push(format!(
+                "{name}/{part}: {} rows read, {} written; e.g. missing {missing:?}, unexpected {extra:?}",
+                got.len(),
+                want.len()
+            ));
+        }
+        if pk {
+            // Lookups with the whole key (partition columns included) find every final row and
+            // none of the deleted keys.
+            let pk_idx = schema.primary_key_indexes();
+            for r in rows.as_array().unwrap() {
+                let key: Vec<Value> = pk_idx.iter().map(|&i| uncanon(&schema.columns()[i].data_type, &r[i])).collect();
+                match table.lookup(&key)? {
+                    Some(found) if canon_row(&found) == *r => {}
+                    other => failures.push(format!("{name}/{part}: lookup of {key:?} gave {other:?}, expected {r}")),
+                }
+            }
+            for k in t["deleted"][part].as_array().into_iter().flatten() {
+                let key: Vec<Value> =
+                    pk_idx.iter().zip(k.as_array().unwrap()).map(|(&i, v)| uncanon(&schema.columns()[i].data_type, v)).collect();
+                if let Some(found) = table.lookup(&key)? {
+                    failures.push(format!("{name}/{part}: deleted key {key:?} found: {found:?}"));
+                }
+            }
+        }
+    }
+    eprintln!("interop_writer --read-back: {name}: {} partitions, {read} rows read through fluss-writer", listed.len());
+    Ok(())
+}
+
+/// `--read-back <file>`: 0 if every table matched (then they are dropped), 1 otherwise.
+fn read_back(file: &str) -> i32 {
+    let m: Json = serde_json::from_str(&std::fs::read_to_string(file).expect("the read-back manifest")).expect("JSON");
+    let mut config = Config::default();
+    config.set("bootstrap.servers", m["bootstrap"].as_str().unwrap()).unwrap();
+    let conn = Connection::connect(config).expect("connect");
+    let db = m["database"].as_str().unwrap();
+    let mut failures = Vec::new();
+    for t in m["tables"].as_array().unwrap() {
+        if let Err(e) = read_back_table(&conn, db, t, &mut failures) {
+            failures.push(format!("{}: {e}", t["name"]));
+        }
+    }
+    for f in failures.iter().take(20) {
+        eprintln!("MISMATCH: {f}");
+    }
+    if !failures.is_empty() {
+        eprintln!("interop_writer --read-back: {} MISMATCHES", failures.len());
+        return 1;
+    }
+    for t in m["tables"].as_array().unwrap() {
+        let _ = conn.admin().drop_table(&TablePath::new(db, t["name"].as_str().unwrap()).unwrap(), true);
+    }
+    let _ = conn.close(None);
+    eprintln!("interop_writer --read-back: OK (partitions and rows written by the other client match)");
+    0
 }

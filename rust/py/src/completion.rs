@@ -107,8 +107,20 @@ impl PyWriteCompletion {
     fn bucket(&self) -> i32 {
         self.c().bucket
     }
+    /// The id of the table (changes when a table of the same name is recreated).
     #[getter]
-    fn partition(&self) -> Option<i64> {
+    fn table_id(&self) -> i64 {
+        self.c().table_id
+    }
+    /// The name of the partition the record went to; None for a table without partitions.
+    #[getter]
+    fn partition(&self) -> Option<&str> {
+        self.c().partition.as_deref()
+    }
+    /// The id of that partition, once the writer resolved it (None for a table without
+    /// partitions, and for a write that failed before its partition was known).
+    #[getter]
+    fn partition_id(&self) -> Option<i64> {
         self.c().partition_id
     }
     #[getter]
@@ -131,9 +143,11 @@ impl PyWriteCompletion {
         }
     }
     fn __repr__(&self) -> String {
-        match &self.c().error {
-            None => format!("WriteCompletion(ok, table={}, bucket={}, offset={})", self.c().table, self.c().bucket, self.c().offset),
-            Some(e) => format!("WriteCompletion(error={e}, table={}, bucket={})", self.c().table, self.c().bucket),
+        let c = self.c();
+        let partition = c.partition.as_deref().map(|p| format!(", partition={p:?}")).unwrap_or_default();
+        match &c.error {
+            None => format!("WriteCompletion(ok, table={}{partition}, bucket={}, offset={})", c.table, c.bucket, c.offset),
+            Some(e) => format!("WriteCompletion(error={e}, table={}{partition}, bucket={})", c.table, c.bucket),
         }
     }
 }
@@ -147,6 +161,11 @@ pub struct PyBucketResult {
 
 entry_points! {
 impl PyBucketResult {
+    /// The name of the partition of these rows; None for a table without partitions.
+    #[getter]
+    fn partition(&self) -> Option<&str> {
+        self.inner.partition.as_deref()
+    }
     #[getter]
     fn bucket(&self) -> i32 {
         self.inner.bucket
@@ -168,8 +187,9 @@ impl PyBucketResult {
         self.inner.error.as_ref().map(|e| exception_instance(py, e)).transpose()
     }
     fn __repr__(&self) -> String {
+        let partition = self.inner.partition.as_deref().map(|p| format!("partition={p:?}, ")).unwrap_or_default();
         format!(
-            "BucketResult(bucket={}, rows={}, base_offset={}, error={:?})",
+            "BucketResult({partition}bucket={}, rows={}, base_offset={}, error={:?})",
             self.inner.bucket, self.inner.rows, self.inner.base_offset, self.inner.error
         )
     }

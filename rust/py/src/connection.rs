@@ -322,6 +322,23 @@ impl PyAdmin {
         let filters: Vec<AclFilter> = filters.iter().map(|f| f.inner.clone()).collect();
         Ok(self.run(py, |a| a.drop_acls(&filters))?.into_iter().map(|inner| PyAclBinding { inner }).collect())
     }
+    /// Create the partition of a partitioned table named by `spec` (`{"dt": "2026-12-03"}`).
+    #[pyo3(signature = (path, spec, ignore_if_exists=false))]
+    fn create_partition(&self, py: Python<'_>, path: &Bound<'_, PyAny>, spec: &Bound<'_, PyAny>, ignore_if_exists: bool) -> PyResult<()> {
+        let (p, s) = (table_path(path)?, crate::partition::spec_from_py(spec)?);
+        self.run(py, |a| a.create_partition(&p, &s, ignore_if_exists))
+    }
+    /// Drop the partition named by `spec` (its rows go with it).
+    #[pyo3(signature = (path, spec, ignore_if_not_exists=false))]
+    fn drop_partition(&self, py: Python<'_>, path: &Bound<'_, PyAny>, spec: &Bound<'_, PyAny>, ignore_if_not_exists: bool) -> PyResult<()> {
+        let (p, s) = (table_path(path)?, crate::partition::spec_from_py(spec)?);
+        self.run(py, |a| a.drop_partition(&p, &s, ignore_if_not_exists))
+    }
+    /// The partitions of a partitioned table, as `PartitionInfo`s.
+    fn list_partitions(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Vec<crate::partition::PyPartitionInfo>> {
+        let p = table_path(path)?;
+        Ok(self.run(py, |a| a.list_partitions(&p))?.into_iter().map(|inner| crate::partition::PyPartitionInfo { inner }).collect())
+    }
 }
 }
 
@@ -361,12 +378,17 @@ impl PyTable {
     /// Read `bucket`'s log from `from_offset` to its high watermark through the Fluss protocol
     /// (log tables: the appended rows; primary-key tables: the changelog), as a list of
     /// `ScannedRow(offset, change_type, row)`. Works on the embedded engine and on a cluster
-    /// (GIL released); for verification and examples, not for streaming.
-    #[pyo3(signature = (bucket, from_offset=0))]
-    fn scan<'py>(&self, py: Python<'py>, bucket: i32, from_offset: i64) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    /// (GIL released); for verification and examples, not for streaming. `partition`: the
+    /// partition's name, required for a partitioned table (the core's `scan_partition`).
+    #[pyo3(signature = (bucket, from_offset=0, partition=None))]
+    fn scan<'py>(&self, py: Python<'py>, bucket: i32, from_offset: i64, partition: Option<Name>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         check_fork(self.live.gen).py_err()?;
         let t = &*self.table;
-        let rows = blocking(py, || t.scan(bucket, from_offset)).py_err()?;
+        let rows = match partition {
+            None => blocking(py, || t.scan(bucket, from_offset)),
+            Some(Name(p)) => blocking(py, || t.scan_partition(&p, bucket, from_offset)),
+        }
+        .py_err()?;
         let cls =
             SCANNED_ROW.get_or_try_init(py, || py.import("fluss_writer._readback")?.getattr("ScannedRow").map(Bound::unbind))?.bind(py);
         rows.iter()
@@ -510,7 +532,9 @@ pub struct PyTableDescriptor {
 entry_points! {
 impl PyTableDescriptor {
     #[new]
-    #[pyo3(signature = (schema, bucket_count=None, primary_keys=None, bucket_keys=None, properties=None, comment=None))]
+    #[pyo3(signature = (
+        schema, bucket_count=None, primary_keys=None, bucket_keys=None, properties=None, comment=None, partition_keys=None
+    ))]
     fn new(
         schema: &Bound<'_, PyAny>,
         bucket_count: Option<i32>,
@@ -518,6 +542,7 @@ impl PyTableDescriptor {
         bucket_keys: Option<Vec<Name>>,
         properties: Option<&Bound<'_, PyDict>>,
         comment: Option<Name>,
+        partition_keys: Option<Vec<Name>>,
     ) -> PyResult<Self> {
         let primary_keys = primary_keys.map(names);
         let comment = comment.map(|c| c.0);
@@ -533,6 +558,7 @@ impl PyTableDescriptor {
         let mut d = TableDescriptor::new(schema);
         d.bucket_count = bucket_count;
         d.bucket_key = names(bucket_keys.unwrap_or_default());
+        d.partition_keys = names(partition_keys.unwrap_or_default());
         if let Some(p) = properties {
             d.properties = pairs_of(p)?;
         }
@@ -552,8 +578,15 @@ impl PyTableDescriptor {
     fn bucket_keys(&self) -> Vec<String> {
         self.inner.bucket_key.clone()
     }
+    #[getter]
+    fn partition_keys(&self) -> Vec<String> {
+        self.inner.partition_keys.clone()
+    }
     fn __repr__(&self) -> String {
-        format!("TableDescriptor(bucket_count={:?}, bucket_keys={:?})", self.inner.bucket_count, self.inner.bucket_key)
+        format!(
+            "TableDescriptor(bucket_count={:?}, bucket_keys={:?}, partition_keys={:?})",
+            self.inner.bucket_count, self.inner.bucket_key, self.inner.partition_keys
+        )
     }
 }
 }
@@ -593,6 +626,14 @@ impl PyTableInfo {
     #[getter]
     fn has_primary_key(&self) -> bool {
         self.inner.has_primary_key()
+    }
+    #[getter]
+    fn partition_keys(&self) -> Vec<String> {
+        self.inner.partition_keys().to_vec()
+    }
+    #[getter]
+    fn is_partitioned(&self) -> bool {
+        self.inner.is_partitioned()
     }
     #[getter]
     fn schema(&self) -> PySchema {

@@ -5,6 +5,7 @@
 //! meets them:
 //!
 //! * `connection`: `connect`, `Config`, `Connection`, `Admin`, `Table` and metadata classes.
+//! * `partition`: `PartitionInfo` and partition specs (dicts) for the partition calls of `Admin`.
 //! * `writer`: writer builders and writers; inputs converted under the GIL, core calls without.
 //! * `convert`: Python values to core values by column type, and back; type names; Arrow schemas.
 //! * `callbacks`: Python callables as callbacks, error handlers, `executor=` choices.
@@ -28,6 +29,7 @@ mod exceptions;
 mod fastcall;
 mod gil;
 mod logging;
+mod partition;
 mod testing;
 mod writer;
 
@@ -57,6 +59,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::PySchema>()?;
     m.add_class::<connection::PyTableDescriptor>()?;
     m.add_class::<connection::PyTableInfo>()?;
+    m.add_class::<partition::PyPartitionInfo>()?;
     m.add_class::<writer::PyTableAppend>()?;
     m.add_class::<writer::PyTableUpsert>()?;
     m.add_class::<writer::PyAppendWriter>()?;

@@ -13,7 +13,7 @@ use crate::entry::entry_points;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::connection::table_path;
-use crate::convert::{from_value, key_from_py};
+use crate::convert::{from_value, key_from_py, Name};
 use crate::error::IntoPyResult;
 use crate::gil::{blocking, check_fork, LiveConn, PyWorkerHooks};
 
@@ -31,44 +31,74 @@ impl PyEmbeddedEngine {
     }
 }
 
+/// A `partition=` argument as the engine takes it.
+fn part(p: &Option<Name>) -> Option<&str> {
+    p.as_ref().map(|p| p.0.as_str())
+}
+
 entry_points! {
 impl PyEmbeddedEngine {
-    /// Answer the next `times` requests carrying `bucket` of `table` with error `code`.
-    #[pyo3(signature = (table, bucket, code, message="injected fault".to_string(), times=1))]
-    fn inject_error(&self, table: &Bound<'_, PyAny>, bucket: i32, code: i32, message: String, times: u32) -> PyResult<()> {
-        self.engine.faults().inject(&self.path(table)?, bucket, Fault::Error { code, message, times });
+    /// Answer the next `times` requests carrying `bucket` of `table` (of its partition named
+    /// `partition`, for a partitioned table) with error `code`.
+    #[pyo3(signature = (table, bucket, code, message="injected fault".to_string(), times=1, partition=None))]
+    fn inject_error(
+        &self,
+        table: &Bound<'_, PyAny>,
+        bucket: i32,
+        code: i32,
+        message: String,
+        times: u32,
+        partition: Option<Name>,
+    ) -> PyResult<()> {
+        self.engine.faults().inject_at(&self.path(table)?, part(&partition), bucket, Fault::Error { code, message, times });
         Ok(())
     }
     /// Delay the responses of the next `times` requests carrying `bucket` by `seconds`.
-    #[pyo3(signature = (table, bucket, seconds, times=1))]
-    fn inject_delay(&self, table: &Bound<'_, PyAny>, bucket: i32, seconds: f64, times: u32) -> PyResult<()> {
+    #[pyo3(signature = (table, bucket, seconds, times=1, partition=None))]
+    fn inject_delay(&self, table: &Bound<'_, PyAny>, bucket: i32, seconds: f64, times: u32, partition: Option<Name>) -> PyResult<()> {
         // The core's timeout rule: NaN or negative is a ValueError; +inf or beyond what a
         // deadline holds is the longest bounded delay.
         let delay = fluss_writer::timeouts::from_secs_f64(seconds)
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.message().to_string()))?
             .unwrap_or(fluss_writer::timeouts::MAX_BOUNDED);
-        self.engine.faults().inject(&self.path(table)?, bucket, Fault::Delay { delay, times });
+        self.engine.faults().inject_at(&self.path(table)?, part(&partition), bucket, Fault::Delay { delay, times });
         Ok(())
     }
     /// Fail the next `times` requests carrying `bucket` as a lost connection would
     /// (`after_apply`: after applying their writes).
-    #[pyo3(signature = (table, bucket, after_apply=false, times=1))]
-    fn inject_drop_connection(&self, table: &Bound<'_, PyAny>, bucket: i32, after_apply: bool, times: u32) -> PyResult<()> {
-        self.engine.faults().inject(&self.path(table)?, bucket, Fault::DropConnection { after_apply, times });
+    #[pyo3(signature = (table, bucket, after_apply=false, times=1, partition=None))]
+    fn inject_drop_connection(
+        &self,
+        table: &Bound<'_, PyAny>,
+        bucket: i32,
+        after_apply: bool,
+        times: u32,
+        partition: Option<Name>,
+    ) -> PyResult<()> {
+        self.engine.faults().inject_at(&self.path(table)?, part(&partition), bucket, Fault::DropConnection { after_apply, times });
         Ok(())
     }
     fn clear_faults(&self) {
         self.engine.faults().clear();
     }
-    fn pending_faults(&self, table: &Bound<'_, PyAny>, bucket: i32) -> PyResult<usize> {
-        Ok(self.engine.faults().pending(&self.path(table)?, bucket))
+    #[pyo3(signature = (table, bucket, partition=None))]
+    fn pending_faults(&self, table: &Bound<'_, PyAny>, bucket: i32, partition: Option<Name>) -> PyResult<usize> {
+        Ok(self.engine.faults().pending_at(&self.path(table)?, part(&partition), bucket))
     }
-    /// Rows of a bucket from `from_offset`: `(offset, change_type, row_tuple)`.
-    #[pyo3(signature = (table, bucket, from_offset=0))]
-    fn scan<'py>(&self, py: Python<'py>, table: &Bound<'_, PyAny>, bucket: i32, from_offset: i64) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    /// Rows of a bucket (of the partition named `partition`, for a partitioned table) from
+    /// `from_offset`: `(offset, change_type, row_tuple)`.
+    #[pyo3(signature = (table, bucket, from_offset=0, partition=None))]
+    fn scan<'py>(
+        &self,
+        py: Python<'py>,
+        table: &Bound<'_, PyAny>,
+        bucket: i32,
+        from_offset: i64,
+        partition: Option<Name>,
+    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let p = self.path(table)?;
         let e = &self.engine;
-        let rows = blocking(py, || e.scan(&p, bucket, from_offset)).py_err()?;
+        let rows = blocking(py, || e.scan_partition(&p, part(&partition), bucket, from_offset)).py_err()?;
         rows.iter()
             .map(|r| {
                 let vals = r.row.iter().map(|v| from_value(py, v)).collect::<PyResult<Vec<_>>>()?;
@@ -94,8 +124,13 @@ impl PyEmbeddedEngine {
             Some(row) => Ok(Some(PyTuple::new(py, row.iter().map(|v| from_value(py, v)).collect::<PyResult<Vec<_>>>()?)?)),
         }
     }
-    fn high_watermark(&self, table: &Bound<'_, PyAny>, bucket: i32) -> PyResult<i64> {
-        self.engine.high_watermark(&self.path(table)?, bucket).py_err()
+    #[pyo3(signature = (table, bucket, partition=None))]
+    fn high_watermark(&self, table: &Bound<'_, PyAny>, bucket: i32, partition: Option<Name>) -> PyResult<i64> {
+        self.engine.high_watermark_partition(&self.path(table)?, part(&partition), bucket).py_err()
+    }
+    /// The names of the table's partitions, in name order.
+    fn partition_names(&self, table: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+        self.engine.partition_names(&self.path(table)?).py_err()
     }
     /// batches_accepted, records_accepted, duplicates_dropped, batches_rejected.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
