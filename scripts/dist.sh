@@ -15,7 +15,8 @@
 #      PyPI) links against glibc 2.17's symbol versions whatever the host's glibc is; the release
 #      profile has no debug info and maturin strips the module (pyproject.toml);
 #   4. checks: `auditwheel show` says manylinux_2_17_x86_64, the wheel is at most DIST_MAX_WHEEL_MB,
-#      the extension module at most DIST_MAX_MODULE_MB, and the wheel's version is Cargo.toml's.
+#      the extension module at most DIST_MAX_MODULE_MB and has no benchmark or test hook (built
+#      without the cargo features `bench` and `test-hooks`), and the wheel's version is Cargo.toml's.
 # cpp: the CMake package in Release, static (dist/cpp/static) and shared (dist/cpp/shared,
 #   -DFLUSS_WRITER_BUILD_SHARED=ON), each an install prefix and a .tar.gz; checks:
 #   libfluss_writer_cxx.a is at most DIST_MAX_STATIC_MB, `nm -D` of libfluss_writer.so shows only
@@ -113,6 +114,13 @@ EOF
   if readelf -S "$unpacked/fluss_writer/_native.abi3.so" | grep -q '\.debug_'; then
     fail "the extension module carries debug sections"
   fi
+  # No benchmark or test hook (cargo features `bench`, `test-hooks` of rust/py): their Python
+  # names and the forced panic's message are strings of the module when compiled in.
+  local hooks
+  hooks="$({ grep -aoE '_panic_for_test|_panic_on_next_write|bench_dispatch|panic forced by' \
+    "$unpacked/fluss_writer/_native.abi3.so" || true; } | sort -u | tr '\n' ' ')"
+  [ -z "$hooks" ] || fail "the extension module has benchmark or test hooks: $hooks"
+  say "no benchmark or test hooks in the extension module"
   grep -qx "Version: $VERSION" "$unpacked/fluss_writer-$VERSION.dist-info/METADATA" ||
     fail "the wheel's METADATA does not say Version: $VERSION"
   rm -rf "$unpacked"
