@@ -1036,19 +1036,12 @@ Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64
 Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& key, GenericRow& out, bool& found);
 Result HighWatermark(const Connection& conn, const TablePath& path, int32_t bucket, int64_t& out);
 
-// Test hook: the next bridge call (from any thread) panics inside the library's panic guard, as
-// a bug in the Rust code would. Every entry point turns such a panic into a Result with
-// ClientCode::Internal (or, for calls that return no Result, a neutral value and a line on
-// stderr); the process stays alive.
-void ForcePanicInNextCall();
-
 // The client codes as the Rust core lists them (for the drift test against kAllClientCodes).
 std::vector<int32_t> CoreClientCodes();
 
-// Runs the callables through the dispatcher as the core does (a slot each, one job per
-// `per_job` callables, one FIFO worker) and returns the seconds until every one ran, was
-// destroyed and released its slot. The completion each callable sees has table "bench.t".
-double RunThroughDispatcher(std::vector<WriteCallback> callbacks, size_t per_job);
+// Not here: the hooks of fluss-writer's own tests and benchmark (a forced panic, a dispatcher
+// benchmark). Only a build with the CMake option FLUSS_WRITER_TEST_HOOKS has them, declared in a
+// header of the source tree (cpp/test_hooks) that is not installed.
 
 }  // namespace testing
 }  // namespace fluss_writer

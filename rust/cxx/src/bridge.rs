@@ -1,6 +1,7 @@
 //! The cxx bridge: declarations only. Every function named here is implemented in a sibling
-//! module (`status`, `acl`, `values`, `callbacks`, `handles`, `arrow`, `testing`); the C++ side of the
-//! `extern "C++"` block lives in `src/glue.cc` (compiled into this static library).
+//! module (`status`, `acl`, `values`, `callbacks`, `handles`, `arrow`, `testing`, `test_hooks`);
+//! the C++ side of the `extern "C++"` block lives in `src/glue.cc` (compiled into this static
+//! library).
 //!
 //! Failure rules (see cxx's book, "binding/result"): no function here returns `Result`, so cxx
 //! never throws a `rust::Error` into C++. Fallible calls return (or fill) an [`ffi::FfiStatus`]
@@ -21,6 +22,8 @@ use crate::arrow::*;
 use crate::callbacks::*;
 use crate::handles::*;
 use crate::status::*;
+#[cfg(feature = "test-hooks")]
+use crate::test_hooks::*;
 use crate::testing::*;
 use crate::values::*;
 
@@ -168,6 +171,7 @@ pub mod ffi {
         type RRow;
         type RJob;
         type RScan;
+        #[cfg(feature = "test-hooks")]
         type RBench;
         type RSharedCallback;
 
@@ -300,7 +304,7 @@ pub mod ffi {
         fn row_get_bytes(r: &RRow, i: usize) -> &[u8];
         fn row_to_string(r: &RRow, i: usize) -> String;
 
-        // testing (embedded engine) and benchmarks
+        // testing (embedded engine)
         fn testing_inject_fault(c: &RConnection, db: &str, table: &str, bucket: i32, f: &FfiFault) -> FfiStatus;
         fn testing_clear_faults(c: &RConnection) -> FfiStatus;
         fn testing_scan(c: &RConnection, db: &str, table: &str, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan>;
@@ -310,10 +314,17 @@ pub mod ffi {
         fn scan_row(s: &RScan, i: usize) -> Box<RRow>;
         fn testing_lookup(c: &RConnection, db: &str, table: &str, key: &RRow, found: &mut bool, st: &mut FfiStatus) -> Box<RRow>;
         fn testing_high_watermark(c: &RConnection, db: &str, table: &str, bucket: i32, st: &mut FfiStatus) -> i64;
-        fn bench_new(callbacks_per_job: usize) -> Box<RBench>;
-        fn bench_push(b: &mut RBench, cb: FfiCallback);
+
+        // test and benchmark hooks (cargo feature `test-hooks` only; cxx-build evaluates the cfg,
+        // so the generated header declares them only then)
         /// Test hook: the next guarded bridge call (on any thread) panics inside its guard.
+        #[cfg(feature = "test-hooks")]
         fn testing_force_panic();
+        #[cfg(feature = "test-hooks")]
+        fn bench_new(callbacks_per_job: usize) -> Box<RBench>;
+        #[cfg(feature = "test-hooks")]
+        fn bench_push(b: &mut RBench, cb: FfiCallback);
+        #[cfg(feature = "test-hooks")]
         fn bench_run(b: &mut RBench) -> f64;
     }
 
