@@ -101,6 +101,22 @@ pub mod ffi {
         comment: String,
     }
 
+    /// What `admin_get_table_info` fills (`fluss_writer::TableInfo` in the C++ header): the core's
+    /// `TableInfo` field for field; `descriptor` as the core normalized it (bucket count and
+    /// bucket keys set), its `property_*` the `table.*` properties; `custom_property_*` the
+    /// free-form ones.
+    struct FfiTableInfo {
+        database: String,
+        table: String,
+        table_id: i64,
+        schema_id: i32,
+        descriptor: FfiDescriptor,
+        custom_property_keys: Vec<String>,
+        custom_property_values: Vec<String>,
+        created_time: i64,
+        modified_time: i64,
+    }
+
     /// Per-writer callback options (the user executor and error handler travel apart).
     struct FfiWriterOptions {
         max_pending_callbacks: u64,
@@ -196,6 +212,8 @@ pub mod ffi {
         fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &FfiDescriptor, ignore_if_exists: bool) -> FfiStatus;
         fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus;
         fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus;
+        /// `Admin::get_table_info`: `out` is replaced (left as it was on error).
+        fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus;
         fn admin_create_acls(c: &RConnection, acls: &Vec<FfiAclBinding>) -> FfiStatus;
         /// `out` is replaced by the matching ACLs.
         fn admin_list_acls(c: &RConnection, filter: &FfiAclFilter, out: &mut Vec<FfiAclBinding>) -> FfiStatus;
@@ -249,6 +267,8 @@ pub mod ffi {
         fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus;
         fn writer_is_closed(w: &RWriter) -> bool;
         fn writer_stats(w: &RWriter) -> FfiWriterStats;
+        /// The writer's table (`AppendWriter::table` / `UpsertWriter::table`).
+        fn writer_table(w: &RWriter, st: &mut FfiStatus) -> Box<RTable>;
         /// `~AppendWriter`/`~UpsertWriter`: close with `timeout_ms` (negative: no bound) and drop;
         /// when the bound passes, the rest of the drop happens on a background thread.
         fn writer_destroy(w: Box<RWriter>, timeout_ms: i64);
