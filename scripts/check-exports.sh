@@ -4,7 +4,8 @@
 # demangles into namespace fluss_writer (or is its vtable / type info), none belongs to the cxx
 # bridge or the glue (fluss_writer::ffi, ::detail, ::internal), none is a Rust symbol (legacy
 # `_ZN...17h<hash>E` or v0 `_R` mangling) or a C symbol of a dependency (zstd, lz4, the Rust
-# runtime), and the API's entry points are there. Exit 1 with the offending symbols otherwise.
+# runtime), none is a test hook (ForcePanicInNextCall, RunThroughDispatcher), and the API's entry
+# points are there. Exit 1 with the offending symbols otherwise.
 set -euo pipefail
 LIB="${1:?usage: check-exports.sh LIB.so}"
 [ -f "$LIB" ] || { echo "check-exports.sh: no such file: $LIB" >&2; exit 1; }
@@ -34,6 +35,13 @@ fi
 if [ -n "$internal" ]; then
   echo "check-exports.sh: $LIB exports the bridge's or the glue's internals:" >&2
   printf '%s\n' "$internal" | head -n 20 | sed 's/^/  /' >&2
+  status=1
+fi
+# The test and benchmark hooks (CMake option FLUSS_WRITER_TEST_HOOKS) are not in a shipped library.
+hooks="$(printf '%s\n' "$demangled" | grep -E 'fluss_writer::testing::(ForcePanicInNextCall|RunThroughDispatcher)' || true)"
+if [ -n "$hooks" ]; then
+  echo "check-exports.sh: $LIB exports test hooks (built with FLUSS_WRITER_TEST_HOOKS):" >&2
+  printf '%s\n' "$hooks" | sed 's/^/  /' >&2
   status=1
 fi
 # Entry points an application calls (a library exporting nothing would pass the checks above).

@@ -15,11 +15,13 @@
 #      PyPI) links against glibc 2.17's symbol versions whatever the host's glibc is; the release
 #      profile has no debug info and maturin strips the module (pyproject.toml);
 #   4. checks: `auditwheel show` says manylinux_2_17_x86_64, the wheel is at most DIST_MAX_WHEEL_MB,
-#      the extension module at most DIST_MAX_MODULE_MB, and the wheel's version is Cargo.toml's.
+#      the extension module at most DIST_MAX_MODULE_MB and has no benchmark or test hook (built
+#      without the cargo features `bench` and `test-hooks`), and the wheel's version is Cargo.toml's.
 # cpp: the CMake package in Release, static (dist/cpp/static) and shared (dist/cpp/shared,
 #   -DFLUSS_WRITER_BUILD_SHARED=ON), each an install prefix and a .tar.gz; checks:
 #   libfluss_writer_cxx.a is at most DIST_MAX_STATIC_MB, `nm -D` of libfluss_writer.so shows only
-#   the C++ API (scripts/check-exports.sh), the header's and pkg-config's versions are Cargo.toml's,
+#   the C++ API (scripts/check-exports.sh), no library or header has a test or benchmark hook
+#   (scripts/check-no-test-hooks.sh), the header's and pkg-config's versions are Cargo.toml's,
 #   and cpp/examples builds with CMake and with pkg-config against each package and runs.
 #
 # Environment: CARGO_TARGET_DIR (target), DIST_DIR (dist), DIST_BUILD (build-dist), JOBS (2),
@@ -113,6 +115,13 @@ EOF
   if readelf -S "$unpacked/fluss_writer/_native.abi3.so" | grep -q '\.debug_'; then
     fail "the extension module carries debug sections"
   fi
+  # No benchmark or test hook (cargo features `bench`, `test-hooks` of rust/py): their Python
+  # names and the forced panic's message are strings of the module when compiled in.
+  local hooks
+  hooks="$({ grep -aoE '_panic_for_test|_panic_on_next_write|bench_dispatch|panic forced by' \
+    "$unpacked/fluss_writer/_native.abi3.so" || true; } | sort -u | tr '\n' ' ')"
+  [ -z "$hooks" ] || fail "the extension module has benchmark or test hooks: $hooks"
+  say "no benchmark or test hooks in the extension module"
   grep -qx "Version: $VERSION" "$unpacked/fluss_writer-$VERSION.dist-info/METADATA" ||
     fail "the wheel's METADATA does not say Version: $VERSION"
   rm -rf "$unpacked"
@@ -128,8 +137,8 @@ cpp_dist() {
     say "C++ package ($kind): Release build and install into dist/cpp/$kind"
     # A new generator needs a new build dir; the cache of an older configure is kept otherwise.
     cmake -S . -B "$BUILD/cpp-$kind" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFLUSS_WRITER_BUILD_TESTS=OFF \
-      -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_BUILD_SHARED="$shared" -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" \
-      -DFLUSS_WRITER_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" >/dev/null
+      -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=OFF -DFLUSS_WRITER_BUILD_SHARED="$shared" \
+      -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" -DFLUSS_WRITER_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" >/dev/null
     local t0=$SECONDS
     cmake --build "$BUILD/cpp-$kind" -j "$JOBS"
     say "C++ ($kind) built in $((SECONDS - t0)) s"
@@ -139,6 +148,9 @@ cpp_dist() {
     local libdir
     libdir="$(cd "$prefix" && ls -d lib* | head -n 1)"
     [ -n "$libdir" ] || fail "no lib dir in $prefix"
+
+    # No test or benchmark hook in the libraries or the headers (FLUSS_WRITER_TEST_HOOKS is off).
+    scripts/check-no-test-hooks.sh "$prefix"
 
     # The version everywhere: the header, pkg-config, CMake's version file.
     grep -q "^#define FLUSS_WRITER_VERSION_STRING \"$VERSION\"$" "$prefix/include/fluss_writer_version.h" ||

@@ -26,6 +26,9 @@ scripts/check-version.sh
 step "rustfmt and clippy"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
+# And the code behind the bindings' cargo features for our own tests and benchmarks (rust/py:
+# bench, test-hooks; rust/cxx: test-hooks), which the line above (release-like builds) skips.
+cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 cluster_started=0
 sasl_started=0

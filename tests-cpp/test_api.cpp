@@ -1,4 +1,5 @@
-// test_api.cpp: codes (drift test), rows of every type, admin, tables, upserts, WriteResult.
+// test_api.cpp: codes (drift test), rows of every type, admin (GetTableInfo too), tables, a writer's
+// table, upserts, WriteResult.
 #include <algorithm>
 #include <array>
 #include <set>
@@ -154,6 +155,137 @@ TEST_F(ApiTest, AdminDatabasesAndTables) {
   bad.schema = fw::Schema::NewBuilder().AddColumn("a", fw::DataType::Decimal(50, 2)).Build();
   fw::Result r = admin.CreateTable(fw::TablePath("fluss", "bad"), bad);
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidTable)) << r.ToString();
+}
+
+// Admin::GetTableInfo gives the core's TableInfo (Rust Admin::get_table_info, Python
+// Admin.get_table_info): every type round-trips, the descriptor is normalized by the core.
+TEST_F(ApiTest, GetTableInfoIsTheCoresTableInfo) {
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder()
+                 .AddColumn("id", fw::DataType::Int(), false)
+                 .AddColumn("b", fw::DataType::Boolean())
+                 .AddColumn("i8", fw::DataType::TinyInt())
+                 .AddColumn("i16", fw::DataType::SmallInt())
+                 .AddColumn("i64", fw::DataType::BigInt(), false)
+                 .AddColumn("f32", fw::DataType::Float())
+                 .AddColumn("f64", fw::DataType::Double())
+                 .AddColumn("s", fw::DataType::String())
+                 .AddColumn("bytes", fw::DataType::Bytes())
+                 .AddColumn("dec", fw::DataType::Decimal(38, 4))
+                 .AddColumn("date", fw::DataType::Date())
+                 .AddColumn("time", fw::DataType::Time(3))
+                 .AddColumn("ts", fw::DataType::Timestamp(9))
+                 .AddColumn("ltz", fw::DataType::TimestampLtz(3))
+                 .SetPrimaryKeys({"id"})
+                 .Build();
+  d.bucket_count = 3;
+  d.properties["table.log.ttl"] = "7d";
+  d.comment = "every type";
+  fw::TablePath p("fluss", "info");
+  ASSERT_OK(admin.CreateTable(p, d));
+
+  fw::TableInfo info;
+  ASSERT_OK(admin.GetTableInfo(p, info));
+  EXPECT_EQ(info.path.ToString(), "fluss.info");
+  EXPECT_GE(info.table_id, 0);
+  EXPECT_GE(info.schema_id, 0);
+  EXPECT_GT(info.created_time, 0);
+  EXPECT_GE(info.modified_time, info.created_time);
+  const std::vector<fw::Column>& got = info.descriptor.schema.columns;
+  ASSERT_EQ(got.size(), d.schema.columns.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const fw::Column& want = d.schema.columns[i];
+    EXPECT_EQ(got[i].name, want.name);
+    EXPECT_EQ(got[i].type.id, want.type.id) << want.name;
+    EXPECT_EQ(got[i].type.precision, want.type.precision) << want.name;
+    EXPECT_EQ(got[i].type.scale, want.type.scale) << want.name;
+    EXPECT_EQ(got[i].nullable, want.nullable) << want.name;
+  }
+  EXPECT_EQ(info.descriptor.schema.primary_keys, (std::vector<std::string>{"id"}));
+  EXPECT_EQ(info.descriptor.bucket_count, 3);
+  // Normalized by the core: a primary-key table's bucket key defaults to its primary key.
+  EXPECT_EQ(info.descriptor.bucket_keys, (std::vector<std::string>{"id"}));
+  EXPECT_EQ(info.descriptor.properties.at("table.log.ttl"), "7d");
+  EXPECT_EQ(info.descriptor.comment, "every type");
+  EXPECT_TRUE(info.custom_properties.empty());
+
+  // The same table as a Table handle sees it.
+  fw::Table t;
+  ASSERT_OK(conn.GetTable(p, t));
+  EXPECT_EQ(t.BucketCount(), info.descriptor.bucket_count);
+  EXPECT_EQ(t.ColumnCount(), info.descriptor.schema.columns.size());
+  EXPECT_TRUE(t.HasPrimaryKey());
+
+  // A log table without a bucket count: the server's default, and no bucket key.
+  fw::TableDescriptor log;
+  log.schema = fw::Schema::NewBuilder().AddColumn("a", fw::DataType::Int()).Build();
+  ASSERT_OK(admin.CreateTable(fw::TablePath("fluss", "info_log"), log));
+  ASSERT_OK(admin.GetTableInfo(fw::TablePath("fluss", "info_log"), info));
+  EXPECT_EQ(info.path.table_name, "info_log");
+  EXPECT_GT(info.descriptor.bucket_count, 0);
+  EXPECT_TRUE(info.descriptor.bucket_keys.empty());
+  EXPECT_TRUE(info.descriptor.schema.primary_keys.empty());
+  EXPECT_TRUE(info.descriptor.properties.find("table.log.ttl") == info.descriptor.properties.end());
+
+  // Errors leave `out` as it was.
+  fw::Result r = admin.GetTableInfo(fw::TablePath("fluss", "no_such_table"), info);
+  EXPECT_EQ(r.error_code, 7) << r.ToString();  // TABLE_NOT_EXIST
+  EXPECT_EQ(r.CodeName(), "TABLE_NOT_EXIST");
+  EXPECT_EQ(info.path.table_name, "info_log");
+  r = admin.GetTableInfo(fw::TablePath("fluss", "bad name!"), info);
+  EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidTable)) << r.ToString();
+  fw::Admin empty;
+  EXPECT_EQ(empty.GetTableInfo(p, info).error_code, Code(fw::ClientCode::ConnectionClosed));
+  ASSERT_OK(conn.Close());
+  r = admin.GetTableInfo(p, info);
+  EXPECT_EQ(r.error_code, Code(fw::ClientCode::ConnectionClosed)) << r.ToString();
+}
+
+// AppendWriter::Table / UpsertWriter::Table (Rust writer.table()): the writer's table.
+TEST_F(ApiTest, WriterTableIsTheTableItWritesTo) {
+  fw::TablePath lp = LogTable("writer_table", 2);
+  fw::AppendWriter aw = AppendWriterFor(lp);
+  fw::Table at = aw.Table();
+  ASSERT_TRUE(at.Available());
+  EXPECT_EQ(at.Path(), "fluss.writer_table");
+  EXPECT_EQ(at.BucketCount(), 2);
+  EXPECT_EQ(at.ColumnCount(), 2u);
+  EXPECT_FALSE(at.HasPrimaryKey());
+  // A usable handle: a second writer from it, and read-back of what the first one wrote.
+  fw::AppendWriter aw2;
+  ASSERT_OK(at.NewAppend().CreateWriter(aw2));
+  ASSERT_OK(aw.AppendDetached(Row(1)));
+  ASSERT_OK(aw2.AppendDetached(Row(2)));
+  ASSERT_OK(aw.Flush());
+  ASSERT_OK(aw2.Flush());
+  size_t rows = 0;
+  for (int32_t b = 0; b < 2; ++b) {
+    std::vector<fw::ScannedRow> out;
+    ASSERT_OK(at.Scan(b, 0, out));
+    rows += out.size();
+  }
+  EXPECT_EQ(rows, 2u);
+
+  fw::TablePath pp = PkTable("writer_table_pk");
+  fw::Table pt;
+  ASSERT_OK(conn.GetTable(pp, pt));
+  fw::UpsertWriter uw;
+  ASSERT_OK(pt.NewUpsert().PartialUpdateByName({"id", "score"}).CreateWriter(uw));
+  fw::Table ut = uw.Table();
+  ASSERT_TRUE(ut.Available());
+  EXPECT_EQ(ut.Path(), "fluss.writer_table_pk");
+  EXPECT_TRUE(ut.HasPrimaryKey());
+  EXPECT_EQ(ut.ColumnCount(), 3u);
+
+  // A closed writer still names its table; an empty or moved-from one has none.
+  ASSERT_OK(aw.Close());
+  EXPECT_EQ(aw.Table().Path(), "fluss.writer_table");
+  fw::AppendWriter moved = std::move(aw2);
+  EXPECT_FALSE(aw2.Table().Available());  // NOLINT: checking moved-from state
+  EXPECT_TRUE(moved.Table().Available());
+  fw::UpsertWriter none;
+  EXPECT_FALSE(none.Table().Available());
+  EXPECT_EQ(none.Table().Path(), "");
 }
 
 TEST_F(ApiTest, UpsertDeleteAndPartialUpdate) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "arrow_c_producer.h"
+#include "fluss_writer_test_hooks.hpp"  // ForcePanicInNextCall
 #include "test_util.h"
 
 class Hardening : public EmbeddedTest {

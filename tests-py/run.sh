@@ -8,13 +8,20 @@
 #  4. the sdist as pip installs it where no wheel fits: a fresh venv (the newest interpreter),
 #     `pip install dist/fluss_writer-V.tar.gz` (maturin from PyPI in pip's isolated build, the
 #     host's toolchain), then writes with callbacks through the embedded engine.
+#  5. the test hooks, which the wheel does not have (cargo feature `test-hooks`; the wheel's runs
+#     check that with tests-py/test_release_surface.py and skip the tests that need them): a
+#     debug build with the feature (`maturin develop --features test-hooks`, the core's debug
+#     build reused) in its own venv (.venv-hooks, kept between runs), the newest interpreter,
+#     pytest of just those tests with FLUSS_WRITER_EXPECT_HOOKS=1 (a missing hook fails, nothing
+#     skips). Always run; FLUSS_PY_HOOKS=0 leaves it out outside CI (under CI=true it is an error).
 # Interpreters: the newest and the oldest CPython >= 3.9 found on PATH or in pyenv (3.13 and 3.9
 # here), or PY_VERSIONS="3.13 3.9". Each runs the whole suite, real-cluster tests included (about
 # 75 s of pytest each here; timings in docs/distribution.md): 3.9 has no vectorcall fast path
 # (rust/py/src/fastcall.rs), 3.13 does. Under CI=true a missing 3.9 is an error.
 #
 # FLUSS_PY_WHEEL=path.whl: test that wheel (a CI artifact, a wheel built elsewhere) instead of
-# building one. FLUSS_PY_DEVELOP=1: the quick development loop instead (maturin develop, debug build, into .venv).
+# building one. FLUSS_PY_DEVELOP=1: the quick development loop instead (maturin develop, debug
+# build with the test hooks, into .venv; the whole suite, the hooks' tests included).
 # Exits non-zero on any failure. Usage: tests-py/run.sh [pytest args...]
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,14 +41,14 @@ if [ "${FLUSS_PY_DEVELOP:-}" = 1 ]; then
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   PY="$VENV/bin/python"
   "$PY" -m pip install -q --disable-pip-version-check 'maturin>=1.9.4,<2' ruff "${DEPS[@]}"
-  echo "== maturin develop"
-  "$VENV/bin/maturin" develop -q ${MATURIN_ARGS:-}
+  echo "== maturin develop --features test-hooks"
+  "$VENV/bin/maturin" develop -q --features test-hooks ${MATURIN_ARGS:-}
   echo "== ruff"
   "$VENV/bin/ruff" check python tests-py bench/python
   echo "== stubtest"
   "$PY" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
   echo "== pytest"
-  "$PY" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
+  FLUSS_WRITER_EXPECT_HOOKS=1 "$PY" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
   exit 0
 fi
 
@@ -141,3 +148,23 @@ EOF
   )
   rm -rf "$VENV"
 fi
+
+# ----- 5. the test hooks: a debug build with --features test-hooks -----
+HOOK_TESTS=(tests-py/errors/test_panics.py tests-py/test_release_surface.py)
+if [ "${FLUSS_PY_HOOKS:-1}" = 0 ]; then
+  if [ "$CI_MODE" = 1 ]; then echo "run.sh: FLUSS_PY_HOOKS=0 under CI=true: the tests of the test hooks must run" >&2; exit 1; fi
+  echo "!!!!! run.sh: FLUSS_PY_HOOKS=0: the tests that need the test hooks (${HOOK_TESTS[*]}) did NOT run !!!!!" >&2
+  exit 0
+fi
+py="$(find_python "${VERSIONS[0]}")"
+VENV="$REPO/.venv-hooks"
+echo "== test hooks: debug build with --features test-hooks into $VENV (Python ${VERSIONS[0]}), ${HOOK_TESTS[*]}"
+t0=$SECONDS
+[ -x "$VENV/bin/python" ] || "$py" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check 'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout
+VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop -q --features test-hooks
+echo "   built and installed in $((SECONDS - t0)) s"
+t0=$SECONDS
+FLUSS_WRITER_EXPECT_HOOKS=1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 "${HOOK_TESTS[@]}"
+echo "== test hooks: pytest took $((SECONDS - t0)) s"
+

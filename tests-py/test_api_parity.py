@@ -132,11 +132,8 @@ EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
 }
 
 #: Counterparts that do not exist yet: the test holds them to this list (it fails when one is
-#: added without being removed here). Listed in the closing note of issue 16.
+#: added without being removed here).
 KNOWN_GAPS: Dict[Tuple[str, str], Set[str]] = {
-    ("Admin", "get_table_info"): {"cpp"},
-    ("AppendWriter", "table"): {"cpp"},
-    ("UpsertWriter", "table"): {"cpp"},
     # Free-form table properties: no binding exposes them (older than issue 12).
     ("TableDescriptor", "custom_properties"): {"py", "cpp"},
     # Issue 12 (partitioned tables): the C++ counterparts come with the cpp-partitions branch

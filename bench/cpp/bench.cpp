@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "fluss_writer.hpp"
+#include "fluss_writer_test_hooks.hpp"  // RunThroughDispatcher (a build with FLUSS_WRITER_TEST_HOOKS)
 
 namespace fw = fluss_writer;
 using Clock = std::chrono::steady_clock;

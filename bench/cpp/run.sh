@@ -2,7 +2,7 @@
 # C++ benchmarks for scripts/bench-all.sh: JSON lines on stdout, text on stderr.
 #
 # Builds bench/cpp in release (the Rust library with the profiling profile: release code with
-# line tables) with the repository's CMake setup (build dir $REPO/build-bench,
+# line tables; with the test hooks, for RunThroughDispatcher) with the repository's CMake setup (build dir $REPO/build-bench,
 # shared CARGO_TARGET_DIR), then runs the embedded dispatch/e2e benchmark (text) and, with
 # FLUSS_BOOTSTRAP_SERVERS, the cluster cases (callbacks vs Append + Wait thread; JSON lines).
 # Environment: FLUSS_BOOTSTRAP_SERVERS, BENCH_CPP_RECORDS (200000), BENCH_ROUNDS (5), BENCH_CPP_BUILD.
@@ -13,7 +13,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 BUILD="${BENCH_CPP_BUILD:-$REPO/build-bench}"
 GEN=()
 command -v ninja >/dev/null 2>&1 && [[ ! -f "$BUILD/CMakeCache.txt" ]] && GEN=(-G Ninja)
-cmake -S "$REPO" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DFLUSS_WRITER_CARGO_PROFILE=profiling -DFLUSS_WRITER_BUILD_TESTS=OFF >&2
+cmake -S "$REPO" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DFLUSS_WRITER_CARGO_PROFILE=profiling -DFLUSS_WRITER_BUILD_TESTS=OFF \
+  -DFLUSS_WRITER_TEST_HOOKS=ON >&2
 cmake --build "$BUILD" --target fluss_writer_bench >&2
 BIN="$BUILD/bench/cpp/fluss_writer_bench"
 ROUNDS="${BENCH_ROUNDS:-5}"

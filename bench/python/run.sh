@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Python benchmarks for scripts/bench-all.sh: JSON lines on stdout, text on stderr.
 #
-# Builds the fluss_writer wheel with the profiling profile (release code with line tables) (shared CARGO_TARGET_DIR) and installs it, with
+# Builds the fluss_writer wheel with the profiling profile (release code with line tables) and the
+# cargo feature `bench` (testing.bench_dispatch, which release wheels lack) (shared CARGO_TARGET_DIR) and installs it, with
 # pyfluss==1.0.0 and pyarrow, into its own venv ($REPO/.venv-bench-py), then runs
 #   - bench_cluster.py: fluss_writer vs pyfluss on FLUSS_BOOTSTRAP_SERVERS (skipped without it),
 #     plus the dispatch figures with an idle and a busy main thread;
@@ -22,7 +23,7 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m; assert m.version('py
 fi
 # A release wheel installed (not editable) so that other builds of the source tree do not replace it.
 rm -rf "$CARGO_TARGET_DIR/wheels-bench"
-(cd "$REPO" && "$VENV/bin/maturin" build --profile profiling --strip false -i "$VENV/bin/python" -o "$CARGO_TARGET_DIR/wheels-bench" >&2)
+(cd "$REPO" && "$VENV/bin/maturin" build --profile profiling --features bench --strip false -i "$VENV/bin/python" -o "$CARGO_TARGET_DIR/wheels-bench" >&2)
 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$CARGO_TARGET_DIR"/wheels-bench/fluss_writer-*.whl >&2
 
 if [[ -n "${BENCH_PY_BUILD_ONLY:-}" ]]; then

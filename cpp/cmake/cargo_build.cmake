@@ -14,8 +14,14 @@
 # (.llvmbc, .llvmcmd; no C++ build uses it): 66 -> 52 MiB (docs/distribution.md).
 #
 # Variables: CARGO, TARGET_DIR, PROFILE (dev, release, profiling), STRIP (a strip program, or
-# empty), SOURCE_DIR, OUT.
+# empty), FEATURES (cargo features of fluss-writer-cxx, comma-separated, or empty), SOURCE_DIR, OUT.
+#
+# A build with other FEATURES (test-hooks) is another artifact of cargo's (another metadata hash),
+# so a build dir with the hooks and one without do not rebuild each other's library.
 set(_args build -p fluss-writer-cxx --message-format=json-render-diagnostics --profile ${PROFILE})
+if(FEATURES)
+  list(APPEND _args --features ${FEATURES})
+endif()
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${TARGET_DIR} ${CARGO} ${_args}
   WORKING_DIRECTORY "${SOURCE_DIR}"

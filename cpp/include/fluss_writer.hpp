@@ -281,6 +281,21 @@ struct TablePath {
   std::string ToString() const { return database_name + "." + table_name; }
 };
 
+// A table as the server knows it (Admin::GetTableInfo; Rust `Admin::get_table_info`, Python
+// `Admin.get_table_info`). `descriptor` is the one the table was created with as the core
+// normalized it: `bucket_count` is the table's number of buckets and a primary-key table's
+// `bucket_keys` are set (its primary key unless given otherwise); `descriptor.properties` are the
+// `table.*` options, `custom_properties` the free-form ones.
+struct TableInfo {
+  TablePath path;
+  int64_t table_id = -1;  // changes when a table of the same name is created again
+  int32_t schema_id = -1;
+  TableDescriptor descriptor;
+  std::map<std::string, std::string> custom_properties;
+  int64_t created_time = 0;   // epoch milliseconds
+  int64_t modified_time = 0;  // epoch milliseconds
+};
+
 // A row in schema order, with a typed setter for every type the SDK writes. Setting a field
 // past the end grows the row (new fields are null). Whether the row fits the table (field
 // count, types, NOT NULL) is checked when it is written: a mismatch is ClientCode::InvalidRow.
@@ -675,6 +690,8 @@ struct WriterStats {
   uint64_t jobs_dropped = 0;
 };
 
+class Table;
+
 // Common part of both writers.
 class WriterBase {
  public:
@@ -700,6 +717,9 @@ class WriterBase {
   // Whether Close ran (or the writer is empty): writes are then refused with WriterClosed.
   bool IsClosed() const noexcept;
   WriterStats Stats() const;
+  // The table this writer writes to (Rust `writer.table()`), a handle sharing the writer's view
+  // of it; an empty Table (not Available) for an empty writer.
+  fluss_writer::Table Table() const;
   bool Available() const noexcept { return impl_ != nullptr; }
 
  protected:
@@ -776,8 +796,6 @@ struct Configuration {
     return *this;
   }
 };
-
-class Table;
 
 class TableAppend {
  public:
@@ -947,6 +965,9 @@ class Admin {
   Result CreateTable(const TablePath& path, const TableDescriptor& descriptor, bool ignore_if_exists = false);
   Result DropTable(const TablePath& path, bool ignore_if_not_exists = false);
   Result TableExists(const TablePath& path, bool& out);
+  // Replace `out` with what the server knows of the table (left as it was on error, e.g.
+  // TABLE_NOT_EXIST).
+  Result GetTableInfo(const TablePath& path, TableInfo& out);
 
   // ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
   // refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
@@ -1036,19 +1057,12 @@ Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64
 Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& key, GenericRow& out, bool& found);
 Result HighWatermark(const Connection& conn, const TablePath& path, int32_t bucket, int64_t& out);
 
-// Test hook: the next bridge call (from any thread) panics inside the library's panic guard, as
-// a bug in the Rust code would. Every entry point turns such a panic into a Result with
-// ClientCode::Internal (or, for calls that return no Result, a neutral value and a line on
-// stderr); the process stays alive.
-void ForcePanicInNextCall();
-
 // The client codes as the Rust core lists them (for the drift test against kAllClientCodes).
 std::vector<int32_t> CoreClientCodes();
 
-// Runs the callables through the dispatcher as the core does (a slot each, one job per
-// `per_job` callables, one FIFO worker) and returns the seconds until every one ran, was
-// destroyed and released its slot. The completion each callable sees has table "bench.t".
-double RunThroughDispatcher(std::vector<WriteCallback> callbacks, size_t per_job);
+// Not here: the hooks of fluss-writer's own tests and benchmark (a forced panic, a dispatcher
+// benchmark). Only a build with the CMake option FLUSS_WRITER_TEST_HOOKS has them, declared in a
+// header of the source tree (cpp/test_hooks) that is not installed.
 
 }  // namespace testing
 }  // namespace fluss_writer

@@ -168,6 +168,42 @@ Result Admin::TableExists(const TablePath& path, bool& out) {
   return ToResult(ffi::admin_table_exists(*impl_, Str(path.database_name), Str(path.table_name), out));
 }
 
+namespace {
+std::map<std::string, std::string> ToMap(const rust::Vec<rust::String>& keys, const rust::Vec<rust::String>& values) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+    out.emplace(std::string(keys[i]), std::string(values[i]));
+  }
+  return out;
+}
+}  // namespace
+
+Result Admin::GetTableInfo(const TablePath& path, TableInfo& out) {
+  if (impl_ == nullptr) return NotOpen();
+  ffi::FfiTableInfo fi;
+  Result r = ToResult(ffi::admin_get_table_info(*impl_, Str(path.database_name), Str(path.table_name), fi));
+  if (!r.Ok()) return r;
+  TableInfo info;
+  info.path = TablePath(std::string(fi.database), std::string(fi.table));
+  info.table_id = fi.table_id;
+  info.schema_id = fi.schema_id;
+  const ffi::FfiDescriptor& d = fi.descriptor;
+  for (const ffi::FfiColumn& c : d.columns) {
+    info.descriptor.schema.columns.push_back(
+        Column{std::string(c.name), DataType{static_cast<TypeId>(c.type_id), c.precision, c.scale}, c.nullable});
+  }
+  info.descriptor.schema.primary_keys = ToStrings(d.primary_key);
+  info.descriptor.bucket_count = d.bucket_count;
+  info.descriptor.bucket_keys = ToStrings(d.bucket_keys);
+  info.descriptor.properties = ToMap(d.property_keys, d.property_values);
+  info.descriptor.comment = std::string(d.comment);
+  info.custom_properties = ToMap(fi.custom_property_keys, fi.custom_property_values);
+  info.created_time = fi.created_time;
+  info.modified_time = fi.modified_time;
+  out = std::move(info);
+  return r;
+}
+
 // ===== ACLs (conversions only; the core checks and converts) =====
 
 namespace {

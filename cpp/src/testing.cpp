@@ -1,5 +1,5 @@
-// testing.cpp: fluss_writer::testing (embedded engine read-back, fault injection, the
-// dispatcher benchmark and the client-code list for the drift test).
+// testing.cpp: fluss_writer::testing (embedded engine read-back, fault injection and the
+// client-code list for the drift test). The test hooks are in test_hooks.cpp.
 #include <utility>
 
 #include "internal.h"
@@ -64,20 +64,9 @@ Result HighWatermark(const Connection& conn, const TablePath& path, int32_t buck
   return ToResult(st);
 }
 
-void ForcePanicInNextCall() { ffi::testing_force_panic(); }
-
 std::vector<int32_t> CoreClientCodes() {
   rust::Vec<int32_t> v = ffi::client_codes();
   return std::vector<int32_t>(v.begin(), v.end());
-}
-
-double RunThroughDispatcher(std::vector<WriteCallback> callbacks, size_t per_job) {
-  rust::Box<ffi::RBench> b = ffi::bench_new(per_job);
-  for (WriteCallback& cb : callbacks) {
-    ffi::bench_push(*b, internal::TakeCallback(cb));
-  }
-  callbacks.clear();
-  return ffi::bench_run(*b);
 }
 
 }  // namespace testing

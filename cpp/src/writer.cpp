@@ -104,6 +104,17 @@ WriterStats WriterBase::Stats() const {
   return s;
 }
 
+fluss_writer::Table WriterBase::Table() const {
+  fluss_writer::Table t;
+  if (impl_ == nullptr) return t;
+  ffi::FfiStatus st;
+  rust::Box<ffi::RTable> r = ffi::writer_table(*impl_, st);
+  if (st.code == 0) {
+    detail::Access::Ref(t) = std::shared_ptr<ffi::RTable>(r.into_raw(), [](ffi::RTable* p) { DropBox(p); });
+  }
+  return t;
+}
+
 // ===== AppendWriter =====
 
 Result AppendWriter::AppendDetached(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_append, nullptr, nullptr); }

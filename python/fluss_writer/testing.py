@@ -1,27 +1,29 @@
-"""Testing helpers: the embedded engine's read-back and fault injection, dispatch counters.
+"""Testing helpers for your own tests: the embedded engine's read-back and fault injection, and
+dispatch counters. A documented part of the API, in every build (the released wheel included).
 
 ``engine(conn)`` returns the ``EmbeddedEngine`` of a connection opened with ``"embedded"`` or
 ``"embedded:<dir>"``: ``inject_error``, ``inject_delay``, ``inject_drop_connection``,
 ``clear_faults``, ``pending_faults``, ``scan``, ``lookup``, ``high_watermark``, ``partition_names``,
 ``stats`` (``partition=<name>`` addresses a bucket of a partitioned table's partition).
+
+Builds of the binding for fluss-writer's own benchmarks and tests also define ``bench_dispatch``
+(cargo feature ``bench``) and ``panic_now``, ``panic_in_method``, ``panic_on_next_write``
+(cargo feature ``test-hooks``). The released wheel has neither feature, so neither these names
+nor the native hooks behind them exist there (tests-py/test_release_surface.py checks it).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple, cast
 
 from . import _native
 from ._native import EmbeddedEngine
 
-__all__ = [
+__all__: List[str] = [
     "EmbeddedEngine",
-    "bench_dispatch",
     "dispatch_stats",
     "engine",
     "flush_logs",
-    "panic_in_method",
-    "panic_now",
-    "panic_on_next_write",
 ]
 
 
@@ -45,25 +47,35 @@ def flush_logs() -> None:
     _native._flush_logs()
 
 
-def bench_dispatch(callback: Callable[[Any], Any], n: int, per_job: int = 1000) -> Tuple[float, int, int]:
-    """Dispatch ``n`` calls of ``callback(completion)`` in jobs of ``per_job`` through a worker
-    with the binding's hooks; returns ``(seconds, gil_acquisitions, groups)``."""
-    return _native.bench_dispatch(callback, n, per_job)
+# ----- hooks of builds for fluss-writer's own benchmarks and tests (not in the released wheel) -----
 
+#: The native module, untyped: its stub declares only what every build has.
+_hooks: Any = _native
 
-def panic_now(message: str = "forced panic") -> None:
-    """Force a Rust panic inside a module-level entry point. It raises ``InternalError`` (a
-    ``FlussWriterError``), as any panic that reaches a Python call does."""
-    _native._panic_for_test(message)
+if hasattr(_hooks, "bench_dispatch"):  # cargo feature `bench` (bench/python/run.sh)
 
+    def bench_dispatch(callback: Callable[[Any], Any], n: int, per_job: int = 1000) -> Tuple[float, int, int]:
+        """Dispatch ``n`` calls of ``callback(completion)`` in jobs of ``per_job`` through a worker
+        with the binding's hooks; returns ``(seconds, gil_acquisitions, groups)``."""
+        return _hooks.bench_dispatch(callback, n, per_job)
 
-def panic_in_method(conn: _native.Connection, message: str = "forced panic") -> None:
-    """Force a Rust panic inside a method of ``conn`` (raises ``InternalError``); the
-    connection stays usable."""
-    conn._panic_for_test(message)
+    __all__.append("bench_dispatch")
 
+if hasattr(_hooks, "_panic_for_test"):  # cargo feature `test-hooks` (tests-py/run.sh, step "test hooks")
 
-def panic_on_next_write() -> None:
-    """Make the next ``append``/``upsert``/``delete`` (any writer, any thread) panic while
-    converting its row: it raises ``InternalError`` and accepts nothing."""
-    _native._panic_on_next_write()
+    def panic_now(message: str = "forced panic") -> None:
+        """Force a Rust panic inside a module-level entry point. It raises ``InternalError`` (a
+        ``FlussWriterError``), as any panic that reaches a Python call does."""
+        _hooks._panic_for_test(message)
+
+    def panic_in_method(conn: _native.Connection, message: str = "forced panic") -> None:
+        """Force a Rust panic inside a method of ``conn`` (raises ``InternalError``); the
+        connection stays usable."""
+        cast(Any, conn)._panic_for_test(message)
+
+    def panic_on_next_write() -> None:
+        """Make the next ``append``/``upsert``/``delete`` (any writer, any thread) panic while
+        converting its row: it raises ``InternalError`` and accepts nothing."""
+        _hooks._panic_on_next_write()
+
+    __all__ += ["panic_in_method", "panic_now", "panic_on_next_write"]

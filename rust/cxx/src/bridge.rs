@@ -1,6 +1,7 @@
 //! The cxx bridge: declarations only. Every function named here is implemented in a sibling
-//! module (`status`, `acl`, `values`, `callbacks`, `handles`, `arrow`, `testing`); the C++ side of the
-//! `extern "C++"` block lives in `src/glue.cc` (compiled into this static library).
+//! module (`status`, `acl`, `values`, `callbacks`, `handles`, `arrow`, `testing`, `test_hooks`);
+//! the C++ side of the `extern "C++"` block lives in `src/glue.cc` (compiled into this static
+//! library).
 //!
 //! Failure rules (see cxx's book, "binding/result"): no function here returns `Result`, so cxx
 //! never throws a `rust::Error` into C++. Fallible calls return (or fill) an [`ffi::FfiStatus`]
@@ -21,6 +22,8 @@ use crate::arrow::*;
 use crate::callbacks::*;
 use crate::handles::*;
 use crate::status::*;
+#[cfg(feature = "test-hooks")]
+use crate::test_hooks::*;
 use crate::testing::*;
 use crate::values::*;
 
@@ -98,6 +101,22 @@ pub mod ffi {
         comment: String,
     }
 
+    /// What `admin_get_table_info` fills (`fluss_writer::TableInfo` in the C++ header): the core's
+    /// `TableInfo` field for field; `descriptor` as the core normalized it (bucket count and
+    /// bucket keys set), its `property_*` the `table.*` properties; `custom_property_*` the
+    /// free-form ones.
+    struct FfiTableInfo {
+        database: String,
+        table: String,
+        table_id: i64,
+        schema_id: i32,
+        descriptor: FfiDescriptor,
+        custom_property_keys: Vec<String>,
+        custom_property_values: Vec<String>,
+        created_time: i64,
+        modified_time: i64,
+    }
+
     /// Per-writer callback options (the user executor and error handler travel apart).
     struct FfiWriterOptions {
         max_pending_callbacks: u64,
@@ -168,6 +187,7 @@ pub mod ffi {
         type RRow;
         type RJob;
         type RScan;
+        #[cfg(feature = "test-hooks")]
         type RBench;
         type RSharedCallback;
 
@@ -192,6 +212,8 @@ pub mod ffi {
         fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &FfiDescriptor, ignore_if_exists: bool) -> FfiStatus;
         fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus;
         fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus;
+        /// `Admin::get_table_info`: `out` is replaced (left as it was on error).
+        fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus;
         fn admin_create_acls(c: &RConnection, acls: &Vec<FfiAclBinding>) -> FfiStatus;
         /// `out` is replaced by the matching ACLs.
         fn admin_list_acls(c: &RConnection, filter: &FfiAclFilter, out: &mut Vec<FfiAclBinding>) -> FfiStatus;
@@ -245,6 +267,8 @@ pub mod ffi {
         fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus;
         fn writer_is_closed(w: &RWriter) -> bool;
         fn writer_stats(w: &RWriter) -> FfiWriterStats;
+        /// The writer's table (`AppendWriter::table` / `UpsertWriter::table`).
+        fn writer_table(w: &RWriter, st: &mut FfiStatus) -> Box<RTable>;
         /// `~AppendWriter`/`~UpsertWriter`: close with `timeout_ms` (negative: no bound) and drop;
         /// when the bound passes, the rest of the drop happens on a background thread.
         fn writer_destroy(w: Box<RWriter>, timeout_ms: i64);
@@ -300,7 +324,7 @@ pub mod ffi {
         fn row_get_bytes(r: &RRow, i: usize) -> &[u8];
         fn row_to_string(r: &RRow, i: usize) -> String;
 
-        // testing (embedded engine) and benchmarks
+        // testing (embedded engine)
         fn testing_inject_fault(c: &RConnection, db: &str, table: &str, bucket: i32, f: &FfiFault) -> FfiStatus;
         fn testing_clear_faults(c: &RConnection) -> FfiStatus;
         fn testing_scan(c: &RConnection, db: &str, table: &str, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan>;
@@ -310,10 +334,17 @@ pub mod ffi {
         fn scan_row(s: &RScan, i: usize) -> Box<RRow>;
         fn testing_lookup(c: &RConnection, db: &str, table: &str, key: &RRow, found: &mut bool, st: &mut FfiStatus) -> Box<RRow>;
         fn testing_high_watermark(c: &RConnection, db: &str, table: &str, bucket: i32, st: &mut FfiStatus) -> i64;
-        fn bench_new(callbacks_per_job: usize) -> Box<RBench>;
-        fn bench_push(b: &mut RBench, cb: FfiCallback);
+
+        // test and benchmark hooks (cargo feature `test-hooks` only; cxx-build evaluates the cfg,
+        // so the generated header declares them only then)
         /// Test hook: the next guarded bridge call (on any thread) panics inside its guard.
+        #[cfg(feature = "test-hooks")]
         fn testing_force_panic();
+        #[cfg(feature = "test-hooks")]
+        fn bench_new(callbacks_per_job: usize) -> Box<RBench>;
+        #[cfg(feature = "test-hooks")]
+        fn bench_push(b: &mut RBench, cb: FfiCallback);
+        #[cfg(feature = "test-hooks")]
         fn bench_run(b: &mut RBench) -> f64;
     }
 

@@ -11,11 +11,13 @@ use fluss_writer::{
     WriteCompletion, WriteResult, WriterOptions,
 };
 
-use crate::bridge::ffi::{CallbackExecutor, ErrorHandlerHolder, FfiCallback, FfiDescriptor, FfiStatus, FfiWriterOptions, FfiWriterStats};
+use crate::bridge::ffi::{
+    CallbackExecutor, ErrorHandlerHolder, FfiCallback, FfiDescriptor, FfiStatus, FfiTableInfo, FfiWriterOptions, FfiWriterStats,
+};
 use crate::callbacks::{error_handler, CxxCallback, CxxExecutor, RCompletion, RSharedCallback};
 use crate::status::{fill, guard, guard_or, ok, status, status_of};
 use crate::testing::RScan;
-use crate::values::{descriptor, RRow};
+use crate::values::{descriptor, ffi_table_info, RRow};
 
 /// A C++ timeout in milliseconds, converted by the core's one rule: negative, or beyond what a
 /// deadline can hold, is `None` (no bound). Never panics.
@@ -113,6 +115,14 @@ pub(crate) fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if
 pub(crate) fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus {
     status(guard(|| {
         *out = c.get()?.admin().table_exists(&path(db, table)?)?;
+        Ok(())
+    }))
+}
+
+/// `Admin::get_table_info`, converted for C++ (`values::ffi_table_info`).
+pub(crate) fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus {
+    status(guard(|| {
+        *out = ffi_table_info(&c.get()?.admin().get_table_info(&path(db, table)?)?);
         Ok(())
     }))
 }
@@ -390,6 +400,22 @@ pub(crate) fn writer_is_closed(w: &RWriter) -> bool {
 
 pub(crate) fn writer_stats(w: &RWriter) -> FfiWriterStats {
     guard_or(|| writer_stats_of(Default::default()), || writer_stats_of(writer_stats_inner(w)))
+}
+
+/// The writer's table (the core's `writer.table()`, a handle sharing its metadata).
+pub(crate) fn writer_table(w: &RWriter, st: &mut FfiStatus) -> Box<RTable> {
+    fill(
+        st,
+        || Box::new(RTable(None)),
+        || {
+            let t = match w {
+                RWriter::Append(w) => w.table(),
+                RWriter::Upsert(w) => w.table(),
+                RWriter::None => return Err(no_writer()),
+            };
+            Ok(Box::new(RTable(Some(t.clone()))))
+        },
+    )
 }
 
 fn writer_stats_inner(w: &RWriter) -> fluss_writer::WriterStats {

@@ -15,7 +15,10 @@
 //! * `handles`: connection, admin, tables, writers, write results.
 //! * `acl`: the ACL admin calls (conversions to and from the core's `AclBinding` / `AclFilter`).
 //! * `arrow`: Arrow C Data Interface import.
-//! * `testing`: embedded-engine read-back, fault injection, the dispatcher benchmark.
+//! * `testing`: embedded-engine read-back and fault injection (`fluss_writer::testing`, in every
+//!   build: users' own tests use it).
+//! * `test_hooks` (cargo feature `test-hooks` only, never in a shipped package): the forced panic
+//!   of `ForcePanicInNextCall` and the dispatcher benchmark of `RunThroughDispatcher`.
 
 mod acl;
 mod arrow;
@@ -23,5 +26,7 @@ mod bridge;
 mod callbacks;
 mod handles;
 mod status;
+#[cfg(feature = "test-hooks")]
+mod test_hooks;
 mod testing;
 mod values;

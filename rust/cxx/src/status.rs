@@ -2,7 +2,6 @@
 //! retriable); a panic inside a bridge function becomes `INTERNAL` instead of an abort.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use fluss_writer::{ClientCode, Error, Result};
 
@@ -26,25 +25,12 @@ pub(crate) fn status(r: Result<()>) -> FfiStatus {
     }
 }
 
-/// Set by `testing_force_panic`: the next guarded call panics inside its guard.
-static FORCE_PANIC: AtomicBool = AtomicBool::new(false);
-
-/// The test hook behind `fluss_writer::testing::ForcePanicInNextCall`.
-pub(crate) fn testing_force_panic() {
-    FORCE_PANIC.store(true, Ordering::SeqCst);
-}
-
-#[inline]
-fn forced_panic() {
-    if FORCE_PANIC.load(Ordering::Relaxed) && FORCE_PANIC.swap(false, Ordering::SeqCst) {
-        panic!("forced by fluss_writer::testing::ForcePanicInNextCall");
-    }
-}
-
 /// Run `f`, turning a panic into an `INTERNAL` error.
 pub(crate) fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(|| {
-        forced_panic();
+        // The test hook `ForcePanicInNextCall` (cargo feature `test-hooks` only).
+        #[cfg(feature = "test-hooks")]
+        crate::test_hooks::forced_panic();
         f()
     })) {
         Ok(r) => r,

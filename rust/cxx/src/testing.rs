@@ -1,16 +1,14 @@
 //! `fluss_writer::testing` in C++: read-back and fault injection on the embedded engine behind a
-//! connection, and the dispatcher benchmark (C++ callables run as the core runs them: one job per
-//! batch on a FIFO worker, one `WriteCompletion` per job updated between callbacks).
+//! connection, a documented part of the API for users' own tests, in every build. (The test and
+//! benchmark hooks are in `test_hooks`, only with the cargo feature `test-hooks`.)
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use fluss_writer::dispatch::{Deadline, Executor, Job, JobContext, Scope, ScopeOptions, SystemClock, TicketSet};
 use fluss_writer::embedded::{EmbeddedEngine, Fault, ScannedRow};
-use fluss_writer::{ClientCode, Error, Result, TablePath, WriteCompletion};
+use fluss_writer::{ClientCode, Error, Result, TablePath};
 
-use crate::bridge::ffi::{FfiCallback, FfiFault, FfiStatus};
-use crate::callbacks::CxxCallback;
+use crate::bridge::ffi::{FfiFault, FfiStatus};
 use crate::handles::RConnection;
 use crate::status::{fill, guard, guard_or, status};
 use crate::values::RRow;
@@ -77,85 +75,4 @@ pub(crate) fn testing_lookup(c: &RConnection, db: &str, table: &str, key: &RRow,
 
 pub(crate) fn testing_high_watermark(c: &RConnection, db: &str, table: &str, bucket: i32, st: &mut FfiStatus) -> i64 {
     fill(st, || -1, || engine(c)?.high_watermark(&TablePath::new(db, table)?, bucket))
-}
-
-// ===== dispatcher benchmark =====
-
-/// C++ callables queued for [`bench_run`].
-pub struct RBench {
-    per_job: usize,
-    callbacks: Vec<CxxCallback>,
-}
-
-pub(crate) fn bench_new(callbacks_per_job: usize) -> Box<RBench> {
-    guard_or(
-        || Box::new(RBench { per_job: 1, callbacks: Vec::new() }),
-        || Box::new(RBench { per_job: callbacks_per_job.max(1), callbacks: Vec::new() }),
-    )
-}
-
-pub(crate) fn bench_push(b: &mut RBench, cb: FfiCallback) {
-    let cb = CxxCallback::new(cb);
-    guard_or(
-        || (),
-        move || {
-            if let Some(cb) = cb {
-                b.callbacks.push(cb)
-            }
-        },
-    )
-}
-
-/// Admit one slot per callable, dispatch them as jobs of `per_job` callables to a fresh FIFO
-/// worker, and wait until every callable ran and was destroyed and every slot was released.
-/// Returns the seconds that took.
-pub(crate) fn bench_run(b: &mut RBench) -> f64 {
-    guard_or(|| -1.0, || bench_run_inner(b))
-}
-
-fn bench_run_inner(b: &mut RBench) -> f64 {
-    let n = b.callbacks.len() as u64;
-    let scope = Scope::new(
-        ScopeOptions { max_pending_callbacks: n.max(1), ..ScopeOptions::default() },
-        Executor::fifo("fluss-writer-bench", None),
-        Arc::new(SystemClock::new()),
-    );
-    let table = Arc::new(TablePath { database: "bench".into(), table: "t".into() });
-    let mut callbacks = std::mem::take(&mut b.callbacks).into_iter();
-    let start = Instant::now();
-    let mut offset = 0i64;
-    loop {
-        let chunk: Vec<CxxCallback> = callbacks.by_ref().take(b.per_job).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        let mut tickets = TicketSet::default();
-        for _ in 0..chunk.len() {
-            tickets.add(scope.admit(Deadline::never()).expect("slots for every callable"));
-        }
-        let base = offset;
-        offset += chunk.len() as i64;
-        let table = table.clone();
-        let body = move |ctx: &mut JobContext<'_>| {
-            let mut c = WriteCompletion {
-                error: None,
-                table,
-                table_id: 1,
-                partition: None,
-                partition_id: None,
-                bucket: 0,
-                offset: base,
-                log_end_offset: -1,
-                bucket_results: Vec::new(),
-            };
-            for (i, cb) in chunk.into_iter().enumerate() {
-                c.offset = base + i as i64;
-                ctx.invoke(|| cb.call(&c), &|| c.describe());
-            }
-        };
-        let now = scope.clock().now_nanos();
-        scope.dispatch(Job::new(&scope, 0, tickets, now, Box::new(body)));
-    }
-    scope.flush(Deadline::never()).expect("flush outside callbacks");
-    start.elapsed().as_secs_f64()
 }

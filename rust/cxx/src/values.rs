@@ -2,9 +2,9 @@
 //! descriptors. Only conversion happens here; whether a row fits a table is decided by the core
 //! when the row is written.
 
-use fluss_writer::{Column, DataType, Decimal, Error, Result, Schema, TableDescriptor, Timestamp, Value};
+use fluss_writer::{Column, DataType, Decimal, Error, Result, Schema, TableDescriptor, TableInfo, Timestamp, Value};
 
-use crate::bridge::ffi::FfiDescriptor;
+use crate::bridge::ffi::{FfiColumn, FfiDescriptor, FfiTableInfo};
 use crate::status::guard_or;
 
 /// The most fields a C++ row may have (Fluss tables are far narrower). A setter or resize past
@@ -279,4 +279,68 @@ pub(crate) fn descriptor(d: &FfiDescriptor) -> Result<TableDescriptor> {
         t.comment = Some(d.comment.clone());
     }
     Ok(t)
+}
+
+/// The C++ `TypeId` number and parameters of a core type (the inverse of [`data_type`]; the match
+/// is exhaustive, so a type added to the core fails to compile here until it has a `TypeId`).
+fn ffi_type(t: &DataType) -> (i32, i32, i32) {
+    match *t {
+        DataType::Boolean => (0, 0, 0),
+        DataType::TinyInt => (1, 0, 0),
+        DataType::SmallInt => (2, 0, 0),
+        DataType::Int => (3, 0, 0),
+        DataType::BigInt => (4, 0, 0),
+        DataType::Float => (5, 0, 0),
+        DataType::Double => (6, 0, 0),
+        DataType::String => (7, 0, 0),
+        DataType::Bytes => (8, 0, 0),
+        DataType::Decimal { precision, scale } => (9, precision.into(), scale.into()),
+        DataType::Date => (10, 0, 0),
+        DataType::Time { precision } => (11, precision.into(), 0),
+        DataType::Timestamp { precision } => (12, precision.into(), 0),
+        DataType::TimestampLtz { precision } => (13, precision.into(), 0),
+    }
+}
+
+fn split_map<'a>(m: impl IntoIterator<Item = (&'a String, &'a String)>) -> (Vec<String>, Vec<String>) {
+    m.into_iter().map(|(k, v)| (k.clone(), v.clone())).unzip()
+}
+
+/// A core descriptor for C++ (the inverse of [`descriptor`]; `custom_properties` travel apart).
+fn ffi_descriptor(d: &TableDescriptor) -> FfiDescriptor {
+    let columns = d
+        .schema
+        .columns()
+        .iter()
+        .map(|c| {
+            let (type_id, precision, scale) = ffi_type(&c.data_type);
+            FfiColumn { name: c.name.clone(), type_id, precision, scale, nullable: c.nullable }
+        })
+        .collect();
+    let (property_keys, property_values) = split_map(&d.properties);
+    FfiDescriptor {
+        columns,
+        primary_key: d.schema.primary_key().to_vec(),
+        bucket_count: d.bucket_count.unwrap_or(0),
+        bucket_keys: d.bucket_key.clone(),
+        property_keys,
+        property_values,
+        comment: d.comment.clone().unwrap_or_default(),
+    }
+}
+
+/// The core's `TableInfo` for C++ (`Admin::GetTableInfo`).
+pub(crate) fn ffi_table_info(info: &TableInfo) -> FfiTableInfo {
+    let (custom_property_keys, custom_property_values) = split_map(&info.descriptor.custom_properties);
+    FfiTableInfo {
+        database: info.path.database.clone(),
+        table: info.path.table.clone(),
+        table_id: info.table_id,
+        schema_id: info.schema_id,
+        descriptor: ffi_descriptor(&info.descriptor),
+        custom_property_keys,
+        custom_property_values,
+        created_time: info.created_time,
+        modified_time: info.modified_time,
+    }
 }

@@ -216,7 +216,9 @@ impl PyConnection {
         Ok(d)
     }
 
-    /// Test hook (fluss_writer.testing.panic_in_method): panic inside this method.
+    /// Test hook (fluss_writer.testing.panic_in_method): panic inside this method. Only with
+    /// the cargo feature `test-hooks` (never in a release build).
+    #[cfg(feature = "test-hooks")]
     fn _panic_for_test(&self, message: String) -> PyResult<()> {
         check_fork(self.live.gen).py_err()?;
         panic!("{message}")

@@ -17,20 +17,16 @@
 
 use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use fluss_writer::ClientCode;
 use pyo3::prelude::*;
 
-/// Test hook: the next row conversion (append, upsert, delete) panics.
-pub static PANIC_ON_NEXT_WRITE: AtomicBool = AtomicBool::new(false);
-
-/// Panic if the test hook asks for it (called by row conversion).
+/// Panic if the test hook asks for it (called by row conversion). Without the `test-hooks`
+/// feature (every release build) it is empty.
 #[inline(always)]
 pub fn maybe_test_panic() {
-    if PANIC_ON_NEXT_WRITE.load(Ordering::Relaxed) && PANIC_ON_NEXT_WRITE.swap(false, Ordering::Relaxed) {
-        panic!("panic forced by fluss_writer.testing.panic_on_next_write()");
-    }
+    #[cfg(feature = "test-hooks")]
+    crate::test_hooks::maybe_panic_on_this_write();
 }
 
 thread_local! {
@@ -140,19 +136,3 @@ macro_rules! entry_points {
     };
 }
 pub(crate) use entry_points;
-
-entry_points! {
-    #[pyfunction]
-    /// Test hook: panic inside this entry point (fluss_writer.testing.panic_now).
-    pub fn _panic_for_test(message: String) -> PyResult<()> {
-        panic!("{message}")
-    }
-}
-
-entry_points! {
-    #[pyfunction]
-    /// Test hook: make the next append/upsert/delete panic inside its entry point.
-    pub fn _panic_on_next_write() -> () {
-        PANIC_ON_NEXT_WRITE.store(true, Ordering::Relaxed)
-    }
-}

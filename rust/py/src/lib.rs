@@ -14,11 +14,17 @@
 //!   group), fork and interpreter-exit handling.
 //! * `exceptions`, `error`: the exception hierarchy and the single conversion into it.
 //! * `logging`: Rust logs to Python `logging`.
-//! * `testing`: embedded-engine read-back, fault injection, dispatch benchmark.
+//! * `testing`: embedded-engine read-back and fault injection (`fluss_writer.testing`, part of
+//!   every build: users' own tests use it).
+//! * `bench` (cargo feature `bench`) and `test_hooks` (cargo feature `test-hooks`): the dispatch
+//!   micro-benchmark and the forced panics, for our own benchmarks and tests only. Release builds
+//!   (scripts/dist.sh) enable neither: the shipped module does not have them.
 
 use pyo3::prelude::*;
 
 mod acl;
+#[cfg(feature = "bench")]
+mod bench;
 mod callbacks;
 mod completion;
 mod connection;
@@ -30,6 +36,8 @@ mod fastcall;
 mod gil;
 mod logging;
 mod partition;
+#[cfg(feature = "test-hooks")]
+mod test_hooks;
 mod testing;
 mod writer;
 
@@ -45,9 +53,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gil::_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(gil::_after_fork_in_child, m)?)?;
     m.add_function(wrap_pyfunction!(logging::_flush_logs, m)?)?;
-    m.add_function(wrap_pyfunction!(testing::bench_dispatch, m)?)?;
-    m.add_function(wrap_pyfunction!(entry::_panic_for_test, m)?)?;
-    m.add_function(wrap_pyfunction!(entry::_panic_on_next_write, m)?)?;
+    #[cfg(feature = "bench")]
+    m.add_function(wrap_pyfunction!(bench::bench_dispatch, m)?)?;
+    // Plain attributes, not exports: `add_function` would list them in `__all__`, which the stub
+    // (checked by stubtest against the release wheel, which lacks them) declares.
+    #[cfg(feature = "test-hooks")]
+    {
+        m.setattr("_panic_for_test", wrap_pyfunction!(test_hooks::_panic_for_test, m)?)?;
+        m.setattr("_panic_on_next_write", wrap_pyfunction!(test_hooks::_panic_on_next_write, m)?)?;
+    }
     m.add_class::<connection::PyConfig>()?;
     m.add_class::<connection::PyConnection>()?;
     m.add_class::<connection::PyAdmin>()?;
