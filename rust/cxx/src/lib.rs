@@ -16,12 +16,15 @@
 //! * `acl`: the ACL admin calls (conversions to and from the core's `AclBinding` / `AclFilter`).
 //! * `arrow`: Arrow C Data Interface import.
 //! * `testing`: embedded-engine read-back, fault injection, the dispatcher benchmark.
+//! * `partitions`: partition DDL, read-back of one partition, the embedded engine's
+//!   per-partition read-back and faults.
 
 mod acl;
 mod arrow;
 mod bridge;
 mod callbacks;
 mod handles;
+mod partitions;
 mod status;
 mod testing;
 mod values;
