@@ -49,6 +49,7 @@ DATA_TYPES: Dict[str, Tuple[str, Optional[str], str]] = {
 #: Data types a language has as a builtin value instead of a class: (Rust type, language) -> how.
 BUILTIN: Dict[Tuple[str, str], str] = {
     ("PartitionSpec", "py"): "a dict of partition key to value (str to str): new is dict(...), entries .items(), get .get",
+    ("PartitionSpec", "cpp"): "a std::map<std::string, std::string> of key to value: constructor, iteration, find/at",
 }
 
 #: (Rust type, Rust operation) -> its name in a language where the rule below does not give it.
@@ -136,24 +137,6 @@ EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
 KNOWN_GAPS: Dict[Tuple[str, str], Set[str]] = {
     # Free-form table properties: no binding exposes them (older than issue 12).
     ("TableDescriptor", "custom_properties"): {"py", "cpp"},
-    # Issue 12 (partitioned tables): the C++ counterparts come with the cpp-partitions branch
-    # (Admin::CreatePartition / DropPartition / ListPartitions, Table::ScanPartition, the
-    # TableDescriptor::partition_keys field; the names of its partition types and of the
-    # completions' partition name are reconciled when it is merged).
-    ("Admin", "create_partition"): {"cpp"},
-    ("Admin", "drop_partition"): {"cpp"},
-    ("Admin", "list_partitions"): {"cpp"},
-    ("Table", "scan_partition"): {"cpp"},
-    ("TableDescriptor", "partition_keys"): {"cpp"},
-    ("TableDescriptor", "with_partition_keys"): {"cpp"},
-    ("PartitionSpec", "new"): {"cpp"},
-    ("PartitionSpec", "entries"): {"cpp"},
-    ("PartitionSpec", "get"): {"cpp"},
-    ("PartitionInfo", "partition_id"): {"cpp"},
-    ("PartitionInfo", "partition_name"): {"cpp"},
-    ("PartitionInfo", "spec"): {"cpp"},
-    ("WriteCompletion", "partition"): {"cpp"},
-    ("BucketResult", "partition"): {"cpp"},
 }
 
 

@@ -25,7 +25,8 @@
 // integer or two) is stored inline: a write with it, its dispatch and its call allocate nothing
 // per record. Larger callables cost one allocation per record. A SharedWriteCallback (one
 // callable for many records) costs nothing per record. The completion a callback receives is
-// built on the stack; its `table` is a std::string_view (no std::string per callback).
+// built on the stack; its `table` and `partition` are std::string_views (no std::string per
+// callback).
 #pragma once
 
 // FLUSS_WRITER_VERSION_MAJOR, _MINOR, _PATCH, _STRING and _NUMBER: the version of these headers.
@@ -33,6 +34,7 @@
 
 // Feature macros (for code that builds against several versions of this header).
 #define FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK 1  // SharedWriteCallback, inline WriteCallback storage
+#define FLUSS_WRITER_HAS_PARTITIONS 1  // partitioned tables: partition_keys, partition DDL, WriteCompletion::partition
 
 #include <chrono>
 #include <cstddef>
@@ -269,6 +271,8 @@ struct TableDescriptor {
   std::vector<std::string> bucket_keys;
   std::map<std::string, std::string> properties;
   std::string comment;
+  // Partition columns (empty: not partitioned; see "partitioned tables" below).
+  std::vector<std::string> partition_keys;
 };
 
 struct TablePath {
@@ -354,6 +358,7 @@ class GenericRow {
 // ===== completions and callbacks =====
 
 struct BucketResult {
+  std::string partition;  // the partition's name; empty for a table without partitions
   int32_t bucket = -1;
   int64_t rows = 0;
   int64_t base_offset = -1;  // log tables; -1 otherwise or on failure
@@ -361,7 +366,7 @@ struct BucketResult {
 };
 
 // Where an operation went and how it ended. A callback gets it by const reference; copy the
-// WriteCompletion (a copy owns everything, including the table name) to keep it.
+// WriteCompletion (a copy owns everything, including the table and partition names) to keep it.
 struct WriteCompletion {
   Result result;
   // "database.table". Inside a callback it views a buffer of the library's (no allocation),
@@ -370,7 +375,15 @@ struct WriteCompletion {
   // one, owns its name.
   std::string_view table;
   int64_t table_id = -1;
-  int64_t partition_id = -1;  // -1: not partitioned
+  // The partition's name (its values joined by '$' in partition-key order, e.g. "2026-12-03" or
+  // "eu$2026-12-03"; for an Arrow batch, the partition of its first bucket); empty for a table
+  // without partitions. The same lifetime as `table`: inside a callback it views the library's
+  // copy of the name (no allocation, also none for a table without partitions), valid for the
+  // duration of the call; a copy of the WriteCompletion and one filled by WriteResult::Wait own it.
+  std::string_view partition;
+  // The partition's id once the writer knew it; -1 for a table without partitions and for a
+  // partition that could not be resolved (e.g. PARTITION_NOT_EXISTS).
+  int64_t partition_id = -1;
   int32_t bucket = -1;        // for an Arrow batch: its first bucket
   int64_t offset = -1;        // log tables: the record's offset; otherwise -1
   int64_t log_end_offset = -1;  // primary-key tables: the bucket's changelog end offset
@@ -388,8 +401,10 @@ struct WriteCompletion {
         offset(o.offset),
         log_end_offset(o.log_end_offset),
         bucket_results(o.bucket_results),
-        table_storage_(o.table) {
+        table_storage_(o.table),
+        partition_storage_(o.partition) {
     table = table_storage_;
+    partition = partition_storage_;
   }
   WriteCompletion(WriteCompletion&& o) noexcept
       : result(std::move(o.result)),
@@ -399,7 +414,8 @@ struct WriteCompletion {
         offset(o.offset),
         log_end_offset(o.log_end_offset),
         bucket_results(std::move(o.bucket_results)) {
-    TakeName(o);
+    TakeName(o.table, o.table_storage_, table, table_storage_);
+    TakeName(o.partition, o.partition_storage_, partition, partition_storage_);
   }
   WriteCompletion& operator=(const WriteCompletion& o) {
     if (this != &o) {
@@ -417,27 +433,31 @@ struct WriteCompletion {
       offset = o.offset;
       log_end_offset = o.log_end_offset;
       bucket_results = std::move(o.bucket_results);
-      TakeName(o);
+      TakeName(o.table, o.table_storage_, table, table_storage_);
+      TakeName(o.partition, o.partition_storage_, partition, partition_storage_);
     }
     return *this;
   }
 
  private:
-  // Owns `o`'s name: steals it when `o` owns it, else copies the view.
-  void TakeName(WriteCompletion& o) noexcept {
-    if (o.table.data() == o.table_storage_.data() && !o.table_storage_.empty()) {
-      table_storage_ = std::move(o.table_storage_);
+  // Makes (`view`, `storage`) own the name of (`from`, `from_storage`): steals it when the source
+  // owns it, else copies the view; the source's view is emptied.
+  static void TakeName(std::string_view& from, std::string& from_storage, std::string_view& view,
+                       std::string& storage) noexcept {
+    if (from.data() == from_storage.data() && !from_storage.empty()) {
+      storage = std::move(from_storage);
     } else {
       try {
-        table_storage_.assign(o.table.data(), o.table.size());
+        storage.assign(from.data(), from.size());
       } catch (...) {
-        table_storage_.clear();  // out of memory: an empty name rather than a dangling view
+        storage.clear();  // out of memory: an empty name rather than a dangling view
       }
     }
-    table = table_storage_;
-    o.table = std::string_view();
+    view = storage;
+    from = std::string_view();
   }
-  std::string table_storage_;  // the name when this completion owns it
+  std::string table_storage_;      // the table name when this completion owns it
+  std::string partition_storage_;  // the partition name when this completion owns it
   friend struct detail::Access;
 };
 
@@ -846,8 +866,15 @@ class Table {
   // (log tables: the appended rows; primary-key tables: the changelog). `out` is replaced.
   Result Scan(int32_t bucket, int64_t from_offset, std::vector<ScannedRow>& out) const;
   // The stored row of a primary key. `key` holds the primary-key values in key order; `found`
-  // says whether the key exists (then `out` is the whole row, else `out` is empty).
+  // says whether the key exists (then `out` is the whole row, else `out` is empty). For a
+  // partitioned table the key holds every primary-key column, partition columns included: they
+  // name the partition (a partition that does not exist holds no key: `found` is false).
   Result Lookup(const GenericRow& key, GenericRow& out, bool& found) const;
+  // Scan of a bucket of one partition (by name, e.g. "2026-12-03" or "eu$2026-12-03") of a
+  // partitioned table. PARTITION_NOT_EXISTS (36) if it does not exist; InvalidTable for a table
+  // without partitions (and Scan is InvalidTable for a partitioned one).
+  Result ScanPartition(std::string_view partition, int32_t bucket, int64_t from_offset,
+                       std::vector<ScannedRow>& out) const;
 
  private:
   std::shared_ptr<ffi::RTable> table_;
@@ -945,6 +972,31 @@ struct AclFilter {
   AclOperation operation = AclOperation::Any;
 };
 
+// ===== partitioned tables =====
+//
+// A table with TableDescriptor::partition_keys has no buckets of its own: each partition (one
+// combination of partition-key values) has the table's bucket count, its own id and leaders.
+// Rows are routed by their partition values; a partition is named by them, each converted as
+// Fluss does (strings as they are, integers in decimal, DATE yyyy-MM-dd, ...) and joined by '$'
+// in partition-key order ("eu$2026-12-03"). A value that cannot name a partition (NULL, a
+// character outside [A-Za-z0-9_-], empty, longer than 200, "__"-prefixed) fails the write call
+// synchronously with ClientCode::InvalidRow naming the column (nothing accepted). A write to a
+// partition that does not exist creates it when "client.writer.dynamic-create-partition.enabled"
+// is "true" (the default), else its operations complete with PARTITION_NOT_EXISTS (36), each
+// once, other partitions unaffected. DECIMAL columns cannot be partition keys; a primary-key
+// table's primary key must contain them (the bucket key then defaults to the primary key
+// without them). The Fluss codes of partitions, as Result::CodeName names them:
+// PARTITION_NOT_EXISTS (36), TABLE_NOT_PARTITIONED_EXCEPTION (37), PARTITION_ALREADY_EXISTS (42),
+// PARTITION_SPEC_INVALID_EXCEPTION (43), PARTITION_MAX_NUM_EXCEPTION (45: the cluster's or the
+// table's limit of partitions is reached).
+
+// One partition of a table, as Admin::ListPartitions returns it.
+struct PartitionInfo {
+  int64_t partition_id = -1;   // the server's id (a recreated partition gets a new one)
+  std::string partition_name;  // its values joined by '$' in partition-key order
+  std::map<std::string, std::string> spec;  // its values by partition key
+};
+
 class Connection;
 
 class Admin {
@@ -968,6 +1020,21 @@ class Admin {
   // Replace `out` with what the server knows of the table (left as it was on error, e.g.
   // TABLE_NOT_EXIST).
   Result GetTableInfo(const TablePath& path, TableInfo& out);
+
+  // Partitions (see "partitioned tables" above). `spec` maps every partition key to its value
+  // (as a string, in the partition-name form: {"dt", "2026-12-03"}). A spec naming a column that
+  // is not a partition key, missing one, or with a value that cannot name a partition is
+  // InvalidTable naming the key, before anything is sent; a table without partition keys is
+  // TABLE_NOT_PARTITIONED (37). CreatePartition returns once the partition exists (its buckets
+  // may take a moment longer to get leaders; writers wait for them); an existing one is
+  // PARTITION_ALREADY_EXISTS (42) unless `ignore_if_exists`. DropPartition drops it and its
+  // data; a missing one is PARTITION_NOT_EXISTS (36) unless `ignore_if_not_exists`.
+  // ListPartitions replaces `out` with the table's partitions, ordered by name (empty on error).
+  Result CreatePartition(const TablePath& path, const std::map<std::string, std::string>& spec,
+                         bool ignore_if_exists = false);
+  Result DropPartition(const TablePath& path, const std::map<std::string, std::string>& spec,
+                       bool ignore_if_not_exists = false);
+  Result ListPartitions(const TablePath& path, std::vector<PartitionInfo>& out);
 
   // ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
   // refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
@@ -1056,6 +1123,16 @@ Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64
             std::vector<ScannedRow>& out);
 Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& key, GenericRow& out, bool& found);
 Result HighWatermark(const Connection& conn, const TablePath& path, int32_t bucket, int64_t& out);
+
+// The same for one partition (by name) of a partitioned table: PARTITION_NOT_EXISTS (36) if the
+// engine has no such partition. (Lookup takes the whole primary key, partition columns
+// included.) The fault applies to writes to `bucket` of that partition only.
+Result InjectFault(const Connection& conn, const TablePath& path, std::string_view partition, int32_t bucket,
+                   const Fault& fault);
+Result ScanPartition(const Connection& conn, const TablePath& path, std::string_view partition, int32_t bucket,
+                     int64_t from_offset, std::vector<ScannedRow>& out);
+Result HighWatermarkPartition(const Connection& conn, const TablePath& path, std::string_view partition, int32_t bucket,
+                              int64_t& out);
 
 // The client codes as the Rust core lists them (for the drift test against kAllClientCodes).
 std::vector<int32_t> CoreClientCodes();

@@ -154,6 +154,7 @@ Result Admin::CreateTable(const TablePath& path, const TableDescriptor& d, bool 
     fd.property_values.push_back(rust::String::lossy(v));
   }
   fd.comment = rust::String::lossy(d.comment);
+  for (const std::string& k : d.partition_keys) fd.partition_keys.push_back(rust::String::lossy(k));
   return ToResult(
       ffi::admin_create_table(*impl_, Str(path.database_name), Str(path.table_name), fd, ignore_if_exists));
 }

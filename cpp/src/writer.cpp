@@ -244,6 +244,12 @@ Result WriteResult::Wait(std::chrono::milliseconds timeout, WriteCompletion* out
     std::string& name = detail::Access::OwnedName(*out);  // `out` owns its table name
     detail::TableName(c, name);
     detail::FillCompletion(head, c, name, *out);
+    // `out` owns its partition name too (the view above points into `owned`).
+    if (!out->partition.empty()) {
+      std::string& partition = detail::Access::OwnedPartition(*out);
+      partition.assign(out->partition.data(), out->partition.size());
+      out->partition = partition;
+    }
     return out->result;
   }
   Result r;

@@ -37,7 +37,7 @@ void call_error_handler(const ErrorHandlerHolder& h, rust::Str message, rust::St
 // Hands a job to a user executor; a throwing Execute drops the job (retired and reported).
 void execute_job(const CallbackExecutor& e, rust::Box<ffi::RJob> job) noexcept;
 // Fills a C++ completion from the Rust one; `table` is set to `name` ("database.table", which the
-// caller keeps alive).
+// caller keeps alive); `partition` views the Rust completion's name (valid while `c` is).
 void FillCompletion(const ffi::CompletionHead& head, const ffi::RCompletion& c, std::string_view name,
                     WriteCompletion& out);
 // Writes "database.table" of `c` into `out` (reusing its capacity).
@@ -54,6 +54,7 @@ struct Access {
   static std::shared_ptr<ffi::RSharedCallback>& Ref(SharedWriteCallback& cb) noexcept { return cb.impl_; }
   static const ffi::RSharedCallback* Get(const SharedWriteCallback& cb) noexcept { return cb.impl_.get(); }
   static std::string& OwnedName(WriteCompletion& c) noexcept { return c.table_storage_; }
+  static std::string& OwnedPartition(WriteCompletion& c) noexcept { return c.partition_storage_; }
   static std::chrono::milliseconds& CloseTimeout(WriterBase& w) noexcept { return w.close_timeout_; }
   static ffi::RConnection* Get(const Connection& c) noexcept { return c.impl_; }
   static ffi::RWriter* Get(const WriterBase& w) noexcept { return w.impl_; }

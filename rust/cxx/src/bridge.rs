@@ -1,5 +1,6 @@
 //! The cxx bridge: declarations only. Every function named here is implemented in a sibling
-//! module (`status`, `acl`, `values`, `callbacks`, `handles`, `arrow`, `testing`, `test_hooks`);
+//! module (`status`, `acl`, `values`, `callbacks`, `handles`, `arrow`, `testing`, `test_hooks`,
+//! `partitions`);
 //! the C++ side of the `extern "C++"` block lives in `src/glue.cc` (compiled into this static
 //! library).
 //!
@@ -21,6 +22,7 @@ use crate::acl::*;
 use crate::arrow::*;
 use crate::callbacks::*;
 use crate::handles::*;
+use crate::partitions::*;
 use crate::status::*;
 #[cfg(feature = "test-hooks")]
 use crate::test_hooks::*;
@@ -68,10 +70,16 @@ pub mod ffi {
         database_len: usize,
         table_ptr: usize,
         table_len: usize,
+        /// The partition's name (UTF-8, not NUL-terminated), borrowed from the completion: valid
+        /// while it is. Length 0 for a table without partitions (a partition name is never empty).
+        partition_ptr: usize,
+        partition_len: usize,
     }
 
     /// One bucket of a multi-bucket Arrow batch.
     struct FfiBucketResult {
+        /// The partition's name; empty for a table without partitions.
+        partition: String,
         bucket: i32,
         rows: i64,
         base_offset: i64,
@@ -99,6 +107,8 @@ pub mod ffi {
         property_keys: Vec<String>,
         property_values: Vec<String>,
         comment: String,
+        /// Partition columns; empty: not partitioned.
+        partition_keys: Vec<String>,
     }
 
     /// What `admin_get_table_info` fills (`fluss_writer::TableInfo` in the C++ header): the core's
@@ -173,6 +183,17 @@ pub mod ffi {
         times: u32,
         delay_ms: u64,
         after_apply: bool,
+    }
+
+    // ===== partitions (shared structs) =====
+
+    /// One partition of a table (`fluss_writer::PartitionInfo`); the spec as parallel key and
+    /// value lists, in partition-key order.
+    struct FfiPartitionInfo {
+        partition_id: i64,
+        partition_name: String,
+        spec_keys: Vec<String>,
+        spec_values: Vec<String>,
     }
 
     // ===== Rust types and functions exposed to C++ =====
@@ -346,6 +367,50 @@ pub mod ffi {
         fn bench_push(b: &mut RBench, cb: FfiCallback);
         #[cfg(feature = "test-hooks")]
         fn bench_run(b: &mut RBench) -> f64;
+    }
+
+    // ===== partitions (src/partitions.rs) =====
+
+    extern "Rust" {
+        /// A spec is the parallel lists `keys` / `values` (the C++ std::map's entries).
+        fn admin_create_partition(
+            c: &RConnection,
+            db: &str,
+            table: &str,
+            keys: &Vec<String>,
+            values: &Vec<String>,
+            ignore_if_exists: bool,
+        ) -> FfiStatus;
+        fn admin_drop_partition(
+            c: &RConnection,
+            db: &str,
+            table: &str,
+            keys: &Vec<String>,
+            values: &Vec<String>,
+            ignore_if_not_exists: bool,
+        ) -> FfiStatus;
+        /// `out` is replaced by the table's partitions, ordered by name.
+        fn admin_list_partitions(c: &RConnection, db: &str, table: &str, out: &mut Vec<FfiPartitionInfo>) -> FfiStatus;
+        /// `Table::scan_partition`: a bucket of one partition (by name), through the protocol.
+        fn table_scan_partition(t: &RTable, partition: &str, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan>;
+        fn testing_inject_fault_partition(c: &RConnection, db: &str, table: &str, partition: &str, bucket: i32, f: &FfiFault) -> FfiStatus;
+        fn testing_scan_partition(
+            c: &RConnection,
+            db: &str,
+            table: &str,
+            partition: &str,
+            bucket: i32,
+            from_offset: i64,
+            st: &mut FfiStatus,
+        ) -> Box<RScan>;
+        fn testing_high_watermark_partition(
+            c: &RConnection,
+            db: &str,
+            table: &str,
+            partition: &str,
+            bucket: i32,
+            st: &mut FfiStatus,
+        ) -> i64;
     }
 
     // ===== C++ types and trampolines called by Rust (src/glue.cc) =====

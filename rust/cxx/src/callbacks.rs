@@ -72,6 +72,9 @@ pub(crate) fn completion_head(c: &RCompletion) -> CompletionHead {
         database_len: c.table.database.len(),
         table_ptr: c.table.table.as_ptr() as usize,
         table_len: c.table.table.len(),
+        // A view of the core's `Arc<str>` (no copy); none: a null view.
+        partition_ptr: c.partition.as_deref().map_or(0, |p| p.as_ptr() as usize),
+        partition_len: c.partition.as_deref().map_or(0, str::len),
     }
 }
 
@@ -97,6 +100,7 @@ fn completion_bucket_results_inner(c: &RCompletion) -> Vec<FfiBucketResult> {
     c.0.bucket_results
         .iter()
         .map(|b| FfiBucketResult {
+            partition: b.partition.as_deref().map_or(String::new(), str::to_string),
             bucket: b.bucket,
             rows: b.rows as i64,
             base_offset: b.base_offset,

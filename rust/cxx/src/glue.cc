@@ -6,8 +6,9 @@
 // everything.
 //
 // The callback path allocates nothing: the callable's bytes come by value (FfiCallback), the
-// WriteCompletion is built on the stack, and its `table` views a stack buffer that holds
-// "database.table" for the duration of the call.
+// WriteCompletion is built on the stack, its `table` views a stack buffer that holds
+// "database.table" for the duration of the call, and its `partition` views the core's copy of
+// the partition name (empty, with no pointer at all, for a table without partitions).
 #include "fluss_writer_glue.h"
 
 #include <cstdint>
@@ -68,6 +69,9 @@ __attribute__((always_inline)) inline void Fill(const ffi::CompletionHead& head,
     out.result.error_message = ToStd(ffi::completion_message(c));
   }
   out.table = name;
+  if (head.partition_len > 0) {
+    out.partition = std::string_view(reinterpret_cast<const char*>(head.partition_ptr), head.partition_len);
+  }
   out.table_id = head.table_id;
   out.partition_id = head.partition_id;
   out.bucket = head.bucket;
@@ -78,6 +82,7 @@ __attribute__((always_inline)) inline void Fill(const ffi::CompletionHead& head,
     out.bucket_results.reserve(v.size());
     for (const auto& b : v) {
       BucketResult r;
+      r.partition = std::string(b.partition);
       r.bucket = b.bucket;
       r.rows = b.rows;
       r.base_offset = b.base_offset;

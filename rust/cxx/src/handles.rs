@@ -133,7 +133,7 @@ pub(crate) fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: 
 pub struct RTable(Option<Table>);
 
 impl RTable {
-    fn get(&self) -> Result<&Table> {
+    pub(crate) fn get(&self) -> Result<&Table> {
         self.0.as_ref().ok_or_else(|| Error::client(ClientCode::InvalidTable, "the table handle is empty"))
     }
 }

@@ -19,12 +19,15 @@
 //!   build: users' own tests use it).
 //! * `test_hooks` (cargo feature `test-hooks` only, never in a shipped package): the forced panic
 //!   of `ForcePanicInNextCall` and the dispatcher benchmark of `RunThroughDispatcher`.
+//! * `partitions`: partition DDL, read-back of one partition, the embedded engine's
+//!   per-partition read-back and faults.
 
 mod acl;
 mod arrow;
 mod bridge;
 mod callbacks;
 mod handles;
+mod partitions;
 mod status;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;

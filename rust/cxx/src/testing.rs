@@ -13,7 +13,7 @@ use crate::handles::RConnection;
 use crate::status::{fill, guard, guard_or, status};
 use crate::values::RRow;
 
-fn engine(c: &RConnection) -> Result<&Arc<EmbeddedEngine>> {
+pub(crate) fn engine(c: &RConnection) -> Result<&Arc<EmbeddedEngine>> {
     c.get()?.embedded().ok_or_else(|| Error::client(ClientCode::Unsupported, "fluss_writer::testing needs an embedded connection"))
 }
 

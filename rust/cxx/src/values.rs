@@ -278,6 +278,9 @@ pub(crate) fn descriptor(d: &FfiDescriptor) -> Result<TableDescriptor> {
     if !d.comment.is_empty() {
         t.comment = Some(d.comment.clone());
     }
+    if !d.partition_keys.is_empty() {
+        t = t.with_partition_keys(d.partition_keys.iter().cloned());
+    }
     Ok(t)
 }
 
