@@ -295,6 +295,9 @@ INSTANTIATE_TEST_SUITE_P(Cluster, PartitionTest, ::testing::Values(Backend::Clus
 
 TEST_P(PartitionTest, CreateListDropPartitions) {
   fw::TablePath p = Create("pddl", LogDescriptor());
+  fw::TableInfo info;
+  ASSERT_OK(admin.GetTableInfo(p, info));
+  EXPECT_EQ(info.descriptor.partition_keys, std::vector<std::string>{"dt"});
   std::vector<fw::PartitionInfo> parts{fw::PartitionInfo{}};
   ASSERT_OK(admin.ListPartitions(p, parts));
   EXPECT_TRUE(parts.empty());

@@ -196,6 +196,7 @@ Result Admin::GetTableInfo(const TablePath& path, TableInfo& out) {
   info.descriptor.schema.primary_keys = ToStrings(d.primary_key);
   info.descriptor.bucket_count = d.bucket_count;
   info.descriptor.bucket_keys = ToStrings(d.bucket_keys);
+  info.descriptor.partition_keys = ToStrings(d.partition_keys);
   info.descriptor.properties = ToMap(d.property_keys, d.property_values);
   info.descriptor.comment = std::string(d.comment);
   info.custom_properties = ToMap(fi.custom_property_keys, fi.custom_property_values);

@@ -326,6 +326,7 @@ fn ffi_descriptor(d: &TableDescriptor) -> FfiDescriptor {
         primary_key: d.schema.primary_key().to_vec(),
         bucket_count: d.bucket_count.unwrap_or(0),
         bucket_keys: d.bucket_key.clone(),
+        partition_keys: d.partition_keys.clone(),
         property_keys,
         property_values,
         comment: d.comment.clone().unwrap_or_default(),
