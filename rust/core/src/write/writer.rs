@@ -411,12 +411,16 @@ impl WriterCore {
         Ok(lane)
     }
 
-    /// Run `f` on every lane (under the lane map's write lock for a partitioned writer, so no
-    /// lane is created meanwhile).
+    /// Run `f` on every lane. For a partitioned writer the lanes are taken under the lane map's
+    /// write lock (so a close that set `closed` before cannot miss a lane being created), and `f`
+    /// runs after the lock is released (it may block: waiting for a sender to exit).
     fn each_lane(&self, mut f: impl FnMut(&Lane)) {
         match &self.lanes {
             Lanes::Single(l) => f(l),
-            Lanes::Partitioned { lanes, .. } => lanes.write().unwrap_or_else(|p| p.into_inner()).values().for_each(|l| f(l)),
+            Lanes::Partitioned { lanes, .. } => {
+                let all: Vec<Arc<Lane>> = lanes.write().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+                all.iter().for_each(|l| f(l));
+            }
         }
     }
 
