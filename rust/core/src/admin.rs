@@ -11,6 +11,10 @@ use crate::metadata::partition::{PartitionInfo, PartitionSpec};
 use crate::metadata::{descriptor_from_json, descriptor_to_json, validate_name, TableDescriptor, TableInfo, TablePath};
 use crate::wire::proto;
 
+/// How long `create_table` waits after creating a partitioned table on a cluster before it
+/// returns (see there).
+const PARTITIONED_TABLE_SETTLE: Duration = Duration::from_secs(1);
+
 fn pb_path(p: &TablePath) -> proto::PbTablePath {
     proto::PbTablePath { database_name: p.database.clone(), table_name: p.table.clone() }
 }
@@ -74,7 +78,14 @@ impl Admin {
         self.run(Dest::Coordinator, proto::CreateTableRequest { table_path: pb_path(path), table_json, ignore_if_exists })?;
         if !descriptor.partition_keys.is_empty() {
             // A partitioned table has buckets only in its partitions (which the server creates
-            // on its own for auto-partitioned tables, asynchronously).
+            // on its own for auto-partitioned tables, asynchronously). A Fluss 0.9.1 coordinator
+            // that sees a partition of a table before the table itself (a partition created
+            // within milliseconds of its table, when ZooKeeper's events for the two nodes reach
+            // it in the wrong order) fails with a NullPointerException and from then on loses
+            // leader requests for every table: give it time to take in the new table first.
+            if self.conn.embedded.is_none() {
+                std::thread::sleep(PARTITIONED_TABLE_SETTLE);
+            }
             return Ok(());
         }
         let deadline = Instant::now() + self.conn.config.request_timeout.max(Duration::from_secs(30));
