@@ -592,7 +592,7 @@ fn resent_batches_are_deduplicated_by_the_server() {
         let rec = recorder();
         let admin_conn = connect(&bs, &[]);
         let info = id_log_table(&admin_conn, "idem_resend", 2);
-        let late_before = rec.count(|l| l.contains("response to unknown or timed-out request"));
+        let late_before = rec.count(|l| l.contains("response to timed-out or dropped request"));
         // The tightest request timeout under which this machine can still load the table: 3 ms
         // on an idle machine; a loaded CI machine may need more. Produce requests then still
         // overrun it now and then, which is what forces the resends.
@@ -625,7 +625,7 @@ fn resent_batches_are_deduplicated_by_the_server() {
         let (t, batches) = idempotent_run(&conn, &info, 8_000);
         let table = info.path.to_string();
         let retries = rec.count(|l| l.contains(&table) && l.contains("failed, retrying"));
-        let late = rec.count(|l| l.contains("response to unknown or timed-out request")) - late_before;
+        let late = rec.count(|l| l.contains("response to timed-out or dropped request")) - late_before;
         eprintln!(
             "resend: 8000 records in {batches} batches under a {timeout} request timeout, {:.0} ms; {retries} batch resends, \
              {late} answers arrived after their request had timed out",

@@ -140,7 +140,15 @@ struct State {
     /// Response frames read so far (answered, late or unknown): a request that times out with
     /// this count unchanged since it was sent met a silent connection.
     frames_read: u64,
+    /// When the last response frame arrived (or the connection opened).
+    last_frame: Instant,
 }
+
+/// The least silence (no response frame at all) after which a timed-out request closes its
+/// connection as dead. A request timeout far below a server's answer time (a few milliseconds)
+/// says the server is slower than the budget, not that the connection died: its late answers
+/// still arrive there (and prove, for a resent batch, that the server had taken the first send).
+const SILENCE_FLOOR: Duration = Duration::from_millis(250);
 
 /// State shared by the connection handle, its two tasks and the pending request futures.
 struct Shared {
@@ -166,6 +174,7 @@ impl Shared {
         let tx = {
             let mut st = self.lock();
             st.frames_read += 1;
+            st.last_frame = Instant::now();
             st.inflight.remove(&request_id)
         };
         match tx {
@@ -337,7 +346,7 @@ impl Connection {
             next_id: AtomicU32::new(0),
             max_response,
             stall: request_timeout,
-            state: Mutex::new(State { inflight: HashMap::new(), failed: None, frames_read: 0 }),
+            state: Mutex::new(State { inflight: HashMap::new(), failed: None, frames_read: 0, last_frame: Instant::now() }),
             tasks: OnceLock::new(),
         });
         let (queue, rx) = mpsc::unbounded_channel();
@@ -438,7 +447,10 @@ impl Connection {
                     .clone()
                     .unwrap_or_else(|| network_error(format!("connection to {} dropped {name}", guard.shared.addr)))),
                 Err(_) => {
-                    let silent = guard.shared.lock().frames_read == frames_at_send;
+                    let silent = {
+                        let st = guard.shared.lock();
+                        st.frames_read == frames_at_send && st.last_frame.elapsed() >= SILENCE_FLOOR
+                    };
                     let e = network_error(format!(
                         "{name} (request id {request_id}) to {} timed out after {} ms{}",
                         guard.shared.addr,
