@@ -3,9 +3,8 @@
 //! benchmark hooks are in `test_hooks`, only with the cargo feature `test-hooks`.)
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use fluss_writer::embedded::{EmbeddedEngine, Fault, ScannedRow};
+use fluss_writer::embedded::{EmbeddedEngine, ScannedRow};
 use fluss_writer::{ClientCode, Error, Result, TablePath};
 
 use crate::bridge::ffi::{FfiFault, FfiStatus};
@@ -19,12 +18,7 @@ pub(crate) fn engine(c: &RConnection) -> Result<&Arc<EmbeddedEngine>> {
 
 pub(crate) fn testing_inject_fault(c: &RConnection, db: &str, table: &str, bucket: i32, f: &FfiFault) -> FfiStatus {
     status(guard(|| {
-        let fault = match f.kind {
-            0 => Fault::Error { code: f.code, message: f.message.clone(), times: f.times },
-            1 => Fault::Delay { delay: Duration::from_millis(f.delay_ms), times: f.times },
-            2 => Fault::DropConnection { after_apply: f.after_apply, times: f.times },
-            k => return Err(Error::client(ClientCode::InvalidConfig, format!("unknown fault kind {k}"))),
-        };
+        let fault = crate::partitions::fault(f)?;
         engine(c)?.faults().inject(&TablePath::new(db, table)?, bucket, fault);
         Ok(())
     }))
