@@ -240,17 +240,21 @@ def test_ctrl_c_in_a_script_ends_a_stuck_flush() -> None:
         print("done", flush=True)
         """
     )
+    # Unbuffered bytes: readline() then reads one byte at a time and leaves "done" in the pipe for
+    # communicate() (a buffered reader may take both lines at once, and communicate() reads the
+    # pipe itself, not that buffer).
     p = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, preexec_fn=_sigint_default
     )
     assert p.stdout is not None
-    assert p.stdout.readline().strip() == "flushing"
+    assert p.stdout.readline().decode().strip() == "flushing"
     time.sleep(0.3)
     t = time.monotonic()
     p.send_signal(signal.SIGINT)
-    line = p.stdout.readline().strip()
+    line = p.stdout.readline().decode().strip()
     took = time.monotonic() - t
-    out, err = p.communicate(timeout=30)
+    out_b, err_b = p.communicate(timeout=30)
+    out, err = out_b.decode(), err_b.decode()
     assert line == "interrupted", err
     assert took < PROMPT, took
     assert out.split() == ["done"] and p.returncode == 0, err
