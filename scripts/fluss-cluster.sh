@@ -11,6 +11,8 @@
 #   scripts/fluss-cluster.sh kill-tablet I [TERM|KILL]   # stop tablet server I (0-based; default SIGTERM)
 #   scripts/fluss-cluster.sh start-tablet I   # start tablet server I again (same id, port and data dir)
 #   scripts/fluss-cluster.sh restart-coordinator   # stop the coordinator and start it again
+#   scripts/fluss-cluster.sh heal-watch  # runs until killed: restarts the coordinator when its log shows
+#                                     # the Fluss 0.9.1 bug that stops it from assigning leaders (below)
 #   scripts/fluss-cluster.sh leaders DB.TABLE       # which tablet server leads each bucket, and the replicas
 #   FLUSS_TABLETS=3 scripts/fluss-cluster.sh start  # several tablet servers (ports FLUSS_TABLET_PORT + i)
 #   scripts/fluss-cluster.sh logs [zk|coordinator|tablet] [LINES]
@@ -57,6 +59,11 @@ elif [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then JAVA="$JAVA_HOM
 else JAVA=java; fi
 
 PROBE="$SCRIPT_DIR/fluss_probe.py"
+# Held while a command changes which processes run (start, stop, restarts), so that heal-watch and
+# a concurrent start never act on a half-started cluster; outside the run dir, which start deletes.
+LOCK_FILE="$FLUSS_RUN_DIR.lock"
+# One line per coordinator restart heal-watch made, kept across restarts of the cluster.
+HEALS_FILE="$FLUSS_RUN_DIR.heals"
 PID_DIR="$FLUSS_RUN_DIR/pids"
 LOG_DIR="$FLUSS_RUN_DIR/logs"
 # Tablet server 0 keeps the role name "tablet" (and its conf/data/log names) of the one-server cluster.
@@ -221,7 +228,7 @@ launch() {   # launch ROLE MAINCLASS HEAP [extra java args...] -- [program args.
     "-Dlog.file=$LOG_DIR/$role.log" \
     "${jopts[@]}" "${user_opts[@]}" \
     -cp "$(classpath)" "$main" "${args[@]}" \
-    >> "$LOG_DIR/$role.log" 2>&1 < /dev/null &
+    >> "$LOG_DIR/$role.log" 2>&1 < /dev/null 9>&- &   # 9: LOCK_FILE, which a JVM must not keep held
   echo $! > "$PID_DIR/$role.pid"
   log "started $role (pid $!), log $LOG_DIR/$role.log"
 }
@@ -534,6 +541,43 @@ do_restart_coordinator() {
   log "coordinator restarted in $(elapsed "$t0") s"
 }
 
+# A Fluss 0.9.1 coordinator learns of a new table from a ZooKeeper cache event. When the cache
+# reads the table's node only after the server has written the table's data into it (the server
+# writes the node empty, then fills it a few ms later; seen on a loaded machine, for partitioned
+# tables), the cache reports a created node with data, which the coordinator ignores, and no change
+# event: the table exists in ZooKeeper but not in the coordinator. The first partition created for
+# it then fails in the coordinator with a NullPointerException that leaves its request batch to the
+# tablet servers non-empty, and from then on every bucket state change fails ("is not empty while
+# creating a new one"): no new table or partition anywhere gets a leader until the coordinator
+# restarts. A restarted coordinator reads every table and partition from ZooKeeper and assigns
+# their leaders. This watch makes that restart as soon as either message appears, and records it.
+HEAL_SIGNS=('"this.tablePath" is null' 'is not empty while creating a new one')
+do_heal_watch() {
+  check_java; check_python
+  local file="$LOG_DIR/coordinator.log" off=0 size sign found
+  [[ -f "$file" ]] && off=$(stat -c %s "$file")
+  log "heal-watch: watching $file"
+  while true; do
+    sleep 0.5
+    [[ -f "$file" ]] || { off=0; continue; }
+    size=$(stat -c %s "$file")
+    (( size < off )) && off=0            # a new cluster (start deleted the run dir)
+    (( size > off )) || continue
+    found=""
+    for sign in "${HEAL_SIGNS[@]}"; do
+      if tail -c +"$((off + 1))" "$file" | grep -qF -- "$sign"; then found="$sign"; break; fi
+    done
+    if [[ -z "$found" ]]; then
+      off=$(( size > 512 ? size - 512 : 0 ))   # a sign may be half written: look at the tail again
+      continue
+    fi
+    log "heal-watch: the coordinator log shows '$found' (Fluss 0.9.1 lost a table): restarting the coordinator"
+    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) restart: $found" >> "$HEALS_FILE"
+    ( flock 9; do_restart_coordinator ) 9>"$LOCK_FILE" || log "heal-watch: restart failed (retrying on the next sign)"
+    off=$(stat -c %s "$file" 2>/dev/null || echo 0)
+  done
+}
+
 do_leaders() {
   [[ "${1:-}" == *.* ]] || die "leaders: expected DB.TABLE"
   "$PYTHON" "$PROBE" --bootstrap "$PROBE_COORD" --leaders "$1" --timeout 5
@@ -580,10 +624,14 @@ do_logs() {
 }
 
 usage() {
-  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"; shift || true
+case "$cmd" in
+  start|stop|restart|restart-tablet|kill-tablet|start-tablet|restart-coordinator)
+    exec 9>"$LOCK_FILE"; flock 9 ;;
+esac
 case "$cmd" in
   start)   do_start ;;
   stop)    do_stop ;;
@@ -592,6 +640,7 @@ case "$cmd" in
   kill-tablet) do_kill_tablet "$@" ;;
   start-tablet) do_start_tablet "$@" ;;
   restart-coordinator) do_restart_coordinator ;;
+  heal-watch) do_heal_watch ;;
   leaders) do_leaders "$@" ;;
   status)  do_status ;;
   logs)    do_logs "$@" ;;
