@@ -630,7 +630,7 @@ usage() {
 cmd="${1:-}"; shift || true
 case "$cmd" in
   start|stop|restart|restart-tablet|kill-tablet|start-tablet|restart-coordinator)
-    exec 9>"$LOCK_FILE"; flock 9 ;;
+    mkdir -p "$(dirname "$LOCK_FILE")"; exec 9>"$LOCK_FILE"; flock 9 ;;
 esac
 case "$cmd" in
   start)   do_start ;;
