@@ -71,10 +71,13 @@ int32_t CodeOf(const std::string& name) {
 Json CompletionJson(const fw::WriteCompletion& c) {
   Json brs = Json::array();
   for (const fw::BucketResult& b : c.bucket_results) {
-    brs.push_back({{"bucket", b.bucket}, {"rows", b.rows}, {"code", b.result.error_code}});
+    brs.push_back({{"partition", b.partition.empty() ? Json(nullptr) : Json(b.partition)},
+                   {"bucket", b.bucket},
+                   {"rows", b.rows},
+                   {"code", b.result.error_code}});
   }
   return {{"code", c.result.error_code}, {"bucket", c.bucket},
-          {"partition", c.partition_id < 0 ? Json(nullptr) : Json(c.partition_id)},
+          {"partition", c.partition.empty() ? Json(nullptr) : Json(std::string(c.partition))},
           {"offset", c.offset}, {"bucket_results", brs}};
 }
 
@@ -237,6 +240,7 @@ struct Gate {
 struct Run {
   Json sc, trace, events = Json::array();
   fw::Connection conn;
+  fw::Admin admin;
   fw::TablePath path{"fluss", "golden"};
   fw::Table table;
   bool have_table = false;
@@ -285,6 +289,17 @@ struct Run {
     for (const Json& k : sc["table"]["primary_key"]) out.push_back(by_name[k]);
     return out;
   }
+  // A partition's spec from its name (values in partition-key order, joined by '$').
+  std::map<std::string, std::string> Spec(const std::string& name) const {
+    std::map<std::string, std::string> spec;
+    size_t from = 0;
+    for (const Json& k : sc["table"]["partition_keys"]) {
+      size_t to = name.find('$', from);
+      spec[k.get<std::string>()] = name.substr(from, to == std::string::npos ? std::string::npos : to - from);
+      from = to == std::string::npos ? name.size() : to + 1;
+    }
+    return spec;
+  }
   void Inject(const Json& faults) {
     if (cluster) throw RunnerError("faults need the embedded engine");
     for (const Json& f : faults) {
@@ -294,7 +309,9 @@ struct Run {
           kind == "error" ? fw::testing::Fault::Error(CodeOf(f["code"]), f.value("message", "injected by a golden scenario"), times)
           : kind == "delay" ? fw::testing::Fault::Delay(milliseconds(f["ms"].get<int64_t>()), times)
                             : fw::testing::Fault::DropConnection(f["after_apply"], times);
-      fw::Result r = fw::testing::InjectFault(conn, path, f["bucket"], fault);
+      fw::Result r = f.contains("partition")
+                         ? fw::testing::InjectFault(conn, path, f["partition"].get<std::string>(), f["bucket"], fault)
+                         : fw::testing::InjectFault(conn, path, f["bucket"], fault);
       if (!r.Ok()) throw RunnerError("inject fault: " + r.ToString());
     }
   }
@@ -429,12 +446,25 @@ void Call(const std::shared_ptr<Run>& run, const Json& step, const std::string& 
   run->Ev({{"ev", "call_end"}, {"step", path}, {"code", res.error_code}, {"elapsed_ms", elapsed}, {"results_done", done}});
 }
 
+void PartitionDdl(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
+  const std::string op = step["op"];
+  const auto spec = run->Spec(step["partition"]);
+  run->Ev({{"ev", "call_begin"}, {"step", path}, {"call", op}, {"thread", ThreadName()}});
+  auto t0 = Clock::now();
+  fw::Result res = op == "create_partition" ? run->admin.CreatePartition(run->path, spec, false)
+                                            : run->admin.DropPartition(run->path, spec, false);
+  run->Ev({{"ev", "call_end"}, {"step", path}, {"code", res.error_code}, {"elapsed_ms", Ms(Clock::now() - t0)},
+           {"results_done", Json::array()}});
+}
+
 void RunStep(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
   const std::string op = step["op"];
   if (op == "append" || op == "upsert" || op == "delete" || op == "append_arrow") {
     Submit(run, step);
   } else if (op == "flush" || op == "close" || op == "wait") {
     Call(run, step, path);
+  } else if (op == "create_partition" || op == "drop_partition") {
+    PartitionDdl(run, step, path);
   } else if (op == "add_callback") {
     const std::string id = step["id"], target = step["target"];
     auto result = ResultOf(*run, target);
@@ -525,6 +555,24 @@ void Settle(Run& run, uint64_t ms) {
 
 void ReadBack(Run& run) {
   const Json& t = run.sc["table"];
+  if (t["kind"] == "log" && t.contains("partition_keys")) {
+    Json partitions = Json::object();
+    const Json names =
+        run.sc.value("expect", Json::object()).value("read_back", Json::object()).value("partitions", Json::object());
+    for (const auto& [name, _] : names.items()) {
+      Json buckets = Json::object();
+      for (int32_t b = 0; b < t["bucket_count"].get<int32_t>(); ++b) {
+        std::vector<fw::ScannedRow> rows;
+        fw::Result r = run.table.ScanPartition(name, b, 0, rows);
+        if (!r.Ok()) throw RunnerError("read-back partition " + name + " bucket " + std::to_string(b) + ": " + r.ToString());
+        Json& out = buckets[std::to_string(b)] = Json::array();
+        for (const auto& sr : rows) out.push_back(FromRow(sr.row));
+      }
+      partitions[name] = buckets;
+    }
+    run.trace["read_back"] = {{"partitions", partitions}};
+    return;
+  }
   if (t["kind"] == "log") {
     Json buckets = Json::object();
     for (int32_t b = 0; b < t["bucket_count"].get<int32_t>(); ++b) {
@@ -557,7 +605,7 @@ void Setup(Run& run, const std::string& bootstrap) {
   for (const auto& [k, v] : settings.items()) config.Set(k, v.get<std::string>());
   fw::Result r = fw::Connection::Create(config, run.conn);
   if (!r.Ok()) throw RunnerError("connect: " + r.ToString());
-  fw::Admin admin;
+  fw::Admin& admin = run.admin;
   if (!(r = run.conn.GetAdmin(admin)).Ok()) throw RunnerError("admin: " + r.ToString());
   fw::TableDescriptor desc;
   const Json& t = sc["table"];
@@ -572,7 +620,8 @@ void Setup(Run& run, const std::string& bootstrap) {
   }
   desc.schema.primary_keys = t.value("primary_key", std::vector<std::string>{});
   desc.bucket_count = t["bucket_count"];
-  if (t["kind"] == "log") desc.bucket_keys = t["bucket_key"].get<std::vector<std::string>>();
+  desc.bucket_keys = t.value("bucket_key", std::vector<std::string>{});
+  desc.partition_keys = t.value("partition_keys", std::vector<std::string>{});
   if (run.cluster) {
     // A table of its own per run: the cluster is shared and outlives this process.
     auto nanos = std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1);
@@ -588,9 +637,14 @@ void Setup(Run& run, const std::string& bootstrap) {
     r = admin.CreateTable(run.path, desc, false);
   }
   if (!r.Ok()) throw RunnerError("create table " + run.path.ToString() + ": " + r.ToString());
+  for (const Json& p : t.value("partitions", Json::array())) {
+    if (!(r = admin.CreatePartition(run.path, run.Spec(p), false)).Ok()) {
+      throw RunnerError("create partition " + p.get<std::string>() + ": " + r.ToString());
+    }
+  }
   if (!(r = run.conn.GetTable(run.path, run.table)).Ok()) throw RunnerError("get table: " + r.ToString());
   run.have_table = true;
-  if (run.cluster) {
+  if (run.cluster && desc.partition_keys.empty()) {
     // Every bucket of the fresh table has a leader that answers before the steps start.
     for (int32_t b = 0; b < run.table.BucketCount(); ++b) {
       std::vector<fw::ScannedRow> rows;

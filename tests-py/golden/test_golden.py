@@ -50,9 +50,10 @@ def _thread() -> str:
 
 def _completion(c: fw.WriteCompletion) -> dict[str, Any]:
     return {
-        "code": c.error_code, "bucket": c.bucket, "partition": c.partition_id, "offset": c.offset,
+        "code": c.error_code, "bucket": c.bucket, "partition": c.partition, "offset": c.offset,
         "bucket_results": [
-            {"bucket": b.bucket, "rows": b.rows, "code": 0 if b.error is None else b.error.code} for b in c.bucket_results
+            {"partition": b.partition, "bucket": b.bucket, "rows": b.rows, "code": 0 if b.error is None else b.error.code}
+            for b in c.bucket_results
         ],
     }
 
@@ -77,6 +78,8 @@ class Run:
         self.cb_errors = {w["name"]: 0 for w in sc["writers"]}
         self.engine: Any = None
         self.table: Any = None
+        self.admin: Any = None
+        self.path = TABLE
 
     def ev(self, ev: str, **fields: Any) -> None:
         with self.lock:
@@ -106,19 +109,25 @@ class Run:
         cols = {c["name"]: c for c in self.columns}
         return [self.value(v, cols[n]) for v, n in zip(k, self.sc["table"]["primary_key"])]
 
+    def spec(self, name: str) -> dict[str, str]:
+        """A partition's spec from its name (values in partition-key order, joined by ``$``)."""
+        return dict(zip(self.sc["table"]["partition_keys"], name.split("$")))
+
     def inject(self, faults: list[dict[str, Any]]) -> None:
         if self.engine is None:
             raise RunnerError("faults need the embedded engine")
         for f in faults:
+            at = f.get("partition")
             if f["fault"] == "error":
                 code = CODES.get(f["code"])
                 if code is None:
                     raise RunnerError(f"unknown error code name {f['code']!r}")
-                self.engine.inject_error(TABLE, f["bucket"], code, f.get("message", "injected by a golden scenario"), f["times"])
+                message = f.get("message", "injected by a golden scenario")
+                self.engine.inject_error(TABLE, f["bucket"], code, message, f["times"], partition=at)
             elif f["fault"] == "delay":
-                self.engine.inject_delay(TABLE, f["bucket"], f["ms"] / 1000.0, f["times"])
+                self.engine.inject_delay(TABLE, f["bucket"], f["ms"] / 1000.0, f["times"], partition=at)
             else:
-                self.engine.inject_drop_connection(TABLE, f["bucket"], f["after_apply"], f["times"])
+                self.engine.inject_drop_connection(TABLE, f["bucket"], f["after_apply"], f["times"], partition=at)
 
 
 class GoldenCallback:
@@ -217,12 +226,29 @@ def call(run: Run, step: dict[str, Any], path: str) -> None:
     run.ev("call_end", step=path, code=code, elapsed_ms=elapsed_ms, results_done=done)
 
 
+def partition_ddl(run: Run, step: dict[str, Any], path: str) -> None:
+    op, spec = step["op"], run.spec(step["partition"])
+    run.ev("call_begin", step=path, call=op, thread=_thread())
+    t0 = time.monotonic()
+    code = 0
+    try:
+        if op == "create_partition":
+            run.admin.create_partition(run.path, spec, False)
+        else:
+            run.admin.drop_partition(run.path, spec, False)
+    except fw.FlussWriterError as e:
+        code = e.code
+    run.ev("call_end", step=path, code=code, elapsed_ms=(time.monotonic() - t0) * 1000.0, results_done=[])
+
+
 def run_step(run: Run, step: dict[str, Any], path: str) -> None:
     op = step["op"]
     if op in ("append", "upsert", "delete", "append_arrow"):
         submit(run, step)
     elif op in ("flush", "close", "wait"):
         call(run, step, path)
+    elif op in ("create_partition", "drop_partition"):
+        partition_ddl(run, step, path)
     elif op == "add_callback":
         result = result_of(run, step["target"])
         with run.lock:
@@ -285,8 +311,9 @@ def run_scenario(sc: dict[str, Any], bootstrap: str, stem: str) -> dict[str, Any
         t = sc["table"]
         schema = fw.Schema([(c["name"], c["type"], c.get("nullable", True)) for c in t["columns"]],
                            primary_keys=t.get("primary_key"))
-        bucket_keys = t.get("bucket_key") if t["kind"] == "log" else None
-        desc = fw.TableDescriptor(schema, bucket_count=t["bucket_count"], bucket_keys=bucket_keys)
+        desc = fw.TableDescriptor(
+            schema, bucket_count=t["bucket_count"], bucket_keys=t.get("bucket_key"), partition_keys=t.get("partition_keys")
+        )
         if cluster:
             conn.admin().create_database(CLUSTER_DB, True)
             path = create_table(conn, lambda: f"{CLUSTER_DB}.t{stem.split('_')[0]}_{uuid.uuid4().hex[:10]}", desc)
@@ -294,6 +321,9 @@ def run_scenario(sc: dict[str, Any], bootstrap: str, stem: str) -> dict[str, Any
             path = TABLE
             conn.admin().create_table(path, desc, False)
             run.engine = testing.engine(conn)
+        run.admin, run.path = conn.admin(), path
+        for p in t.get("partitions", []):
+            run.admin.create_partition(path, run.spec(p), False)
         run.table = conn.get_table(path)
         if sc.get("faults"):
             run.inject(sc["faults"])
@@ -365,7 +395,12 @@ def read_back(run: Run) -> None:
     t = run.sc["table"]
     if run.table is None:
         return
-    if t["kind"] == "log":
+    if t["kind"] == "log" and t.get("partition_keys"):
+        names = run.sc.get("expect", {}).get("read_back", {}).get("partitions", {})
+        run.trace["read_back"] = {"partitions": {
+            p: {str(b): [list(r.row) for r in run.table.scan(b, 0, partition=p)] for b in range(t["bucket_count"])} for p in names
+        }}
+    elif t["kind"] == "log":
         run.trace["read_back"] = {"buckets": {
             str(b): [list(r.row) for r in run.table.scan(b, 0)] for b in range(t["bucket_count"])
         }}
@@ -423,7 +458,7 @@ CLUSTER_FILES = [p for p in FILES if _fault_free(p)]
 
 
 def test_golden_files_exist() -> None:
-    assert len(FILES) >= 43, f"expected the golden scenarios in {REPO / 'golden'}, found {len(FILES)}"
+    assert len(FILES) >= 49, f"expected the golden scenarios in {REPO / 'golden'}, found {len(FILES)}"
     assert len(CLUSTER_FILES) >= 22, f"only {len(CLUSTER_FILES)} golden files need no faults"
 
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::Value as Json;
 
 use crate::scenario::{self, code_name, op_outcomes, CbState, Notify, Outcome, Scenario, Step, TableKind, WriteOp};
-use crate::trace::{Completion, Event, Trace};
+use crate::trace::{Buckets, Completion, Event, Trace};
 
 /// The verdict: how many checks were evaluated, and the failed ones.
 #[derive(Debug, Default)]
@@ -207,23 +207,30 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
             format!("{id}: completed with {}, expected {}", code_name(c.code), show(&allowed))
         });
         let buckets = spec.buckets();
+        let parts = spec.partitions();
         r.check(c.bucket == buckets[0], || format!("{id}: completion bucket {} but the file says {}", c.bucket, buckets[0]));
-        r.check(c.partition.is_none(), || format!("{id}: completion partition {:?} for a non-partitioned table", c.partition));
+        r.check(c.partition == parts[0], || format!("{id}: completion partition {:?} but the file says {:?}", c.partition, parts[0]));
         if let Some(off) = spec.offset {
             r.check(c.offset == off, || format!("{id}: offset {} expected {off}", c.offset));
         }
         if *arrow {
-            let mut want: BTreeMap<i32, usize> = BTreeMap::new();
-            buckets.iter().for_each(|b| *want.entry(*b).or_default() += 1);
-            let got: BTreeMap<i32, usize> = c.bucket_results.iter().map(|b| (b.bucket, b.rows)).collect();
-            r.check(want == got, || format!("{id}: bucket_results rows per bucket {got:?}, the file's buckets give {want:?}"));
+            // Rows per (partition, bucket): one result per part of the batch.
+            let mut want: BTreeMap<(Option<String>, i32), usize> = BTreeMap::new();
+            parts.iter().cloned().zip(buckets.iter().copied()).for_each(|k| *want.entry(k).or_default() += 1);
+            let got: BTreeMap<(Option<String>, i32), usize> =
+                c.bucket_results.iter().map(|b| ((b.partition.clone(), b.bucket), b.rows)).collect();
+            r.check(want == got, || format!("{id}: bucket_results rows per (partition, bucket) {got:?}, the file's rows give {want:?}"));
             if let Some(br) = &spec.bucket_results {
-                let mut want: Vec<(i32, usize, i32)> = br
+                let mut want: Vec<(Option<String>, i32, usize, i32)> = br
                     .iter()
-                    .map(|b| (b.bucket, b.rows, b.error.as_deref().map_or(0, |n| scenario::code_of(n).unwrap_or(i32::MIN))))
+                    .map(|b| {
+                        let code = b.error.as_deref().map_or(0, |n| scenario::code_of(n).unwrap_or(i32::MIN));
+                        (b.partition.clone(), b.bucket, b.rows, code)
+                    })
                     .collect();
                 want.sort();
-                let mut got: Vec<(i32, usize, i32)> = c.bucket_results.iter().map(|b| (b.bucket, b.rows, b.code)).collect();
+                let mut got: Vec<(Option<String>, i32, usize, i32)> =
+                    c.bucket_results.iter().map(|b| (b.partition.clone(), b.bucket, b.rows, b.code)).collect();
                 got.sort();
                 r.check(got == want, || format!("{id}: bucket_results {got:?}, expected {want:?}"));
             }
@@ -254,7 +261,7 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
     for (path, s) in &steps {
         let c = calls.get(path.as_str());
         match s {
-            Step::Flush(spec) | Step::Close(spec) | Step::Wait(spec) => {
+            Step::Flush(spec) | Step::Close(spec) | Step::Wait(spec) | Step::CreatePartition(spec) | Step::DropPartition(spec) => {
                 let Some((end, code, elapsed, done)) = c.and_then(|c| c.end.clone()) else {
                     let began = c.and_then(|c| c.begin).is_some();
                     r.check(false, || {
@@ -271,7 +278,7 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
                 if let Some(max) = spec.max_elapsed_ms {
                     r.check(elapsed <= max as f64, || format!("{path}: took {elapsed:.1} ms, expected at most {max} ms"));
                 }
-                if code != 0 || matches!(s, Step::Wait(_)) {
+                if code != 0 || !matches!(s, Step::Flush(_) | Step::Close(_)) {
                     continue;
                 }
                 // C6: every op of the writer accepted before the call began completed before it returned.
@@ -319,41 +326,46 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
         format!("callbacks of fifo writers ran on {} threads, expected one worker (C2)", fifo_threads.len())
     });
 
-    // C3: per (submitting thread, writer, bucket), single-record callbacks run in submission order.
+    // C3: per (submitting thread, writer, partition, bucket), single-record callbacks run in
+    // submission order.
     type Group<'a> = Vec<(u64, u64, &'a str)>;
-    let mut groups: BTreeMap<(String, String, i32), Group> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, Option<String>, i32), Group> = BTreeMap::new();
     for (id, (o, arrow)) in &specs {
         let t = ops.get(id).unwrap_or(&no);
         if let (false, Notify::Callback, Some((sub, 0, ..)), [(seq, _, c)], Some(th)) =
             (*arrow, o.notify, t.end, t.starts.as_slice(), &t.begin)
         {
-            groups.entry((th.clone(), op_writer[id].clone(), c.bucket)).or_default().push((sub, *seq, id));
+            groups.entry((th.clone(), op_writer[id].clone(), c.partition.clone(), c.bucket)).or_default().push((sub, *seq, id));
         }
     }
-    for ((_, w, b), mut v) in groups {
+    for ((_, w, p, b), mut v) in groups {
         v.sort();
+        let at = p.map_or(String::new(), |p| format!("partition {p} "));
         for p in v.windows(2) {
             r.check(p[0].1 < p[1].1, || {
-                format!("writer {w} bucket {b}: {} was submitted before {} but its callback ran after (C3)", p[0].2, p[1].2)
+                format!("writer {w} {at}bucket {b}: {} was submitted before {} but its callback ran after (C3)", p[0].2, p[1].2)
             });
         }
     }
 
-    // Log tables: per bucket, the offsets of successful single-record callbacks grow in callback order.
+    // Log tables: per (partition, bucket), the offsets of successful single-record callbacks grow
+    // in callback order.
     if sc.table.kind == TableKind::Log {
-        let mut per: BTreeMap<i32, Vec<(u64, i64, &str)>> = BTreeMap::new();
+        type Where = (Option<String>, i32); // (partition, bucket)
+        let mut per: BTreeMap<Where, Vec<(u64, i64, &str)>> = BTreeMap::new();
         for (id, (_, arrow)) in &specs {
             if let (false, [(seq, _, c)]) = (*arrow, ops.get(id).unwrap_or(&no).starts.as_slice()) {
                 if c.code == 0 {
-                    per.entry(c.bucket).or_default().push((*seq, c.offset, id));
+                    per.entry((c.partition.clone(), c.bucket)).or_default().push((*seq, c.offset, id));
                 }
             }
         }
-        for (b, mut v) in per {
+        for ((p, b), mut v) in per {
             v.sort();
+            let at = p.map_or(String::new(), |p| format!("partition {p} "));
             for p in v.windows(2) {
                 r.check(p[0].1 < p[1].1, || {
-                    format!("bucket {b}: callback of {} (offset {}) ran before {} (offset {})", p[0].2, p[0].1, p[1].2, p[1].1)
+                    format!("{at}bucket {b}: callback of {} (offset {}) ran before {} (offset {})", p[0].2, p[0].1, p[1].2, p[1].1)
                 });
             }
         }
@@ -387,18 +399,24 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
     // Read-back.
     let t = &sc.table;
     let rows = |v: &[Vec<Json>], what: &str| v.iter().map(|x| t.row(x, what)).collect::<Result<Vec<_>, _>>();
-    if let Some(want) = &sc.expect.read_back.buckets {
-        let got = trace.read_back.as_ref().and_then(|rb| rb.buckets.as_ref());
+    let mut compare = |want: &Buckets, got: Option<&Buckets>, at: &str| {
         for (b, want) in want {
             let want = rows(want, "expect.read_back").unwrap_or_default();
-            match got.and_then(|g| g.get(b)).map(|g| rows(g, &format!("trace read-back bucket {b}"))) {
-                None => r.check(false, || format!("read-back bucket {b}: not in the trace")),
+            match got.and_then(|g| g.get(b)).map(|g| rows(g, &format!("trace read-back {at}bucket {b}"))) {
+                None => r.check(false, || format!("read-back {at}bucket {b}: not in the trace")),
                 Some(Err(e)) => r.check(false, || e),
                 Some(Ok(got)) => r.check(got == want, || {
-                    format!("read-back bucket {b}:\n  got      {}\n  expected {}", show_rows(&got), show_rows(&want))
+                    format!("read-back {at}bucket {b}:\n  got      {}\n  expected {}", show_rows(&got), show_rows(&want))
                 }),
             };
         }
+    };
+    if let Some(want) = &sc.expect.read_back.buckets {
+        compare(want, trace.read_back.as_ref().and_then(|rb| rb.buckets.as_ref()), "");
+    }
+    for (p, want) in sc.expect.read_back.partitions.iter().flatten() {
+        let got = trace.read_back.as_ref().and_then(|rb| rb.partitions.as_ref()).and_then(|g| g.get(p));
+        compare(want, got, &format!("partition {p} "));
     }
     if let Some(want) = &sc.expect.read_back.lookups {
         let got = trace.read_back.as_ref().and_then(|rb| rb.lookups.as_ref());

@@ -3,8 +3,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use fluss_writer::partition::{PartitionRouter, PartitionSpec};
 use fluss_writer::wire::{bucket_for_key, encode_key};
-use fluss_writer::{ClientCode, DataType, FlussCode, Schema as TableSchema, Value};
+use fluss_writer::{ClientCode, DataType, FlussCode, Schema as TableSchema, TableDescriptor, Value};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
@@ -48,6 +49,10 @@ pub struct Table {
     pub columns: Vec<Column>,
     pub primary_key: Vec<String>,
     pub bucket_key: Vec<String>,
+    /// Partition columns (empty: not partitioned).
+    pub partition_keys: Vec<String>,
+    /// Partitions created with the table, by name.
+    pub partitions: Vec<String>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -61,9 +66,20 @@ pub struct Column {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(tag = "fault", rename_all = "snake_case")]
 pub enum Fault {
-    Error { bucket: i32, times: u32, code: String, message: Option<String> },
-    Delay { bucket: i32, times: u32, ms: u64 },
-    DropConnection { bucket: i32, times: u32, after_apply: bool },
+    Error { bucket: i32, times: u32, code: String, message: Option<String>, partition: Option<String> },
+    Delay { bucket: i32, times: u32, ms: u64, partition: Option<String> },
+    DropConnection { bucket: i32, times: u32, after_apply: bool, partition: Option<String> },
+}
+
+impl Fault {
+    /// The partition the fault is injected at (None: the table has no partitions).
+    pub fn partition(&self) -> Option<&str> {
+        match self {
+            Fault::Error { partition, .. } | Fault::Delay { partition, .. } | Fault::DropConnection { partition, .. } => {
+                partition.as_deref()
+            }
+        }
+    }
 }
 
 #[derive(Deserialize, Debug, Clone, Default)]
@@ -111,6 +127,7 @@ fn callback<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CbSpec, D::Error> 
 
 #[derive(Deserialize, Debug, Clone)]
 pub struct BucketResultSpec {
+    pub partition: Option<String>,
     pub bucket: i32,
     pub rows: usize,
     pub error: Option<String>,
@@ -127,6 +144,8 @@ pub struct WriteOp {
     pub rows: Vec<Vec<Json>>,
     pub bucket: Option<i32>,
     pub buckets: Option<Vec<i32>>,
+    pub partition: Option<String>,
+    pub partitions: Option<Vec<String>>,
     pub notify: Notify,
     #[serde(deserialize_with = "callback")]
     pub callback: CbSpec,
@@ -141,6 +160,14 @@ impl WriteOp {
     /// The stated buckets: one per row.
     pub fn buckets(&self) -> Vec<i32> {
         self.buckets.clone().unwrap_or_else(|| self.bucket.into_iter().collect())
+    }
+
+    /// The stated partitions: one per row, `None` for a table without partitions.
+    pub fn partitions(&self) -> Vec<Option<String>> {
+        match (&self.partitions, &self.partition) {
+            (Some(p), _) => p.iter().cloned().map(Some).collect(),
+            (None, p) => vec![p.clone(); self.buckets().len()],
+        }
     }
 }
 
@@ -162,6 +189,7 @@ pub struct Other {
     pub state: Option<CbState>,
     pub faults: Vec<Fault>,
     pub threads: BTreeMap<String, Vec<Step>>,
+    pub partition: String,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +216,8 @@ pub enum Step {
     AwaitCallback(Other),
     AssertCallback(Other),
     Inject(Other),
+    CreatePartition(Other),
+    DropPartition(Other),
     Parallel(Other),
 }
 
@@ -212,6 +242,8 @@ pub struct Expect {
 #[serde(default)]
 pub struct ReadBackSpec {
     pub buckets: Option<BTreeMap<String, Vec<Vec<Json>>>>,
+    /// Partitioned log tables: per partition name, every bucket.
+    pub partitions: Option<BTreeMap<String, crate::trace::Buckets>>,
     pub lookups: Option<Vec<LookupSpec>>,
 }
 
@@ -334,13 +366,22 @@ impl Table {
         b.build().map_err(|e| format!("table: {e}"))
     }
 
-    /// The bucket key: stated, or the primary key.
-    pub fn bucket_key(&self) -> Vec<String> {
-        if self.bucket_key.is_empty() {
-            self.primary_key.clone()
-        } else {
-            self.bucket_key.clone()
+    /// The table's descriptor as the runners create it, normalized by the core (its rules
+    /// decide the bucket key of a primary-key table, partitioned or not).
+    pub fn descriptor(&self) -> Result<TableDescriptor, String> {
+        let mut d = TableDescriptor::new(self.schema()?).with_bucket_count(self.bucket_count);
+        if !self.bucket_key.is_empty() {
+            d = d.with_bucket_key(self.bucket_key.clone());
         }
+        if !self.partition_keys.is_empty() {
+            d = d.with_partition_keys(self.partition_keys.clone());
+        }
+        d.normalized(self.bucket_count).map_err(|e| format!("table: {e}"))
+    }
+
+    /// The spec of partition `name` (its values in partition-key order, joined by `$`).
+    pub fn partition_spec(&self, name: &str) -> Result<PartitionSpec, String> {
+        PartitionSpec::from_name(&self.partition_keys, name).map_err(|e| format!("partition {name:?}: {e}"))
     }
 
     /// A row of the file (`{"repeat"...}` expanded) as the core's values.
@@ -406,10 +447,27 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
     rule(!log || !t.bucket_key.is_empty(), &|| "table: a log table needs a bucket_key, so that the bucket of every row is known".into());
     rule(log || !t.primary_key.is_empty(), &|| "table: a pk table needs a primary_key".into());
     rule(!sc.config.contains_key("bootstrap.servers"), &|| "config: bootstrap.servers is set by the runner".into());
-    let (schema, bk) = match t.schema().and_then(|s| s.indexes_of(&t.bucket_key()).map(|b| (s, b)).map_err(|e| format!("table: {e}"))) {
+    let (schema, bk) = match t.descriptor().and_then(|d| {
+        let s = d.schema.clone();
+        s.indexes_of(&d.bucket_key).map(|b| (s, b)).map_err(|e| format!("table: {e}"))
+    }) {
         Ok(x) => x,
         Err(e) => return errs.push(e),
     };
+    let router = match PartitionRouter::new(&schema, &t.partition_keys) {
+        Ok(r) => r,
+        Err(e) => return errs.push(format!("table: {e}")),
+    };
+    let partitioned = router.is_some();
+    // A stated partition name: only for a partitioned table, and a name its keys can have.
+    let partition_name = |p: Option<&str>, what: &str, errs: &mut Vec<String>| match (p, partitioned) {
+        (Some(p), true) => errs.extend(t.partition_spec(p).err().map(|e| format!("{what}: {e}"))),
+        (Some(_), false) => errs.push(format!("{what}: a partition for a table without partition keys")),
+        (None, _) => {}
+    };
+    for p in &t.partitions {
+        partition_name(Some(p), "table.partitions", errs);
+    }
     let names: HashSet<&str> = sc.writers.iter().map(|w| w.name.as_str()).collect();
     if names.len() != sc.writers.len() {
         errs.push("writers: duplicate names".into());
@@ -422,15 +480,19 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             errs.push(format!("writer {}: partial_update names unknown column {c:?}", w.name));
         }
     }
-    fn fault_codes<'a>(f: &'a [Fault], codes: &mut Vec<&'a str>) {
+    let fault_codes = |f: &'_ [Fault], codes: &mut Vec<String>, errs: &mut Vec<String>| {
         for f in f {
             if let Fault::Error { code, .. } = f {
-                codes.push(code);
+                codes.push(code.clone());
+            }
+            match (f.partition(), partitioned) {
+                (None, true) => errs.push("faults: a partitioned table's fault names its partition".into()),
+                (p, _) => partition_name(p, "faults", errs),
             }
         }
-    }
-    let mut codes: Vec<&str> = Vec::new();
-    fault_codes(&sc.faults, &mut codes);
+    };
+    let mut codes: Vec<String> = Vec::new();
+    fault_codes(&sc.faults, &mut codes, errs);
     let steps = all_steps(sc);
     let mut ids: HashSet<&str> = HashSet::new();
     let result_ops: HashSet<&str> =
@@ -454,7 +516,10 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             if path.ends_with(".call") && cb.call.is_some() {
                 errs.push(format!("{what}: a callback inside a callback's call cannot make calls of its own"));
             }
-            codes.extend(o.bucket_results.iter().flatten().filter_map(|b| b.error.as_deref()));
+            codes.extend(o.bucket_results.iter().flatten().filter_map(|b| b.error.clone()));
+            for b in o.bucket_results.iter().flatten() {
+                partition_name(b.partition.as_deref(), &format!("{what} bucket_results"), errs);
+            }
             errs.extend(op_outcomes(&o.expect).err());
             // Rows fit the table, and the stated buckets are the core's.
             let rows: Vec<Result<Vec<Value>, String>> = match s {
@@ -470,10 +535,21 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             if rows.len() != buckets.len() {
                 errs.push(format!("{what}: {} rows but {} buckets", rows.len(), buckets.len()));
             }
-            for (i, (r, b)) in rows.into_iter().zip(buckets).enumerate() {
+            let parts = o.partitions();
+            if parts.len() != buckets.len() {
+                errs.push(format!("{what}: {} partitions but {} buckets", parts.len(), buckets.len()));
+            }
+            for (i, ((r, b), p)) in rows.into_iter().zip(buckets).zip(parts).enumerate() {
+                let row = match r {
+                    Ok(row) => row,
+                    Err(e) => {
+                        errs.push(e);
+                        continue;
+                    }
+                };
                 let mut key = Vec::new();
-                match r.and_then(|row| encode_key(&schema, &bk, &row, &mut key).map_err(|e| format!("{what}: {e}"))) {
-                    Err(e) => errs.push(e),
+                match encode_key(&schema, &bk, &row, &mut key) {
+                    Err(e) => errs.push(format!("{what}: {e}")),
                     Ok(()) => {
                         let core = bucket_for_key(&key, t.bucket_count);
                         if core != b {
@@ -483,15 +559,32 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
                         }
                     }
                 }
+                // The stated partition is the one the core names for the row.
+                let mut name = String::new();
+                let core = router.as_ref().map(|r| r.name_of(&schema, &row, &mut name).map(|()| name.clone()));
+                match (core, p) {
+                    (None, None) => {}
+                    (None, Some(_)) => errs.push(format!("{what}: a partition for a table without partition keys")),
+                    (Some(_), None) => errs.push(format!("{what} row {i}: a partitioned table's op states its partition")),
+                    (Some(Err(e)), Some(_)) => errs.push(format!("{what} row {i}: {e}")),
+                    (Some(Ok(core)), Some(p)) if core != p => errs.push(format!(
+                        "{what} row {i}: the file says partition {p:?} but the core names the row's partition {core:?} (fix the file)"
+                    )),
+                    _ => {}
+                }
             }
         }
         match s {
             Step::AddCallback(o) if !ids.insert(&o.id) => errs.push(format!("{path}: duplicate id {:?}", o.id)),
             Step::Flush(o) | Step::Close(o) => writer(&o.writer, path, errs),
-            Step::Inject(o) => fault_codes(&o.faults, &mut codes),
+            Step::Inject(o) => fault_codes(&o.faults, &mut codes, errs),
+            Step::CreatePartition(_) | Step::DropPartition(_) if !partitioned => {
+                errs.push(format!("{path}: partition DDL on a table without partition keys"))
+            }
+            Step::CreatePartition(o) | Step::DropPartition(o) => partition_name(Some(&o.partition), path, errs),
             _ => {}
         }
-        if let Step::Flush(o) | Step::Close(o) | Step::Wait(o) = s {
+        if let Step::Flush(o) | Step::Close(o) | Step::Wait(o) | Step::CreatePartition(o) | Step::DropPartition(o) = s {
             errs.extend(call_code(&o.expect).err().map(|e| format!("{path}: {e}")));
         }
     }
@@ -506,7 +599,7 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             _ => {}
         }
     }
-    errs.extend(codes.into_iter().filter_map(|c| code_of(c).err()));
+    errs.extend(codes.iter().filter_map(|c| code_of(c).err()));
     let e = &sc.expect;
     for id in e.callback_order.iter().flatten().filter(|id| !ids.contains(id.as_str())) {
         errs.push(format!("expect.callback_order: unknown id {id:?}"));
@@ -514,11 +607,20 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
     for w in e.callback_errors.keys().filter(|w| !names.contains(w.as_str())) {
         errs.push(format!("expect.callback_errors: unknown writer {w:?}"));
     }
+    let want: HashSet<String> = (0..t.bucket_count).map(|b| b.to_string()).collect();
     if let Some(b) = &e.read_back.buckets {
-        let want: HashSet<String> = (0..t.bucket_count).map(|b| b.to_string()).collect();
-        if !log || b.keys().cloned().collect::<HashSet<_>>() != want {
-            errs.push("expect.read_back.buckets: a log table's every bucket (empty lists allowed)".into());
+        if !log || partitioned || b.keys().cloned().collect::<HashSet<_>>() != want {
+            errs.push(
+                "expect.read_back.buckets: a log table's every bucket (empty lists allowed); partitions for a partitioned one".into(),
+            );
         }
+        errs.extend(b.values().flatten().filter_map(|r| t.row(r, "expect.read_back").err()));
+    }
+    for (p, b) in e.read_back.partitions.iter().flatten() {
+        if !log || !partitioned || b.keys().cloned().collect::<HashSet<_>>() != want {
+            errs.push(format!("expect.read_back.partitions.{p}: a partitioned log table's every bucket of the partition"));
+        }
+        partition_name(Some(p), "expect.read_back.partitions", errs);
         errs.extend(b.values().flatten().filter_map(|r| t.row(r, "expect.read_back").err()));
     }
     for x in e.read_back.lookups.iter().flatten() {

@@ -29,12 +29,13 @@ pub struct Entry {
     pub ev: Event,
 }
 
-/// What a completion carried (`code` 0 = success; `partition` is null for a non-partitioned table).
+/// What a completion carried (`code` 0 = success; `partition` is the partition's name, null for a
+/// table without partitions).
 #[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
 pub struct Completion {
     pub code: i32,
     pub bucket: i32,
-    pub partition: Option<i64>,
+    pub partition: Option<String>,
     pub offset: i64,
     #[serde(default)]
     pub bucket_results: Vec<BucketResult>,
@@ -42,6 +43,8 @@ pub struct Completion {
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct BucketResult {
+    #[serde(default)]
+    pub partition: Option<String>,
     pub bucket: i32,
     pub rows: usize,
     /// 0 = this bucket succeeded.
@@ -86,7 +89,8 @@ pub enum Event {
         id: String,
         thread: String,
     },
-    /// flush / close / wait (`call`) of the step at `step` (see `scenario::step_path`).
+    /// flush / close / wait / create_partition / drop_partition (`call`) of the step at `step`
+    /// (see `scenario::step_path`).
     CallBegin {
         step: String,
         call: String,
@@ -127,9 +131,16 @@ pub enum Event {
     Teardown {},
 }
 
+/// Rows read back per bucket (`"0"`, `"1"`, ...), values only.
+pub type Buckets = BTreeMap<String, Vec<Vec<Json>>>;
+
 #[derive(Serialize, Deserialize, Debug, Clone, Default)]
 pub struct ReadBack {
     pub buckets: Option<BTreeMap<String, Vec<Vec<Json>>>>,
+    /// Partitioned log tables: the partitions the file's `expect.read_back.partitions` names,
+    /// every bucket of each.
+    #[serde(default)]
+    pub partitions: Option<BTreeMap<String, Buckets>>,
     pub lookups: Option<Vec<Lookup>>,
 }
 

@@ -327,8 +327,78 @@ fn rejected_callback_not_destroyed() {
 #[test]
 fn partition_must_be_null() {
     let mut t = base_trace();
-    t["events"][6]["partition"] = json!(7);
-    fails_with(base(), t, "a1: completion partition Some(7)");
+    t["events"][6]["partition"] = json!("x");
+    fails_with(base(), t, "a1: completion partition Some(\"x\") but the file says None");
+}
+
+/// `base()` on a table partitioned by `dt`: partition `a` exists, `b` is created on write; each
+/// partition's bucket 0 starts at offset 0.
+fn partitioned() -> Json {
+    let mut d = base();
+    d["table"]["columns"] = json!([{"name": "id", "type": "INT", "nullable": false}, {"name": "dt", "type": "STRING", "nullable": false}]);
+    d["table"]["partition_keys"] = json!(["dt"]);
+    d["table"]["partitions"] = json!(["a"]);
+    d["steps"][0] = json!({"op": "append", "id": "a1", "row": [1, "a"], "partition": "a", "bucket": 0, "offset": 0, "expect": "ok"});
+    d["steps"][1] = json!({"op": "append", "id": "a2", "row": [2, "b"], "partition": "b", "bucket": 0, "offset": 0, "expect": "ok"});
+    d["expect"] = json!({"read_back": {"partitions": {"a": {"0": [[1, "a"]]}, "b": {"0": [[2, "b"]]}}}});
+    d
+}
+
+fn partitioned_trace() -> Json {
+    let mut t = base_trace();
+    t["events"][6]["partition"] = json!("a");
+    t["events"][8]["partition"] = json!("b");
+    t["events"][8]["offset"] = json!(0);
+    t["read_back"] = json!({"partitions": {"a": {"0": [[1, "a"]]}, "b": {"0": [[2, "b"]]}}});
+    t
+}
+
+#[test]
+fn partitioned_passes_with_offsets_per_partition() {
+    let r = run(&partitioned(), &partitioned_trace());
+    assert!(r.passed(), "{:?}", r.failures);
+}
+
+#[test]
+fn partitioned_completion_names_the_wrong_partition() {
+    let mut t = partitioned_trace();
+    t["events"][8]["partition"] = json!("a");
+    fails_with(partitioned(), t, "a2: completion partition Some(\"a\") but the file says Some(\"b\")");
+}
+
+#[test]
+fn partitioned_file_states_a_partition_the_core_does_not_name() {
+    let mut d = partitioned();
+    d["steps"][1]["partition"] = json!("c");
+    fails_with(d, partitioned_trace(), "the file says partition \"c\" but the core names the row's partition \"b\"");
+    let mut d = partitioned();
+    d["steps"][1].as_object_mut().unwrap().remove("partition");
+    fails_with(d, partitioned_trace(), "a partitioned table's op states its partition");
+}
+
+#[test]
+fn partitioned_read_back_is_per_partition() {
+    let mut t = partitioned_trace();
+    t["read_back"]["partitions"]["b"]["0"] = json!([[2, "b"], [2, "b"]]);
+    fails_with(partitioned(), t, "read-back partition b bucket 0");
+    let mut d = partitioned();
+    d["expect"] = json!({"read_back": {"buckets": {"0": []}}});
+    fails_with(d, partitioned_trace(), "partitions for a partitioned one");
+}
+
+#[test]
+fn partition_ddl_outcome_is_checked() {
+    let mut d = partitioned();
+    d["steps"].as_array_mut().unwrap().push(json!({"op": "drop_partition", "partition": "a", "expect": "ok"}));
+    let mut t = partitioned_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    ev.insert(11, json!({"seq": 0, "ev": "call_begin", "step": "steps[3]", "call": "drop_partition", "thread": "T1"}));
+    ev.insert(12, json!({"seq": 0, "ev": "call_end", "step": "steps[3]", "code": 36, "elapsed_ms": 1.0, "results_done": []}));
+    renumber(&mut t);
+    fails_with(d, t, "steps[3]: expected ok, got PARTITION_NOT_EXISTS");
+    let mut d = base();
+    d["steps"].as_array_mut().unwrap().push(json!({"op": "create_partition", "partition": "a"}));
+    fails_with(d, base_trace(), "partition DDL on a table without partition keys");
 }
 
 #[test]

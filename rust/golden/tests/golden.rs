@@ -17,7 +17,7 @@ use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, 
 use fluss_writer::embedded::{EmbeddedEngine, Fault as EngineFault};
 use fluss_writer::wire::arrow_schema;
 use fluss_writer::{
-    AppendWriter, CallbackExecutor, Config, Connection, DataType, Error, Schema, TableDescriptor, TablePath, UpsertWriter, Value,
+    Admin, AppendWriter, CallbackExecutor, Config, Connection, DataType, Error, Schema, TableDescriptor, TablePath, UpsertWriter, Value,
     WriteCompletion, WriteResult, WriterOptions,
 };
 use fluss_writer_golden::scenario::{self, code_of, CbSpec, CbState, Fault, Notify, Other, Scenario, Step, TableKind, WriteOp};
@@ -143,6 +143,7 @@ struct State {
     table: TablePath,
     engine: Option<Arc<EmbeddedEngine>>,
     handle: fluss_writer::Table,
+    admin: Admin,
 }
 
 fn thread() -> String {
@@ -157,12 +158,17 @@ fn completion(c: &WriteCompletion) -> Completion {
     Completion {
         code: c.error_code(),
         bucket: c.bucket,
-        partition: c.partition_id,
+        partition: c.partition.as_deref().map(str::to_string),
         offset: c.offset,
         bucket_results: c
             .bucket_results
             .iter()
-            .map(|b| BucketResult { bucket: b.bucket, rows: b.rows, code: b.error.as_ref().map_or(0, Error::code) })
+            .map(|b| BucketResult {
+                partition: b.partition.as_deref().map(str::to_string),
+                bucket: b.bucket,
+                rows: b.rows,
+                code: b.error.as_ref().map_or(0, Error::code),
+            })
             .collect(),
     }
 }
@@ -205,16 +211,17 @@ impl State {
     fn inject(&self, faults: &[Fault]) -> R<()> {
         let f = self.engine.as_ref().ok_or("faults need the embedded engine")?.faults();
         for spec in faults {
+            let at = spec.partition();
             match spec.clone() {
-                Fault::Error { bucket, code, times, message } => {
+                Fault::Error { bucket, code, times, message, .. } => {
                     let message = message.unwrap_or_else(|| "injected by a golden scenario".into());
-                    f.inject(&self.table, bucket, EngineFault::Error { code: code_of(&code)?, message, times })
+                    f.inject_at(&self.table, at, bucket, EngineFault::Error { code: code_of(&code)?, message, times })
                 }
-                Fault::Delay { bucket, ms, times } => {
-                    f.inject(&self.table, bucket, EngineFault::Delay { delay: Duration::from_millis(ms), times })
+                Fault::Delay { bucket, ms, times, .. } => {
+                    f.inject_at(&self.table, at, bucket, EngineFault::Delay { delay: Duration::from_millis(ms), times })
                 }
-                Fault::DropConnection { bucket, after_apply, times } => {
-                    f.inject(&self.table, bucket, EngineFault::DropConnection { after_apply, times })
+                Fault::DropConnection { bucket, after_apply, times, .. } => {
+                    f.inject_at(&self.table, at, bucket, EngineFault::DropConnection { after_apply, times })
                 }
             }
         }
@@ -420,6 +427,23 @@ fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
             state.ev(Event::Observe { step: path.into(), target: target.clone(), state: state.cb_state(target).into() })
         }
         Step::Inject(o) => state.inject(&o.faults)?,
+        Step::CreatePartition(o) | Step::DropPartition(o) => {
+            let spec = state.sc.table.partition_spec(&o.partition)?;
+            let create = matches!(step, Step::CreatePartition(_));
+            state.ev(Event::CallBegin {
+                step: path.into(),
+                call: if create { "create_partition" } else { "drop_partition" }.into(),
+                thread: thread(),
+            });
+            let t0 = Instant::now();
+            let res = if create {
+                state.admin.create_partition(&state.table, &spec, false)
+            } else {
+                state.admin.drop_partition(&state.table, &spec, false)
+            };
+            let (code, elapsed_ms) = (res.err().map_or(0, |e| e.code()), ms(t0.elapsed()));
+            state.ev(Event::CallEnd { step: path.into(), code, elapsed_ms, results_done: vec![] });
+        }
         Step::Parallel(Other { threads, .. }) => {
             let barrier = Arc::new(Barrier::new(threads.len()));
             let handles: Vec<_> = threads
@@ -485,12 +509,13 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
                 TablePath::new(db, format!("t{}_{}", stem.split('_').next().unwrap_or("x"), nanos % 1_000_000_000)).unwrap()
             }
         };
-        let schema = sc.table.schema()?;
-        let mut desc = TableDescriptor::new(schema.clone()).with_bucket_count(sc.table.bucket_count);
-        if sc.table.kind == TableKind::Log {
-            desc = desc.with_bucket_key(sc.table.bucket_key());
-        }
+        let desc = sc.table.descriptor()?;
+        let schema = desc.schema.clone();
         let path = create_table(&conn, path, &desc, cluster.is_some())?;
+        for p in &sc.table.partitions {
+            let spec = sc.table.partition_spec(p)?;
+            conn.admin().create_partition(&path, &spec, false).map_err(|e| format!("create partition {p}: {e}"))?;
+        }
         let handle = conn.get_table(&path).map_err(|e| e.to_string())?;
         let state = Arc::new(State {
             sc: sc.clone(),
@@ -502,6 +527,7 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
             table: path,
             engine: conn.embedded().cloned(),
             handle,
+            admin: conn.admin(),
         });
         if !sc.faults.is_empty() {
             state.inject(&sc.faults)?;
@@ -620,13 +646,25 @@ fn json_row(row: &[Value]) -> Vec<Json> {
 
 fn read_back(state: &State) -> R<ReadBack> {
     let t = &state.sc.table;
+    if t.kind == TableKind::Log && !t.partition_keys.is_empty() {
+        let mut partitions = std::collections::BTreeMap::new();
+        for p in state.sc.expect.read_back.partitions.iter().flat_map(|m| m.keys()) {
+            let mut buckets = std::collections::BTreeMap::new();
+            for b in 0..t.bucket_count {
+                let rows = state.handle.scan_partition(p, b, 0).map_err(|e| format!("read-back partition {p} bucket {b}: {e}"))?;
+                buckets.insert(b.to_string(), rows.iter().map(|r| json_row(&r.row)).collect());
+            }
+            partitions.insert(p.clone(), buckets);
+        }
+        return Ok(ReadBack { buckets: None, partitions: Some(partitions), lookups: None });
+    }
     if t.kind == TableKind::Log {
         let mut buckets = std::collections::BTreeMap::new();
         for b in 0..t.bucket_count {
             let rows = state.handle.scan(b, 0).map_err(|e| format!("read-back bucket {b}: {e}"))?;
             buckets.insert(b.to_string(), rows.iter().map(|r| json_row(&r.row)).collect());
         }
-        return Ok(ReadBack { buckets: Some(buckets), lookups: None });
+        return Ok(ReadBack { buckets: Some(buckets), partitions: None, lookups: None });
     }
     let mut lookups = Vec::new();
     for l in state.sc.expect.read_back.lookups.iter().flatten() {
@@ -634,5 +672,5 @@ fn read_back(state: &State) -> R<ReadBack> {
         let row = state.handle.lookup(&key).map_err(|e| format!("lookup {:?}: {e}", l.key))?;
         lookups.push(Lookup { key: l.key.clone(), row: row.map(|r| json_row(&r)) });
     }
-    Ok(ReadBack { buckets: None, lookups: Some(lookups) })
+    Ok(ReadBack { buckets: None, partitions: None, lookups: Some(lookups) })
 }

@@ -59,7 +59,10 @@ pub(crate) fn target_columns(table: &Table, target: &[i32]) -> Result<Option<Vec
             None => return Err(bad(format!("target column {c} is outside the schema ({} columns)", schema.len()))),
         }
     }
-    for &k in &table.pk_indexes {
+    // The table's whole primary key, partition columns included, as the server's PartialUpdater
+    // checks it (`pk_indexes` is the key inside a partition).
+    let pk = schema.primary_key_indexes();
+    for &k in &pk {
         if !is_target[k] {
             return Err(bad(format!(
                 "partial update target columns must include every primary-key column; {:?} is missing",
@@ -68,7 +71,7 @@ pub(crate) fn target_columns(table: &Table, target: &[i32]) -> Result<Option<Vec
         }
     }
     for (i, col) in schema.columns().iter().enumerate() {
-        if !table.pk_indexes.contains(&i) && !col.nullable {
+        if !pk.contains(&i) && !col.nullable {
             return Err(bad(format!(
                 "partial update requires every non-primary-key column to be nullable, but {:?} is NOT NULL",
                 col.name

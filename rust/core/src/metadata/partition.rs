@@ -439,7 +439,7 @@ fn time_zone(id: Option<&str>) -> jiff::tz::TimeZone {
 
 /// Routes rows of a partitioned table to partition names.
 #[derive(Clone, Debug)]
-pub(crate) struct PartitionRouter {
+pub struct PartitionRouter {
     /// Column indexes of the partition keys, in key order.
     cols: Vec<usize>,
 }
