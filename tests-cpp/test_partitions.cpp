@@ -447,6 +447,7 @@ TEST_P(PartitionTest, RowsRoutedToThreePartitionsWithCallbacks) {
   for (int64_t i = kN + 1; i < kN + 11; ++i) ASSERT_OK(w.Append(LogRow(i, days[1]), shared));
   ASSERT_OK(w.Flush());
 
+  EXPECT_EQ(w.Stats().open_partitions, 3u) << "a lane per partition written to (idle for less than 60 s)";
   fw::WriteCompletion owned;
   ASSERT_OK(wr.Wait(&owned));
   EXPECT_EQ(owned.partition, days[2]);

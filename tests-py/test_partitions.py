@@ -536,3 +536,26 @@ def test_engine_faults_per_partition(conn: fw.Connection, engine: testing.Embedd
     with pytest.raises(fw.ServerError) as e:
         engine.scan(path, 0, partition="2030-01-01")
     assert e.value.code == PARTITION_NOT_EXISTS
+
+
+def test_idle_partitions_are_released() -> None:
+    """``client.writer.partition-idle-timeout``: a partition idle that long no longer holds a lane
+    (``stats()["open_partitions"]``); a later row for it opens one again."""
+    c = fw.connect("embedded", {**EMBEDDED_CONFIG, "client.writer.partition-idle-timeout": "50ms"})
+    try:
+        c.admin().create_table("fluss.pidle", log_descriptor())
+        w = c.get_table("fluss.pidle").new_append().create_writer()
+        done: list[fw.WriteCompletion] = []
+        for i, day in enumerate(["d1", "d2", "d1"]):
+            w.append([i, day, "x"], callback=done.append)
+            w.flush(10)
+            assert w.stats()["open_partitions"] >= 1
+            deadline = time.monotonic() + 10
+            while w.stats()["open_partitions"] > 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert w.stats()["open_partitions"] == 0
+        assert [d.error for d in done] == [None, None, None]
+        assert sorted(d.partition for d in done) == ["d1", "d1", "d2"]
+        w.close()
+    finally:
+        c.close(10)

@@ -708,6 +708,9 @@ struct WriterStats {
   // Jobs a user executor dropped without running them (destroyed the Job, or Execute threw);
   // each is also one callback_errors and one error-handler call.
   uint64_t jobs_dropped = 0;
+  // Partitions this writer keeps batches and a sender task for: those written to less than
+  // client.writer.partition-idle-timeout ago, or with writes pending; 1 without partitions.
+  uint64_t open_partitions = 0;
 };
 
 class Table;

@@ -100,6 +100,7 @@ WriterStats WriterBase::Stats() const {
     s.ack_to_callback_p99_nanos = f.ack_to_callback_p99_nanos;
     s.ack_to_callback_max_nanos = f.ack_to_callback_max_nanos;
     s.jobs_dropped = f.jobs_dropped;
+    s.open_partitions = f.open_partitions;
   }
   return s;
 }

@@ -127,6 +127,7 @@ class WriterStats(TypedDict):
     ack_to_callback_p50_nanos: int
     ack_to_callback_p99_nanos: int
     ack_to_callback_max_nanos: int
+    open_partitions: int
 
 # ----- exceptions -----
 

@@ -21,6 +21,7 @@ FIELDS = {
     "ack_to_callback_p50_nanos",
     "ack_to_callback_p99_nanos",
     "ack_to_callback_max_nanos",
+    "open_partitions",
 }
 
 

@@ -121,6 +121,11 @@ pub struct Config {
     /// that its rows name and that does not exist; when false their writes fail with
     /// `PARTITION_NOT_EXISTS`.
     pub dynamic_create_partition: bool,
+    /// `client.writer.partition-idle-timeout` (60 s, ours): a writer of a partitioned table
+    /// releases what it keeps for a partition (its batches and sender task) once the partition had
+    /// nothing pending for this long; checked when the writer next opens a partition, and a later
+    /// row for the partition opens it again.
+    pub partition_idle_timeout: Duration,
     /// `client.writer.max-inflight-requests-per-bucket` (5; at most 5 with idempotence, forced to 1
     /// without it so that retries cannot reorder a bucket).
     pub max_inflight_per_bucket: usize,
@@ -174,6 +179,7 @@ impl Default for Config {
             retry_backoff: Duration::from_millis(100),
             enable_idempotence: true,
             dynamic_create_partition: true,
+            partition_idle_timeout: Duration::from_secs(60),
             max_inflight_per_bucket: 5,
             request_max_size: 10 << 20,
             request_timeout: Duration::from_secs(30),
@@ -214,6 +220,7 @@ pub const KEYS: &[&str] = &[
     "client.writer.retry-backoff",
     "client.writer.enable-idempotence",
     "client.writer.dynamic-create-partition.enabled",
+    "client.writer.partition-idle-timeout",
     "client.writer.max-inflight-requests-per-bucket",
     "client.writer.request-max-size",
     "client.request-timeout",
@@ -367,6 +374,7 @@ impl Config {
             "client.writer.dynamic-create-partition.enabled" => {
                 self.dynamic_create_partition = parse_bool(value).ok_or_else(|| invalid(key, value, "expected true or false"))?
             }
+            "client.writer.partition-idle-timeout" => self.partition_idle_timeout = dur()?,
             "client.writer.max-inflight-requests-per-bucket" => self.max_inflight_per_bucket = int(1, 1000)? as usize,
             "client.writer.request-max-size" => self.request_max_size = size()?,
             "client.request-timeout" => self.request_timeout = dur()?,

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use cluster_support::{bootstrap, bounded, connect, database, unique};
+use cluster_support::{bootstrap, bounded, connect, database, recorder, unique};
 use fluss_writer::embedded::ChangeType;
 use fluss_writer::partition::AutoPartition;
 use fluss_writer::{
@@ -546,4 +546,125 @@ fn durable_embedded_partitions_survive_reopen() {
     }
     conn.close(None).unwrap();
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A writer releases the lane (batches, sender task) of a partition idle for
+/// `client.writer.partition-idle-timeout`; a later row for a released partition opens it again.
+/// Every callback once, every row stored once.
+fn idle_lanes(conn: &Connection) {
+    let path = create(conn, "pidle", &log_descriptor());
+    let w = conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    let seen = Seen::default();
+    let days: Vec<String> = (1..=6).map(|d| format!("2026-12-0{d}")).collect();
+    let mut open = Vec::new();
+    for (i, day) in days.iter().enumerate() {
+        w.append_with_callback(&[Value::BigInt(i as i64), Value::String(day.clone()), Value::Null], seen.cb()).unwrap();
+        w.flush(Some(Duration::from_secs(60))).unwrap();
+        open.push(w.stats().open_partitions);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    // Each new partition released the one before it (idle for 150 ms > 50 ms).
+    assert_eq!(open, [1, 1, 1, 1, 1, 1]);
+    // The first day again: a new lane, the same partition.
+    w.append_with_callback(&[Value::BigInt(100), Value::String(days[0].clone()), Value::Null], seen.cb()).unwrap();
+    w.flush(Some(Duration::from_secs(60))).unwrap();
+    assert_eq!(w.stats().open_partitions, 1);
+    // Idle for the timeout, the lane is released without any other partition being opened.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while w.stats().open_partitions > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(w.stats().open_partitions, 0);
+    let all = seen.all();
+    assert_eq!(all.len(), 7);
+    assert!(all.iter().all(|c| c.is_ok()), "{:?}", all.iter().find(|c| !c.is_ok()).map(|c| &c.error));
+    let table = conn.get_table(&path).unwrap();
+    let mut ids: Vec<i64> = Vec::new();
+    for day in &days {
+        for b in 0..3 {
+            ids.extend(table.scan_partition(day, b, 0).unwrap().iter().map(|r| match r.row[0] {
+                Value::BigInt(id) => id,
+                ref v => panic!("{v:?}"),
+            }));
+        }
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, [0, 1, 2, 3, 4, 5, 100]);
+    w.close(None).unwrap();
+}
+
+#[test]
+fn idle_partitions_are_released_embedded() {
+    idle_lanes(&embedded(&[("client.writer.partition-idle-timeout", "50ms")]));
+}
+
+#[test]
+fn idle_partitions_are_released_cluster() {
+    let Some(b) = bootstrap("partitions::idle_partitions_are_released_cluster") else { return };
+    bounded("idle_partitions_cluster", LIMIT, move || idle_lanes(&connect(&b, &[("client.writer.partition-idle-timeout", "50ms")])));
+}
+
+/// Lanes released and opened again all the time (a 1 ms idle timeout: each partition a thread
+/// opens releases every other one idle for 1 ms) under four threads that each move through 32
+/// partitions in phases of 100 rows (4 partitions a phase, 30 phases, each partition revisited): every callback once and successful, callbacks of one thread's
+/// rows to one partition and bucket in submission order, every row stored once.
+#[test]
+fn lanes_released_under_concurrent_writes_lose_and_reorder_nothing() {
+    let conn = embedded(&[("client.writer.partition-idle-timeout", "1ms"), ("client.writer.batch-timeout", "1ms")]);
+    let path = create(&conn, "pchurn", &log_descriptor());
+    let released = |rec: &cluster_support::Recorder| rec.count(|l| l.contains(path.table.as_str()) && l.contains("its lane is released"));
+    let rec = recorder();
+    let w = Arc::new(conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap());
+    const PER_THREAD: i64 = 3000;
+    // (thread, partition, bucket) -> ids in callback order
+    type Order = BTreeMap<(i64, String, i32), Vec<i64>>;
+    let order: Arc<Mutex<Order>> = Arc::default();
+    let threads: Vec<_> = (0..4i64)
+        .map(|t| {
+            let (w, order) = (w.clone(), order.clone());
+            std::thread::spawn(move || {
+                let mut x = t as u64 * 7919 + 1;
+                for i in 0..PER_THREAD {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let day = format!("d{}", (i / 100 + t) % 8 * 4 + ((x >> 33) % 4) as i64);
+                    let id = t * PER_THREAD + i;
+                    let order = order.clone();
+                    w.append_with_callback(&[Value::BigInt(id), Value::String(day), Value::Null], move |c: &WriteCompletion| {
+                        assert!(c.is_ok(), "{:?}", c.error);
+                        let key = (t, c.partition.as_deref().unwrap().to_string(), c.bucket);
+                        order.lock().unwrap().entry(key).or_default().push(id);
+                    })
+                    .unwrap();
+                    if i % 100 == 99 {
+                        std::thread::sleep(Duration::from_millis(3)); // let this phase's lanes go idle
+                    }
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    w.flush(Some(Duration::from_secs(60))).unwrap();
+    let order = order.lock().unwrap();
+    let total: usize = order.values().map(Vec::len).sum();
+    assert_eq!(total as i64, 4 * PER_THREAD, "one callback per row");
+    for (k, ids) in order.iter() {
+        assert!(ids.windows(2).all(|p| p[0] < p[1]), "{k:?}: callbacks out of submission order");
+    }
+    let table = conn.get_table(&path).unwrap();
+    let mut stored: Vec<i64> = Vec::new();
+    for p in conn.admin().list_partitions(&path).unwrap() {
+        for b in 0..3 {
+            stored.extend(table.scan_partition(&p.partition_name, b, 0).unwrap().iter().map(|r| match r.row[0] {
+                Value::BigInt(id) => id,
+                ref v => panic!("{v:?}"),
+            }));
+        }
+    }
+    stored.sort_unstable();
+    assert_eq!(stored, (0..4 * PER_THREAD).collect::<Vec<_>>(), "every row stored once");
+    // Lanes were in fact released (and opened again) while the threads wrote.
+    let n = released(rec);
+    eprintln!("{n} lanes released and opened again while writing");
+    assert!(n >= 8, "only {n} lanes released");
+    w.close(None).unwrap();
 }

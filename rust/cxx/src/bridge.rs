@@ -146,6 +146,7 @@ pub mod ffi {
         ack_to_callback_p99_nanos: u64,
         ack_to_callback_max_nanos: u64,
         jobs_dropped: u64,
+        open_partitions: u64,
     }
 
     /// One ACL (`fluss_writer::AclBinding` in the C++ header). `resource_type` and `operation`

@@ -438,6 +438,7 @@ fn writer_stats_of(s: fluss_writer::WriterStats) -> FfiWriterStats {
         ack_to_callback_p99_nanos: s.ack_to_callback.p99_nanos,
         ack_to_callback_max_nanos: s.ack_to_callback.max_nanos,
         jobs_dropped: s.jobs_dropped,
+        open_partitions: s.open_partitions,
     }
 }
 

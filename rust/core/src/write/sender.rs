@@ -48,7 +48,7 @@
 //! * Abort (close timeout, connection close): every pending batch fails with `WRITER_CLOSED`,
 //!   in order; late responses are ignored.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -92,6 +92,12 @@ pub(crate) struct SenderShared {
     pub closing: AtomicBool,
     /// Fail everything pending now.
     pub abort: AtomicBool,
+    /// The writer dropped this lane (a partition idle for `client.writer.partition-idle-timeout`):
+    /// exit as soon as nothing is pending, whatever the writer's other lanes hold.
+    evicted: AtomicBool,
+    /// Since when (clock nanos) this sender has had nothing pending and nothing queued; 0 while it
+    /// has work (set at the start of each turn of its loop, so never stale-idle).
+    idle_since: AtomicU64,
     exited: Mutex<bool>,
     exited_cv: Condvar,
 }
@@ -131,6 +137,8 @@ impl SenderShared {
             clock,
             closing: AtomicBool::new(false),
             abort: AtomicBool::new(false),
+            evicted: AtomicBool::new(false),
+            idle_since: AtomicU64::new(0),
             exited: Mutex::new(false),
             exited_cv: Condvar::new(),
         }
@@ -140,6 +148,18 @@ impl SenderShared {
     pub fn close(&self) {
         self.closing.store(true, Ordering::Release);
         self.acc.close_all_open();
+    }
+
+    /// Since when (clock nanos) the sender has been idle (nothing pending or queued), if it is.
+    pub fn idle_since(&self) -> Option<u64> {
+        Some(self.idle_since.load(Ordering::SeqCst)).filter(|&t| t != 0)
+    }
+
+    /// The writer dropped this lane, idle: the sender exits once nothing is pending (the writer
+    /// made sure that no write can reach this lane any more).
+    pub fn evict(&self) {
+        self.evicted.store(true, Ordering::SeqCst);
+        self.close();
     }
 
     /// Fail everything pending now (close timeout).
@@ -286,7 +306,11 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
     let mut leaders = shared.initial_leaders.clone();
     leaders.resize(shared.acc.bucket_count(), None);
     let mut m: Machine<Outgoing> = Machine::new(params, leaders);
+    let mut idle_from: Option<u64> = None;
+    // When this partition lane next asks the writer to release it (idle since `idle_from`).
+    let mut release_at: Option<u64> = None;
     loop {
+        shared.idle_since.store(0, Ordering::SeqCst);
         while let Ok(e) = rx.try_recv() {
             on_event(&shared, &mut m, e);
         }
@@ -307,7 +331,11 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
             send_requests(&shared, &m, leader, parts, now, &tx);
         }
         let mut next = poll.next;
-        if closing && m.idle() && shared.acc.is_empty() {
+        let idle = m.idle() && shared.acc.is_empty();
+        if closing && idle && shared.evicted.load(Ordering::SeqCst) {
+            break;
+        }
+        if closing && idle {
             // An append admitted just before close may still be on its way into the
             // accumulator: exit only once every admitted operation has retired.
             if shared.scope.slots_in_use() == 0 {
@@ -315,6 +343,21 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
             }
             let soon = shared.clock.now_nanos() + 5_000_000;
             next = Some(next.map_or(soon, |n| n.min(soon)));
+        }
+        idle_from = if idle { Some(idle_from.unwrap_or_else(|| shared.clock.now_nanos()).max(1)) } else { None };
+        shared.idle_since.store(idle_from.unwrap_or(0), Ordering::SeqCst);
+        if let (Some(p), Some(since), false) = (&shared.partition, idle_from, closing) {
+            let due = release_at.unwrap_or(since.saturating_add(p.idle_timeout));
+            if shared.clock.now_nanos() >= due {
+                (p.on_idle)();
+                // Still here (a write call held the lane): ask again after another timeout.
+                release_at = Some(shared.clock.now_nanos().saturating_add(p.idle_timeout.max(1_000_000)));
+            } else {
+                release_at = Some(due);
+            }
+            next = Some(next.map_or(release_at.unwrap_or(due), |n| n.min(release_at.unwrap_or(due))));
+        } else {
+            release_at = None;
         }
         // At most an hour: an unbounded delivery timeout has its deadline at the end of time.
         let wait = next.map_or(IDLE_WAIT, |t| Duration::from_nanos(t.saturating_sub(shared.clock.now_nanos()).max(200_000)).min(IDLE_WAIT));
@@ -432,6 +475,11 @@ pub(crate) struct LanePartition {
     pub spec: proto::PbPartitionSpec,
     /// `client.writer.dynamic-create-partition.enabled`.
     pub create: bool,
+    /// `client.writer.partition-idle-timeout`, nanos.
+    pub idle_timeout: u64,
+    /// Called by the sender once it has been idle for `idle_timeout`: the writer releases its
+    /// idle lanes (this one among them, unless a write call holds it right now).
+    pub on_idle: Box<dyn Fn() + Send + Sync>,
 }
 
 /// Metadata of a lane's partition: its id and leaders. A partition that does not exist is

@@ -154,13 +154,17 @@ pub struct WriterStats {
     /// Time from a batch's acknowledgement to the start of its job on the writer's executor
     /// (for the connection's worker: over every writer that uses it).
     pub ack_to_callback: LatencySnapshot,
+    /// Partitions this writer keeps batches and a sender task for (those written to less than
+    /// `client.writer.partition-idle-timeout` ago, or with writes pending); 1 for a table without
+    /// partitions.
+    pub open_partitions: u64,
 }
 
 impl WriterStats {
     /// Every counter as `(name, value)`, the latency snapshot flattened
     /// (`ack_to_callback_count`, `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`): the one
     /// list of names the bindings expose (a Python dict, the C++ struct's fields).
-    pub fn fields(&self) -> [(&'static str, u64); 10] {
+    pub fn fields(&self) -> [(&'static str, u64); 11] {
         // Destructured so that a new field cannot be forgotten here.
         let WriterStats {
             pending_callbacks,
@@ -170,6 +174,7 @@ impl WriterStats {
             queued_jobs,
             buffer_bytes_in_use,
             ack_to_callback,
+            open_partitions,
         } = *self;
         [
             ("pending_callbacks", pending_callbacks),
@@ -182,6 +187,7 @@ impl WriterStats {
             ("ack_to_callback_p50_nanos", ack_to_callback.p50_nanos),
             ("ack_to_callback_p99_nanos", ack_to_callback.p99_nanos),
             ("ack_to_callback_max_nanos", ack_to_callback.max_nanos),
+            ("open_partitions", open_partitions),
         ]
     }
 }
@@ -252,6 +258,8 @@ struct LaneConfig {
 
 /// What both writers share.
 pub(crate) struct WriterCore {
+    /// Itself, for the lanes' senders (which ask it to release idle lanes).
+    me: std::sync::Weak<WriterCore>,
     conn: Arc<ConnInner>,
     table: Table,
     pub(crate) scope: Scope,
@@ -349,7 +357,8 @@ impl WriterCore {
         let pk = info.physical_key_indexes();
         let pk_full = info.schema().primary_key_indexes();
         let bucket_count = info.bucket_count();
-        let core = Arc::new(WriterCore {
+        let core = Arc::new_cyclic(|me| WriterCore {
+            me: me.clone(),
             bucket_key_is_pk: bucket_key == pk,
             bucket_key,
             pk,
@@ -400,15 +409,72 @@ impl WriterCore {
         // Under the write lock, so that close (which sets the flag, then takes this lock to
         // close every lane) never misses a lane.
         self.check_open()?;
+        self.evict_idle_lanes(&mut map);
         let values: Vec<&str> = name.split(PARTITION_SEPARATOR).collect();
         let spec = crate::admin::spec_pb(keys, &values);
         let name: Arc<str> = name.into();
         let leaders = vec![None; self.bucket_count as usize];
         let info = self.table.info();
-        let lane =
-            Arc::new(build_lane(&self.conn, info, &self.schema, &self.scope, &self.lane_config, Some((name.clone(), spec)), leaders));
+        let me = self.me.clone();
+        let on_idle: OnIdle = Box::new(move || {
+            if let Some(core) = me.upgrade() {
+                core.release_idle_lanes();
+            }
+        });
+        let lane = Arc::new(build_lane(
+            &self.conn,
+            info,
+            &self.schema,
+            &self.scope,
+            &self.lane_config,
+            Some((name.clone(), spec, on_idle)),
+            leaders,
+        ));
         map.insert(name, lane.clone());
         Ok(lane)
+    }
+
+    /// [`evict_idle_lanes`](Self::evict_idle_lanes) now (a lane's sender found itself idle for
+    /// the timeout).
+    fn release_idle_lanes(&self) {
+        if let Lanes::Partitioned { lanes, .. } = &self.lanes {
+            if self.closed.load(Ordering::Acquire) {
+                return; // close takes care of every lane
+            }
+            self.evict_idle_lanes(&mut lanes.write().unwrap_or_else(|p| p.into_inner()));
+        }
+    }
+
+    /// Drop the lanes of partitions that had nothing pending for
+    /// `client.writer.partition-idle-timeout` (called under the lane map's write lock when a lane
+    /// is opened, and when a lane's sender has been idle that long). A lane is dropped only if nothing but the map holds it: a write call
+    /// holds its lane (an `Arc` taken under the read lock) from lookup until its row is in the
+    /// lane's batches, and no call can take it once it left the map. Its accumulator is looked at
+    /// before its sender's idle mark, which the sender clears before it takes batches, so a batch
+    /// on its way is never missed. The sender exits by itself; a later row for the partition opens
+    /// a new lane (with its own writer id), whose callbacks come after the old lane's, which had
+    /// all been dispatched.
+    fn evict_idle_lanes(&self, map: &mut HashMap<Arc<str>, Arc<Lane>>) {
+        let timeout = self.conn.config.partition_idle_timeout.as_nanos() as u64;
+        let now = self.conn.clock.now_nanos();
+        map.retain(|name, lane| {
+            let idle = Arc::strong_count(lane) == 1
+                && lane.acc.is_empty()
+                && lane.shared.idle_since().is_some_and(|t| now.saturating_sub(t) >= timeout);
+            if idle {
+                log::debug!("{}: partition {name} idle: its lane is released", self.table.info().path);
+                lane.shared.evict();
+            }
+            !idle
+        });
+    }
+
+    /// The number of lanes (`WriterStats::open_partitions`).
+    fn lane_count(&self) -> usize {
+        match &self.lanes {
+            Lanes::Single(_) => 1,
+            Lanes::Partitioned { lanes, .. } => lanes.read().unwrap_or_else(|p| p.into_inner()).len(),
+        }
     }
 
     /// Run `f` on every lane. For a partitioned writer the lanes are taken under the lane map's
@@ -792,6 +858,7 @@ impl WriterCore {
             queued_jobs: e.queued_jobs,
             buffer_bytes_in_use: self.buffer.in_use(),
             ack_to_callback: e.ack_to_callback,
+            open_partitions: self.lane_count() as u64,
         }
     }
 
@@ -828,6 +895,9 @@ fn take_rows(rb: &RecordBatch, ix: Vec<u32>) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(rb.schema(), cols)?)
 }
 
+/// What a partition lane's sender calls once it has been idle for the timeout.
+type OnIdle = Box<dyn Fn() + Send + Sync>;
+
 /// A lane of a writer with its sender task running: the table's (`partition` None) or a
 /// partition's (its name and spec), starting from `leaders` (index = bucket).
 fn build_lane(
@@ -836,7 +906,7 @@ fn build_lane(
     schema: &Arc<Schema>,
     scope: &Scope,
     lc: &LaneConfig,
-    partition: Option<(Arc<str>, crate::wire::proto::PbPartitionSpec)>,
+    partition: Option<(Arc<str>, crate::wire::proto::PbPartitionSpec, OnIdle)>,
     leaders: Vec<Option<i32>>,
 ) -> Lane {
     let config = conn.config.clone();
@@ -844,7 +914,15 @@ fn build_lane(
     let acc = Arc::new(Accumulator::new(buckets as usize, schema.clone(), info.schema_id as i16, lc.kind, config.batch_size as usize));
     let (name, lane_partition) = match partition {
         None => (None, None),
-        Some((name, spec)) => (Some(name), Some(LanePartition { spec, create: config.dynamic_create_partition })),
+        Some((name, spec, on_idle)) => (
+            Some(name),
+            Some(LanePartition {
+                spec,
+                create: config.dynamic_create_partition,
+                idle_timeout: config.partition_idle_timeout.as_nanos().min(u64::MAX as u128) as u64,
+                on_idle,
+            }),
+        ),
     };
     let target = Arc::new(JobTarget::new(Arc::new(info.path.clone()), info.table_id, lc.kind == BatchKind::Log, name));
     let shared = Arc::new(SenderShared::new(
