@@ -18,7 +18,8 @@
 //!
 //! ```text
 //! cargo run --profile profiling -p fluss-writer-bench --bin partitions -- [--bootstrap 127.0.0.1:9123]
-//!     [--records 200000] [--rounds 5] [--no-embedded] [--no-cluster] [--json out.jsonl]
+//!     [--records 200000] [--rounds 5] [--no-embedded] [--no-cluster] [--only plain,part,rspart]
+//!     [--config key=value,...] [--json out.jsonl]
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -178,10 +179,17 @@ fn main() {
     let backends: Vec<&str> =
         [(!flag("--no-embedded")).then_some("embedded"), (!flag("--no-cluster")).then_some("cluster")].into_iter().flatten().collect();
     for backend in backends {
+        // `--config key=value,...`: client settings for fluss-writer's connection.
+        let settings = arg("--config", "");
+        let settings: Vec<(&str, &str)> = settings.split(',').filter_map(|kv| kv.split_once('=')).collect();
+        let mut c = Config::default();
+        for (k, v) in &settings {
+            c.set(k, v).unwrap();
+        }
         let (conn, rs, rt) = if backend == "embedded" {
-            (Connection::open("embedded").unwrap(), None, None)
+            c.set("bootstrap.servers", "embedded").unwrap();
+            (Connection::connect(c).unwrap(), None, None)
         } else {
-            let mut c = Config::default();
             c.set("bootstrap.servers", &bootstrap).unwrap();
             let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             let rs_config = fluss::config::Config { bootstrap_servers: bootstrap.clone(), ..Default::default() };
@@ -190,8 +198,10 @@ fn main() {
         };
         let _enter = rt.as_ref().map(|r| r.enter());
         conn.admin().create_database("bench", true).unwrap();
+        let only = arg("--only", "");
         let modes: Vec<Mode> =
             if rs.is_some() { vec![Mode::Plain, Mode::Partitioned, Mode::RsPartitioned] } else { vec![Mode::Plain, Mode::Partitioned] };
+        let modes: Vec<Mode> = modes.into_iter().filter(|m| only.is_empty() || only.split(',').any(|t| t == m.tag())).collect();
         let paths: Vec<TablePath> = modes.iter().map(|m| create(&conn, &format!("parts_{pid}_{}", m.tag()), *m != Mode::Plain)).collect();
         let fw_writers: Vec<Option<fluss_writer::AppendWriter>> = modes
             .iter()
