@@ -560,12 +560,14 @@ do_heal_watch() {
   while true; do
     sleep 0.5
     [[ -f "$file" ]] || { off=0; continue; }
-    size=$(stat -c %s "$file")
+    size=$(stat -c %s "$file" 2>/dev/null) || { off=0; continue; }   # gone: a new cluster starts
     (( size < off )) && off=0            # a new cluster (start deleted the run dir)
     (( size > off )) || continue
     found=""
     for sign in "${HEAL_SIGNS[@]}"; do
-      if tail -c +"$((off + 1))" "$file" | grep -qF -- "$sign"; then found="$sign"; break; fi
+      # Not `tail | grep -q`: grep stops at the first match, tail gets SIGPIPE, and pipefail
+      # would turn the match into a failure.
+      if grep -qF -- "$sign" <(tail -c +"$((off + 1))" "$file"); then found="$sign"; break; fi
     done
     if [[ -z "$found" ]]; then
       off=$(( size > 512 ? size - 512 : 0 ))   # a sign may be half written: look at the tail again
