@@ -46,25 +46,10 @@ impl Admin {
         self.conn.check_usable()?;
         let backend = self.conn.backend.clone();
         let timeout = self.conn.config.request_timeout;
-        let name = req_name::<R>();
-        self.conn.block_on(async move {
-            let deadline = tokio::time::Instant::now() + timeout;
-            let mut pause = Duration::from_millis(100);
-            loop {
-                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let r = match tokio::time::timeout(left, call(&*backend, dest, req.clone())).await {
-                    Ok(r) => r,
-                    Err(_) => Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("{name} timed out after {timeout:?}"))),
-                };
-                match r {
-                    Err(e) if e.is_retriable() && tokio::time::Instant::now() + pause < deadline => {
-                        tokio::time::sleep(pause).await;
-                        pause = (pause * 2).min(Duration::from_secs(1));
-                    }
-                    r => return r,
-                }
-            }
-        })
+        self.conn.block_on(retrying(timeout, req_name::<R>(), move || {
+            let (backend, req) = (backend.clone(), req.clone());
+            async move { call(&*backend, dest, req).await }
+        }))
     }
 
     /// Create a database; with `ignore_if_exists`, an existing one is not an error.
@@ -315,10 +300,32 @@ pub(crate) fn load_table(conn: &Arc<ConnInner>, path: &TablePath) -> Result<(Tab
     let backend = conn.backend.clone();
     let timeout = conn.config.request_timeout;
     let path = path.clone();
-    conn.block_on(async move {
-        match tokio::time::timeout(timeout, fetch_table(backend, path.clone(), 1)).await {
+    conn.block_on(retrying(timeout, "loading the table's metadata", move || fetch_table(backend.clone(), path.clone(), 1)))
+}
+
+/// Run `attempt` until it succeeds, fails in a way that is not retriable, or `timeout` has
+/// passed (each attempt bounded by what is left of it), with a pause growing from 100 ms to 1 s
+/// between attempts: for requests that change nothing (metadata, lists), so that a coordinator
+/// restarting or a connection closed under them does not fail the call.
+async fn retrying<T, F, Fut>(timeout: Duration, what: &str, mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let r = match tokio::time::timeout(left, attempt()).await {
             Ok(r) => r,
-            Err(_) => Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("loading {path} timed out"))),
+            Err(_) => Err(Error::server(crate::FlussCode::NETWORK_EXCEPTION, format!("{what} timed out after {timeout:?}"))),
+        };
+        match r {
+            Err(e) if e.is_retriable() && tokio::time::Instant::now() + pause < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+            r => return r,
         }
-    })
+    }
 }
