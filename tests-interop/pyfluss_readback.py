@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import os
 import struct
 import sys
 from decimal import Decimal
@@ -573,4 +574,12 @@ if __name__ == "__main__":
     if len(args) != 1:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    sys.exit(asyncio.run(main(args[0], "--keep" in argv, written)))
+    rc = asyncio.run(main(args[0], "--keep" in argv, written))
+    # Leave without interpreter finalization. pyfluss 1.0.0 keeps the tokio runtime of
+    # pyo3-async-runtimes in process-global state; its worker threads still run while Py_Finalize
+    # tears the interpreter down, and one that touches Python then aborts the process (SIGABRT,
+    # seen once in CI after "OK" was printed; the crash class of PyO3/pyo3-async-runtimes#40).
+    # Everything this script checks is done and printed by now, so skip the teardown of the oracle.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)

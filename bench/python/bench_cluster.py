@@ -334,3 +334,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    # pyfluss 1.0.0's tokio runtime (pyo3-async-runtimes, process-global) can abort the process
+    # during interpreter finalization; the results are printed, so leave without finalizing.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
