@@ -28,16 +28,7 @@
 
 #include <unistd.h>
 
-#include "fluss_writer.hpp"
-
-namespace fw = fluss_writer;
-using namespace std::chrono_literals;
-
-#define ASSERT_OK(expr)                                     \
-  do {                                                      \
-    fw::Result _r = (expr);                                 \
-    ASSERT_TRUE(_r.Ok()) << #expr << ": " << _r.ToString(); \
-  } while (0)
+#include "backend_test.h"
 
 namespace {
 
@@ -45,16 +36,6 @@ namespace {
 constexpr int32_t kPartitionNotExists = 36;
 constexpr int32_t kTableNotPartitioned = 37;
 constexpr int32_t kPartitionAlreadyExists = 42;
-constexpr int32_t kLeaderNotAvailable = 44;
-
-int32_t Code(fw::ClientCode c) { return static_cast<int32_t>(c); }
-
-std::string Unique(const std::string& prefix) {
-  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
-  return prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(nanos % 1000000000000LL);
-}
 
 // A log table partitioned by dt (STRING): id BIGINT NOT NULL, dt STRING, msg STRING; 3 buckets
 // keyed by id.
@@ -200,91 +181,7 @@ void MakeSchema(ArrowSchema* out) {
 
 // ===== the fixture: one backend per instantiation =====
 
-enum class Backend { Embedded, Cluster };
-
-class PartitionTest : public ::testing::TestWithParam<Backend> {
- protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(Open({})); }
-
-  void TearDown() override {
-    if (conn.Available()) (void)conn.Close(10s);
-  }
-
-  bool Embedded() const { return GetParam() == Backend::Embedded; }
-
-  // (Re)opens the connection with `extra` client properties.
-  void Open(const std::map<std::string, std::string>& extra) {
-    fw::Configuration config;
-    if (Embedded()) {
-      config.bootstrap_servers = "embedded";
-      database = "fluss";
-    } else {
-      const char* bs = std::getenv("FLUSS_BOOTSTRAP_SERVERS");
-      ASSERT_TRUE(bs != nullptr && *bs != '\0')
-          << "FLUSS_BOOTSTRAP_SERVERS is not set: the Cluster/ partition tests need a real Fluss cluster "
-             "(export \"$(scripts/fluss-cluster.sh start | tail -n 1)\")";
-      config.bootstrap_servers = bs;
-      config.Set("client.request-timeout", "20s");
-      config.Set("client.writer.delivery-timeout", "60s");
-      database = "cpp_it";
-    }
-    config.Set("client.writer.batch-timeout", "5ms");
-    for (const auto& [k, v] : extra) config.Set(k, v);
-    admin = fw::Admin();
-    if (conn.Available()) (void)conn.Close(10s);
-    conn = fw::Connection();
-    ASSERT_OK(fw::Connection::Create(config, conn));
-    ASSERT_OK(conn.GetAdmin(admin));
-    if (!Embedded()) ASSERT_OK(admin.CreateDatabase(database, true));
-  }
-
-  // Creates a table under a fresh name.
-  fw::TablePath Create(const std::string& prefix, const fw::TableDescriptor& d) {
-    fw::TablePath p(database, Unique(prefix));
-    fw::Result r = admin.CreateTable(p, d);
-    // A Fluss 0.9.1 coordinator now and then never processes a new table: another name then.
-    for (int attempt = 0; !r.Ok() && r.error_code == kLeaderNotAvailable && attempt < 2; ++attempt) {
-      p = fw::TablePath(database, Unique(prefix));
-      r = admin.CreateTable(p, d);
-    }
-    EXPECT_TRUE(r.Ok()) << p.ToString() << ": " << r.ToString();
-    return p;
-  }
-
-  fw::Table Get(const fw::TablePath& p) {
-    fw::Table t;
-    fw::Result r = conn.GetTable(p, t);
-    EXPECT_TRUE(r.Ok()) << r.ToString();
-    return t;
-  }
-
-  fw::AppendWriter AppendWriterFor(const fw::Table& t) {
-    fw::AppendWriter w;
-    fw::Result r = t.NewAppend().CreateWriter(w);
-    EXPECT_TRUE(r.Ok()) << r.ToString();
-    return w;
-  }
-
-  // Every record of every bucket of `partition`.
-  std::vector<std::pair<int32_t, fw::ScannedRow>> ScanAll(const fw::Table& t, const std::string& partition) {
-    std::vector<std::pair<int32_t, fw::ScannedRow>> out;
-    for (int32_t b = 0; b < t.BucketCount(); ++b) {
-      std::vector<fw::ScannedRow> rows;
-      fw::Result r = t.ScanPartition(partition, b, 0, rows);
-      EXPECT_TRUE(r.Ok()) << partition << " bucket " << b << ": " << r.ToString();
-      for (auto& row : rows) out.emplace_back(b, std::move(row));
-    }
-    return out;
-  }
-
-  std::string database;
-  fw::Connection conn;
-  fw::Admin admin;
-};
-
-std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
-  return info.param == Backend::Embedded ? "embedded" : "cluster";
-}
+class PartitionTest : public BackendTest {};
 
 }  // namespace
 

@@ -22,6 +22,15 @@
  * '$' as ResolvedPartitionSpec does): stdin has one line per row, the values of the partition keys
  * in the canonical form above, TAB separated; stdout one name per line. TYPE is BOOLEAN, TINYINT,
  * SMALLINT, INT, BIGINT, FLOAT, DOUBLE, STRING, BYTES, DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ.
+ *
+ *   java FlussLookupOracle --key-vectors <FORMAT> <TYPE>[;<TYPE>...] <buckets>  < values
+ *
+ * Key bytes and buckets as the Java client computes them for a bucket key of those column types
+ * in a table with datalake format FORMAT (paimon, iceberg, lance, or none): KeyEncoder
+ * .ofBucketKeyEncoder and BucketingFunction.of. stdin: one key per line (values as above, TAB
+ * separated); stdout: "<hex of the key bytes> TAB <bucket>", or "ERROR TAB <message>" where the
+ * Java classes refuse the key. TYPE is one of the names above or DECIMAL(p,s), TIME(p), TIMESTAMP(p),
+ * TIMESTAMP_LTZ(p).
  */
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -33,12 +42,14 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.apache.fluss.bucketing.BucketingFunction;
 import org.apache.fluss.client.Connection;
 import org.apache.fluss.client.ConnectionFactory;
 import org.apache.fluss.client.lookup.LookupResult;
 import org.apache.fluss.client.lookup.Lookuper;
 import org.apache.fluss.client.table.Table;
 import org.apache.fluss.config.Configuration;
+import org.apache.fluss.metadata.DataLakeFormat;
 import org.apache.fluss.metadata.TableInfo;
 import org.apache.fluss.metadata.TablePath;
 import org.apache.fluss.row.BinaryString;
@@ -47,6 +58,7 @@ import org.apache.fluss.row.GenericRow;
 import org.apache.fluss.row.InternalRow;
 import org.apache.fluss.row.TimestampLtz;
 import org.apache.fluss.row.TimestampNtz;
+import org.apache.fluss.row.encode.KeyEncoder;
 import org.apache.fluss.metadata.ResolvedPartitionSpec;
 import org.apache.fluss.types.DataType;
 import org.apache.fluss.types.DataTypes;
@@ -59,6 +71,10 @@ public final class FlussLookupOracle {
     public static void main(String[] args) throws Exception {
         if (args.length == 2 && args[0].equals("--partition-names")) {
             partitionNames(args[1].split(","));
+            return;
+        }
+        if (args.length == 4 && args[0].equals("--key-vectors")) {
+            keyVectors(args[1], args[2].split(";"), Integer.parseInt(args[3]));
             return;
         }
         if (args.length != 2 || !args[1].contains(".")) {
@@ -126,22 +142,7 @@ public final class FlussLookupOracle {
     static void partitionNames(String[] typeNames) throws Exception {
         DataType[] types = new DataType[typeNames.length];
         for (int i = 0; i < types.length; i++) {
-            switch (typeNames[i]) {
-                case "BOOLEAN": types[i] = DataTypes.BOOLEAN(); break;
-                case "TINYINT": types[i] = DataTypes.TINYINT(); break;
-                case "SMALLINT": types[i] = DataTypes.SMALLINT(); break;
-                case "INT": types[i] = DataTypes.INT(); break;
-                case "BIGINT": types[i] = DataTypes.BIGINT(); break;
-                case "FLOAT": types[i] = DataTypes.FLOAT(); break;
-                case "DOUBLE": types[i] = DataTypes.DOUBLE(); break;
-                case "STRING": types[i] = DataTypes.STRING(); break;
-                case "BYTES": types[i] = DataTypes.BYTES(); break;
-                case "DATE": types[i] = DataTypes.DATE(); break;
-                case "TIME": types[i] = DataTypes.TIME(); break;
-                case "TIMESTAMP": types[i] = DataTypes.TIMESTAMP(9); break;
-                case "TIMESTAMP_LTZ": types[i] = DataTypes.TIMESTAMP_LTZ(9); break;
-                default: throw new IllegalArgumentException("unknown type " + typeNames[i]);
-            }
+            types[i] = namedType(typeNames[i]);
         }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         StringBuilder out = new StringBuilder();
@@ -155,6 +156,86 @@ public final class FlussLookupOracle {
                 values.add(PartitionUtils.convertValueOfType(parse(types[i], parts[i]), types[i].getTypeRoot()));
             }
             out.append(String.join(ResolvedPartitionSpec.PARTITION_SPEC_SEPARATOR, values)).append('\n');
+        }
+        System.out.print(out);
+        System.out.flush();
+    }
+
+    static DataType namedType(String name) {
+        switch (name) {
+            case "BOOLEAN": return DataTypes.BOOLEAN();
+            case "TINYINT": return DataTypes.TINYINT();
+            case "SMALLINT": return DataTypes.SMALLINT();
+            case "INT": return DataTypes.INT();
+            case "BIGINT": return DataTypes.BIGINT();
+            case "FLOAT": return DataTypes.FLOAT();
+            case "DOUBLE": return DataTypes.DOUBLE();
+            case "STRING": return DataTypes.STRING();
+            case "BYTES": return DataTypes.BYTES();
+            case "DATE": return DataTypes.DATE();
+            case "TIME": return DataTypes.TIME();
+            case "TIMESTAMP": return DataTypes.TIMESTAMP(9);
+            case "TIMESTAMP_LTZ": return DataTypes.TIMESTAMP_LTZ(9);
+            default: throw new IllegalArgumentException("unknown type " + name);
+        }
+    }
+
+    static DataType typeOf(String spec) {
+        String u = spec.trim().toUpperCase();
+        int open = u.indexOf('(');
+        if (open < 0) {
+            return namedType(u);
+        }
+        String[] n = u.substring(open + 1, u.length() - 1).split(",");
+        int a = Integer.parseInt(n[0].trim());
+        switch (u.substring(0, open)) {
+            case "DECIMAL": return DataTypes.DECIMAL(a, n.length > 1 ? Integer.parseInt(n[1].trim()) : 0);
+            case "TIME": return DataTypes.TIME(a);
+            case "TIMESTAMP": return DataTypes.TIMESTAMP(a);
+            case "TIMESTAMP_LTZ": return DataTypes.TIMESTAMP_LTZ(a);
+            default: throw new IllegalArgumentException("unknown type " + spec);
+        }
+    }
+
+    static void keyVectors(String format, String[] typeSpecs, int buckets) throws Exception {
+        DataType[] types = new DataType[typeSpecs.length];
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < types.length; i++) {
+            types[i] = typeOf(typeSpecs[i]).copy(false);
+            names.add("k" + i);
+        }
+        RowType rowType = RowType.of(types, names.toArray(new String[0]));
+        DataLakeFormat lake = format.equals("none") ? null : DataLakeFormat.valueOf(format.toUpperCase());
+        BucketingFunction bucketing = BucketingFunction.of(lake);
+        KeyEncoder encoder = null;
+        String refused = null;
+        try {
+            encoder = KeyEncoder.ofBucketKeyEncoder(rowType, names, lake);
+        } catch (RuntimeException e) {
+            refused = String.valueOf(e.getMessage()).replace('\n', ' ');
+        }
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        StringBuilder out = new StringBuilder();
+        for (String l = in.readLine(); l != null; l = in.readLine()) {
+            String[] parts = l.split("\t", -1);
+            if (parts.length != types.length) {
+                throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);
+            }
+            GenericRow row = new GenericRow(types.length);
+            for (int i = 0; i < types.length; i++) {
+                row.setField(i, parse(types[i], parts[i]));
+            }
+            if (refused != null) {
+                out.append("ERROR\t").append(refused).append('\n');
+                continue;
+            }
+            try {
+                byte[] key = encoder.encodeKey(row);
+                int bucket = bucketing.bucketing(key, buckets);
+                out.append(bytesToHex(key)).append('\t').append(bucket).append('\n');
+            } catch (RuntimeException e) {
+                out.append("ERROR\t").append(String.valueOf(e.getMessage()).replace('\n', ' ')).append('\n');
+            }
         }
         System.out.print(out);
         System.out.flush();

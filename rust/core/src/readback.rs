@@ -20,9 +20,8 @@ use crate::metadata::partition::split_partitioned_key;
 use crate::metadata::TableInfo;
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
-use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::decode_row;
-use crate::wire::key::encode_key;
+use crate::wire::key::KeyCodec;
 use crate::wire::log_batch::LogBatch;
 
 /// Run `attempt` against the leader of `bucket` (of `partition`, by name, for a partitioned
@@ -157,17 +156,10 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
         row[i] = v.clone();
     }
     let partition = if info.is_partitioned() { Some(split_partitioned_key(info, key)?.0) } else { None };
-    let pk = info.physical_key_indexes();
+    let keys = KeyCodec::new(info)?;
     let mut key_bytes = Vec::new();
-    encode_key(schema, &pk, &row, &mut key_bytes)?;
-    let bk = info.bucket_key_indexes();
-    let bucket = if bk == pk {
-        bucket_for_key(&key_bytes, info.bucket_count())
-    } else {
-        let mut b = Vec::new();
-        encode_key(schema, &bk, &row, &mut b)?;
-        bucket_for_key(&b, info.bucket_count())
-    };
+    keys.encode_pk(schema, &row, &mut key_bytes)?;
+    let bucket = keys.kv_bucket(schema, &row, &key_bytes, &mut Vec::new())?;
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
     let key_bytes = Bytes::from(key_bytes);

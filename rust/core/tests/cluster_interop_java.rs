@@ -525,3 +525,227 @@ fn bucket_rules_reference_vectors() {
         .count();
     assert_eq!(differ, 836);
 }
+
+/// A random key value of type `t` (never null; no NaN floats: a NaN key has no agreed bytes).
+fn random_key_value(t: DataType, seed: &mut u64) -> Value {
+    let r = lcg(seed);
+    let wide = (lcg(seed) as i64) << 31 ^ lcg(seed) as i64;
+    match t {
+        DataType::Boolean => Value::Boolean(r.is_multiple_of(2)),
+        DataType::TinyInt => Value::TinyInt(r as i8),
+        DataType::SmallInt => Value::SmallInt(r as i16),
+        DataType::Int => Value::Int([r as i32, (r % 300) as i32 - 150][(r % 2) as usize]),
+        DataType::Date => Value::Date((r % 80_000) as i32 - 40_000),
+        DataType::Time { .. } => Value::Time((r % 86_400_000) as i32),
+        DataType::BigInt => Value::BigInt(wide),
+        DataType::Float => Value::Float(f32::from_bits(r as u32 & 0x7f7f_ffff | (r as u32 & 1) << 31)),
+        DataType::Double => Value::Double((wide as f64) / 1e6 - 1e9),
+        DataType::String => {
+            let n = (r % 20) as usize;
+            Value::String((0..n).map(|i| ['a', 'Z', '0', 'é', '日', '€', ' ', 'ß'][(lcg(seed) as usize + i) % 8]).collect())
+        }
+        DataType::Bytes => Value::Bytes((0..(r % 20)).map(|_| lcg(seed) as u8).collect()),
+        DataType::Decimal { precision, scale } => {
+            let max = 10i128.pow(precision as u32) - 1;
+            let v = ((wide as i128) << 40 ^ lcg(seed) as i128) % max.min(i128::MAX / 2);
+            Value::Decimal(Decimal { unscaled: if r.is_multiple_of(2) { v } else { -v }, precision, scale })
+        }
+        DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => {
+            let millis = wide % 4_000_000_000_000;
+            let nanos = if precision > 3 { (lcg(seed) % 1_000_000) as u32 } else { 0 };
+            let ts = Timestamp { millis, nanos_of_milli: nanos };
+            if matches!(t, DataType::Timestamp { .. }) {
+                Value::Timestamp(ts)
+            } else {
+                Value::TimestampLtz(ts)
+            }
+        }
+    }
+}
+
+/// A log table whose bucket key is every column (`k0`, `k1`, ...) of `types`, with `format`.
+fn lake_key_table(format: &str, types: &[DataType], buckets: i32) -> TableInfo {
+    let mut b = Schema::builder();
+    for (i, t) in types.iter().enumerate() {
+        b = b.column_not_null(format!("k{i}"), *t);
+    }
+    let names: Vec<String> = (0..types.len()).map(|i| format!("k{i}")).collect();
+    let mut d = TableDescriptor::new(b.build().unwrap()).with_bucket_count(buckets).with_bucket_key(names);
+    if format != "none" {
+        d = d.with_property("table.datalake.format", format);
+    }
+    TableInfo {
+        path: TablePath::new("vectors", "t").unwrap(),
+        table_id: 1,
+        schema_id: 1,
+        descriptor: d.normalized(1).unwrap(),
+        created_time: 0,
+        modified_time: 0,
+    }
+}
+
+/// Lake formats: for every key type (and multi-column keys), the bucket-key bytes and bucket that
+/// fluss-writer computes equal the ones Fluss 0.9.1's own Java classes compute
+/// (`KeyEncoder.ofBucketKeyEncoder`, `BucketingFunction.of`), for paimon, iceberg, lance and no
+/// lake. Types Java refuses for a format, fluss-writer refuses when the writer is created.
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn lake_key_bytes_and_buckets_match_java() {
+    if !java_available() {
+        return;
+    }
+    use fluss_writer::wire::KeyCodec;
+    let scalar = [
+        DataType::Boolean,
+        DataType::TinyInt,
+        DataType::SmallInt,
+        DataType::Int,
+        DataType::BigInt,
+        DataType::Float,
+        DataType::Double,
+        DataType::String,
+        DataType::Bytes,
+        DataType::Date,
+        DataType::Time { precision: 0 },
+        DataType::Decimal { precision: 10, scale: 2 },
+        DataType::Decimal { precision: 18, scale: 0 },
+        DataType::Decimal { precision: 30, scale: 4 },
+        DataType::Decimal { precision: 38, scale: 10 },
+        DataType::Timestamp { precision: 3 },
+        DataType::Timestamp { precision: 6 },
+        DataType::Timestamp { precision: 9 },
+        DataType::TimestampLtz { precision: 3 },
+        DataType::TimestampLtz { precision: 6 },
+    ];
+    let mut cases: Vec<(&str, Vec<DataType>)> = Vec::new();
+    for format in ["paimon", "iceberg", "lance", "none"] {
+        cases.extend(scalar.iter().map(|t| (format, vec![*t])));
+    }
+    for format in ["paimon", "lance"] {
+        cases.push((
+            format,
+            vec![DataType::Int, DataType::String, DataType::Decimal { precision: 30, scale: 4 }, DataType::Timestamp { precision: 6 }],
+        ));
+        cases.push((
+            format,
+            vec![DataType::String, DataType::Bytes, DataType::BigInt, DataType::Boolean, DataType::TimestampLtz { precision: 9 }],
+        ));
+    }
+    let mut seed = 11;
+    let (mut compared, mut refused) = (0, 0);
+    for (format, types) in &cases {
+        let buckets = [7, 16, 1][compared % 3];
+        let info = lake_key_table(format, types, buckets);
+        let spec = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(";");
+        let rows: Vec<Row> = (0..60).map(|_| types.iter().map(|t| random_key_value(*t, &mut seed)).collect()).collect();
+        let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
+        let java = java_oracle(&["--key-vectors", format, &spec, &buckets.to_string()], input);
+        assert_eq!(java.len(), rows.len(), "{format} {spec}: one answer per key");
+        let codec = match KeyCodec::new(&info) {
+            Ok(c) => c,
+            Err(e) => {
+                // fluss-writer refuses the table's keys: Java must refuse them too.
+                assert!(java.iter().all(|l| l.starts_with("ERROR")), "{format} {spec}: we refuse ({e}) but Java encodes: {}", java[0]);
+                refused += 1;
+                continue;
+            }
+        };
+        for (row, line) in rows.iter().zip(&java) {
+            let mut key = Vec::new();
+            let ours = codec.encode_bucket_key(info.schema(), row, &mut key).map(|()| {
+                let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+                format!("{hex}\t{}", codec.bucket_of(&key))
+            });
+            match ours {
+                Ok(ours) => assert_eq!(&ours, line, "{format} {spec}: key {row:?}"),
+                // Only an empty iceberg key: Java refuses it when bucketing.
+                Err(e) => assert!(line.starts_with("ERROR"), "{format} {spec}: we refuse {row:?} ({e}) but Java says {line}"),
+            }
+            compared += 1;
+        }
+    }
+    eprintln!(
+        "lake key vectors: {compared} keys of {} type lists equal to Java's bytes and buckets; {refused} type lists refused by both",
+        cases.len()
+    );
+    assert!(refused >= 4, "iceberg refuses BOOLEAN, TINYINT, SMALLINT and TIMESTAMP_LTZ keys ({refused} refused)");
+}
+
+/// Primary-key tables with a datalake format on the real cluster: every row fluss-writer upserts
+/// is found by the Java client's lookups (which key and bucket by the format), and by ours.
+/// Covers paimon, iceberg and lance with the bucket key = the primary key (kv format version 2,
+/// as the server sets it), paimon with a bucket key that is part of the primary key (compacted
+/// key bytes, paimon bucketing), and paimon on a kv-format-version-1 table (paimon key bytes
+/// for both).
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn java_client_finds_rows_of_lake_format_tables() {
+    let Some(bs) = bootstrap("cluster_interop_java") else { return };
+    if !java_available() {
+        return;
+    }
+    bounded("java_interop_lake", Duration::from_secs(180), move || {
+        let conn = connect(&bs, &[]);
+        let schema = |pk: &[&str]| {
+            Schema::builder()
+                .column_not_null("k", DataType::Int)
+                .column_not_null("s", DataType::String)
+                .column("v", DataType::String)
+                .column("n", DataType::BigInt)
+                .primary_key(pk.iter().copied())
+                .build()
+                .unwrap()
+        };
+        let cases: Vec<(&str, TableDescriptor)> = vec![
+            ("paimon", TableDescriptor::new(schema(&["k"]))),
+            ("iceberg", TableDescriptor::new(schema(&["k"]))),
+            ("lance", TableDescriptor::new(schema(&["k"]))),
+            ("paimon", TableDescriptor::new(schema(&["s", "k"]))),
+            ("paimon", TableDescriptor::new(schema(&["k", "s"])).with_bucket_key(["s"])),
+            ("paimon", TableDescriptor::new(schema(&["k", "s"])).with_bucket_key(["k"]).with_property("table.kv.format-version", "1")),
+        ];
+        for (format, d) in cases {
+            let d = d.with_bucket_count(8).with_property("table.datalake.format", format);
+            let path = create_fresh_table(&conn, "java_interop_lake", &d);
+            let info = table_info(&conn, &path);
+            assert_eq!(info.descriptor.properties.get("table.datalake.format").map(String::as_str), Some(format));
+            let rows: Vec<Row> = (0..240i64)
+                .map(|i| {
+                    vec![
+                        Value::Int((i * 7_919 % 100_000) as i32 - 50_000),
+                        Value::String(format!("s{}-{}", i % 13, ["é", "", "key", "日本"][i as usize % 4])),
+                        if i % 5 == 0 { Value::Null } else { Value::String(format!("value {i}")) },
+                        Value::BigInt(i * 1_000_003),
+                    ]
+                })
+                .collect();
+            upsert_all(&conn, &info, &rows);
+            let table = conn.get_table(&path).unwrap();
+            let pk = info.schema().primary_key_indexes();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            for r in &rows {
+                let key: Vec<Value> = pk.iter().map(|&i| r[i].clone()).collect();
+                loop {
+                    match table.lookup(&key) {
+                        Ok(found) => {
+                            assert_eq!(found.as_ref(), Some(r), "{path} ({format}): fluss-writer's lookup of {key:?}");
+                            break;
+                        }
+                        Err(e) if e.is_retriable() && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
+                        Err(e) => panic!("{path}: lookup of {key:?}: {e}"),
+                    }
+                }
+            }
+            let input: String = rows.iter().map(|r| pk.iter().map(|&i| canon(&r[i])).collect::<Vec<_>>().join("\t") + "\n").collect();
+            let lines = java_oracle(&[&bs, &path.to_string()], input);
+            assert_eq!(lines.len(), rows.len());
+            for (r, line) in rows.iter().zip(&lines) {
+                let want = std::iter::once("FOUND".to_string()).chain(r.iter().map(canon)).collect::<Vec<_>>().join("\t");
+                assert_eq!(line, &want, "{path} ({format}, {:?}): the Java client's lookup", info.descriptor.properties);
+            }
+            eprintln!("{path} ({format}, bucket key {:?}): {} rows, all found by the Java client", info.descriptor.bucket_key, rows.len());
+            conn.admin().drop_table(&path, true).unwrap();
+        }
+        conn.close(None).unwrap();
+    });
+}

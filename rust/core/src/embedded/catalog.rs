@@ -22,6 +22,8 @@ use serde_json::{json, Value as Json};
 use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::{descriptor_from_json, descriptor_to_json, Column, Schema, TableInfo, TablePath};
 
+use crate::wire::key::KeyCodec;
+
 use super::bucket::Bucket;
 
 /// A table and its buckets: a table without partitions, or one partition of a partitioned
@@ -37,38 +39,32 @@ pub(crate) struct Table {
     pub pk_indexes: Vec<usize>,
     /// The primary-key columns as a schema of their own (to decode and encode keys).
     pub key_schema: Option<Schema>,
-    /// Bucket-key column indexes in `key_schema` (primary-key tables).
-    pub bucket_key_in_key: Vec<usize>,
-    /// Whether the bucket key is the whole primary key in order (then key bytes = bucket bytes).
-    pub bucket_key_is_pk: bool,
+    /// Key bytes and buckets (the table's lake format decides them). A server stores a table
+    /// whose keys no writer of ours can encode (say an iceberg format with a two-column key), so
+    /// the engine does too, and only its keyed writes fail, with this error.
+    keys: Result<KeyCodec>,
     pub buckets: Vec<Mutex<Bucket>>,
 }
 
 impl Table {
+    /// The table's key codec, or why its keys cannot be encoded.
+    pub(crate) fn keys(&self) -> Result<&KeyCodec> {
+        self.keys.as_ref().map_err(Clone::clone)
+    }
+
     pub(crate) fn new(info: TableInfo, partition: Option<(i64, String)>, buckets: Vec<Bucket>) -> Result<Table> {
         let schema = info.schema().clone();
         // Keys inside a partition leave out the partition columns (Fluss's physical key).
         let pk_indexes = info.physical_key_indexes();
-        let bucket_key_indexes = info.bucket_key_indexes();
         let key_schema = if pk_indexes.is_empty() {
             None
         } else {
             let cols: Vec<Column> = pk_indexes.iter().map(|&i| schema.columns()[i].clone()).collect();
             Some(Schema::new(cols, Vec::new())?)
         };
-        let bucket_key_in_key = bucket_key_indexes.iter().filter_map(|i| pk_indexes.iter().position(|p| p == i)).collect::<Vec<_>>();
-        let bucket_key_is_pk = !pk_indexes.is_empty() && bucket_key_indexes == pk_indexes;
+        let keys = KeyCodec::new(&info);
         let table_json = Bytes::from(descriptor_to_json(&info.descriptor));
-        Ok(Table {
-            info,
-            partition,
-            table_json,
-            pk_indexes,
-            key_schema,
-            bucket_key_in_key,
-            bucket_key_is_pk,
-            buckets: buckets.into_iter().map(Mutex::new).collect(),
-        })
+        Ok(Table { info, partition, table_json, pk_indexes, key_schema, keys, buckets: buckets.into_iter().map(Mutex::new).collect() })
     }
 
     pub(crate) fn id(&self) -> i64 {

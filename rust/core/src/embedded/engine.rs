@@ -16,8 +16,10 @@ use crate::backend::{Backend, BoxFuture, Dest, Request, Response};
 use crate::config::Config;
 use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::partition::{AutoPartition, PartitionSpec};
-use crate::metadata::{descriptor_from_json, validate_name, TableInfo, TablePath};
+use crate::metadata::{descriptor_from_json, validate_name, TableDescriptor, TableInfo, TablePath};
 use crate::wire::compacted::encode_row;
+use crate::wire::key::KV_FORMAT_VERSION_PROPERTY;
+use crate::wire::lake::{self, LakeFormat};
 use crate::wire::proto;
 
 use super::bucket::Bucket;
@@ -48,8 +50,6 @@ const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
     ("table.delete.behavior", Some("ALLOW")),
     ("table.log.format", Some("ARROW")),
     ("table.kv.format", Some("COMPACTED")),
-    ("table.datalake.enabled", Some("false")),
-    ("table.datalake.format", None),
 ];
 
 /// Reserved system column names (Fluss refuses them in user schemas).
@@ -124,6 +124,44 @@ fn close_buckets(t: &Table) {
         }
     }
 }
+
+/// What a 0.9.1 coordinator checks and adds at CreateTable beyond the descriptor's own rules:
+/// a datalake format it knows (kept, though this engine has no lake: the format still decides
+/// key bytes and buckets), `table.datalake.enabled` refused (no lake is configured here, as on a
+/// server without `datalake.format`), and primary-key tables stamped with the current kv format
+/// version (2) unless they name one.
+fn server_table_defaults(path: &TablePath, mut d: TableDescriptor) -> Result<TableDescriptor> {
+    let config = |m: String| server(FlussCode::INVALID_CONFIG, format!("table {path}: {m}"));
+    if let Some(v) = d.properties.get(lake::FORMAT_PROPERTY) {
+        LakeFormat::from_property(Some(v)).map_err(|e| config(e.message().to_string()))?;
+    }
+    if d.properties.get("table.datalake.enabled").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+        return Err(server(
+            FlussCode::INVALID_TABLE,
+            "'table.datalake.enabled' is enabled for the table, but the Fluss cluster doesn't enable datalake tables.",
+        ));
+    }
+    if d.schema.has_primary_key() {
+        match d.properties.get(KV_FORMAT_VERSION_PROPERTY) {
+            None => {
+                d.properties.insert(KV_FORMAT_VERSION_PROPERTY.to_string(), CURRENT_KV_FORMAT_VERSION.to_string());
+            }
+            Some(v) => match v.trim().parse::<i32>() {
+                Ok(n) if n > CURRENT_KV_FORMAT_VERSION => {
+                    return Err(config(format!(
+                        "Unsupported kv format version {n}. The maximum supported version is {CURRENT_KV_FORMAT_VERSION}."
+                    )))
+                }
+                Ok(_) => {}
+                Err(_) => return Err(config(format!("{KV_FORMAT_VERSION_PROPERTY} = {v:?} is not an integer"))),
+            },
+        }
+    }
+    Ok(d)
+}
+
+/// The kv format version a 0.9.1 server gives new primary-key tables.
+const CURRENT_KV_FORMAT_VERSION: i32 = 2;
 
 fn table_path(p: &proto::PbTablePath) -> TablePath {
     TablePath { database: p.database_name.clone(), table: p.table_name.clone() }
@@ -427,6 +465,7 @@ impl EmbeddedEngine {
                 }
             }
         }
+        let descriptor = server_table_defaults(&path, descriptor)?;
         let mut cat = self.lock_catalog();
         if !cat.databases.contains(&path.database) {
             return Err(server(FlussCode::DATABASE_NOT_EXIST, format!("database {} does not exist", path.database)));

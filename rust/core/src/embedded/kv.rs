@@ -19,18 +19,20 @@
 //!
 //! Checks beyond a 0.9.1 server (each a non-retriable `UNKNOWN_SERVER_ERROR`, -1, naming the
 //! record): the value row must decode against the table schema and respect NOT NULL; the key
-//! bytes must be the compacted key of the row's primary-key columns; and the bucket must be the
-//! bucket of the row's bucket key. The last two catch client bucketing and encoding bugs that a
-//! real server would silently store where no reader finds them.
+//! bytes must be the key of the row's primary-key columns (compacted, or the lake format's
+//! encoding, as [`KeyCodec`](crate::wire::key::KeyCodec) says); and the bucket must be the bucket
+//! of the row's bucket key. The last two catch client bucketing and encoding bugs that a real
+//! server would silently store where no reader finds them. (A delete's key that is neither
+//! compacted nor the bucket key, which only tables of kv format version 1 have, is checked
+//! against the stored row it deletes.)
 
 use std::collections::HashMap;
 
 use crate::error::{Error, FlussCode, Result};
 use crate::row::{check_row, Row, Value};
 use crate::wire::arrow::{record_batch_to_rows, RowsToArrow};
-use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::{decode_row, null_bitset_len};
-use crate::wire::key::encode_key;
+use crate::wire::key::KeyCodec;
 use crate::wire::kv_batch::KvBatch;
 use crate::wire::log_batch::{build_arrow_log_batch, stamp_log_batch, LogBatch};
 
@@ -88,35 +90,36 @@ struct Change {
     row: Row,
 }
 
-/// Decode the compacted key bytes into primary-key values (the key schema has no null bitset
-/// on the wire, so one of zeros is prepended), and check they re-encode to the same bytes.
-fn decode_key(table: &Table, key: &[u8]) -> Result<Row> {
+/// Decode compacted key bytes into a full-width row with the primary-key values in place (the
+/// key schema has no null bitset on the wire, so one of zeros is prepended), and check the row
+/// re-encodes to the same bytes.
+fn decode_key(table: &Table, keys: &KeyCodec, key: &[u8]) -> Result<Row> {
     let ks = table.key_schema.as_ref().expect("primary-key table");
     let mut buf = vec![0u8; null_bitset_len(ks.len())];
     buf.extend_from_slice(key);
     let values = decode_row(ks, &buf)?;
-    let all: Vec<usize> = (0..ks.len()).collect();
+    let mut row = vec![Value::Null; table.schema().len()];
+    for (v, &i) in values.into_iter().zip(&table.pk_indexes) {
+        row[i] = v;
+    }
     let mut again = Vec::with_capacity(key.len());
-    encode_key(ks, &all, &values, &mut again)?;
+    keys.encode_pk(table.schema(), &row, &mut again)?;
     if again != key {
         return Err(Error::invalid_row("the key bytes are not in canonical compacted form"));
     }
-    Ok(values)
+    Ok(row)
 }
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// Check that a key belongs to this bucket. `key_values` are the primary-key values.
-fn check_bucket(table: &Table, bucket: i32, key: &[u8], key_values: &[Value]) -> Result<(), String> {
-    let expected = if table.bucket_key_is_pk {
-        bucket_for_key(key, table.bucket_count())
-    } else {
-        let ks = table.key_schema.as_ref().expect("primary-key table");
-        let mut bk = Vec::new();
-        encode_key(ks, &table.bucket_key_in_key, key_values, &mut bk).map_err(|e| e.message().to_string())?;
-        bucket_for_key(&bk, table.bucket_count())
+/// Check that a key belongs to this bucket. `row` is a full-width row with at least the
+/// primary-key values in place (`None`: none is known, and the key bytes must be the bucket key).
+fn check_bucket(table: &Table, keys: &KeyCodec, bucket: i32, key: &[u8], row: Option<&[Value]>) -> Result<(), String> {
+    let expected = match row {
+        Some(row) => keys.kv_bucket(table.schema(), row, key, &mut Vec::new()).map_err(|e| e.message().to_string())?,
+        None => keys.bucket_of(key),
     };
     if expected == bucket {
         Ok(())
@@ -145,6 +148,7 @@ pub(crate) fn put(
             format!("table {} is a log table; PutKv needs a primary-key table", table.path()),
         ));
     }
+    let keys = table.keys().map_err(|e| mismatch(table, b, e.message().to_string()))?;
     let batch = KvBatch::parse(records)?;
     if batch.schema_id() != table.schema_id() {
         return Err(mismatch(
@@ -166,13 +170,17 @@ pub(crate) fn put(
         let record = record?;
         count += 1;
         let at = |m: String| mismatch(table, b, format!("record {i}: {m}"));
-        let (key_values, value) = match record.value {
+        let old = match overlay.get(record.key) {
+            Some(v) => v.clone(),
+            None => bucket.kv.get(record.key).cloned(),
+        };
+        let value = match record.value {
             Some(v) => {
                 let row = decode_row(schema, v)
                     .and_then(|r| check_row(schema, &r).map(|()| r))
                     .map_err(|e| at(format!("the value row does not match the table schema: {}", e.message())))?;
                 let mut key = Vec::with_capacity(record.key.len());
-                encode_key(schema, &table.pk_indexes, &row, &mut key).map_err(|e| at(e.message().to_string()))?;
+                keys.encode_pk(schema, &row, &mut key).map_err(|e| at(e.message().to_string()))?;
                 if key != record.key {
                     return Err(at(format!(
                         "the key bytes {} are not the primary key of the value row (expected {})",
@@ -180,18 +188,25 @@ pub(crate) fn put(
                         hex(&key)
                     )));
                 }
-                (table.pk_indexes.iter().map(|&k| row[k].clone()).collect::<Row>(), Some(row))
+                check_bucket(table, keys, b, record.key, Some(&row)).map_err(at)?;
+                Some(row)
+            }
+            None if keys.pk_is_compacted() => {
+                let row = decode_key(table, keys, record.key)
+                    .map_err(|e| at(format!("the key bytes {} are not a key of this table: {}", hex(record.key), e.message())))?;
+                check_bucket(table, keys, b, record.key, Some(&row)).map_err(at)?;
+                None
+            }
+            None if keys.bucket_is_pk() => {
+                check_bucket(table, keys, b, record.key, None).map_err(at)?;
+                None
             }
             None => {
-                let kv = decode_key(table, record.key)
-                    .map_err(|e| at(format!("the key bytes {} are not a key of this table: {}", hex(record.key), e.message())))?;
-                (kv, None)
+                if let Some(o) = &old {
+                    check_bucket(table, keys, b, record.key, Some(o)).map_err(at)?;
+                }
+                None
             }
-        };
-        check_bucket(table, b, record.key, &key_values).map_err(at)?;
-        let old = match overlay.get(record.key) {
-            Some(v) => v.clone(),
-            None => bucket.kv.get(record.key).cloned(),
         };
         let new = apply_one(table, old.as_ref(), value, target);
         let key = record.key.to_vec();
@@ -289,9 +304,10 @@ pub(crate) fn replay_changelog(table: &Table, bucket: &mut Bucket, bytes: &[u8])
     if types.len() != rows.len() {
         return Err(Error::internal(format!("changelog batch at offset {} has no change type per row", batch.base_offset())));
     }
+    let keys = table.keys()?;
     for (ct, row) in types.into_iter().zip(rows) {
         let mut key = Vec::new();
-        encode_key(table.schema(), &table.pk_indexes, &row, &mut key)?;
+        keys.encode_pk(table.schema(), &row, &mut key)?;
         apply_change(bucket, ct, key, row);
     }
     Ok(())

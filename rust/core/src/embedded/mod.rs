@@ -33,7 +33,10 @@
 //! primary key, and a key must be sent to its bucket. Such errors are non-retriable
 //! `UNKNOWN_SERVER_ERROR` (-1) with a message that names the problem: retrying cannot help.
 //! Table properties whose semantics it does not implement (merge engines, non-FULL changelog
-//! image, datalake, non-default formats) are refused at CreateTable with `INVALID_CONFIG`.
+//! image, non-default formats) are refused at CreateTable with `INVALID_CONFIG`. Like a 0.9.1
+//! server without a configured lake, it keeps `table.datalake.format` (which decides key bytes and
+//! buckets, see `wire::lake`), refuses `table.datalake.enabled = true` with `INVALID_TABLE`, and
+//! stamps primary-key tables with `table.kv.format-version = 2`.
 //!
 //! # Semantics
 //!

@@ -10,8 +10,6 @@ use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::{TableInfo, TablePath};
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
-use crate::wire::bucketing::bucket_for_key;
-use crate::wire::key::encode_key;
 use crate::wire::log_batch::LogBatch;
 
 use super::engine::EmbeddedEngine;
@@ -197,16 +195,14 @@ impl EmbeddedEngine {
                 key.len()
             )));
         }
-        let all: Vec<usize> = (0..ks.len()).collect();
+        let mut row = vec![Value::Null; t.schema().len()];
+        for (v, &i) in key.iter().zip(&t.pk_indexes) {
+            row[i] = v.clone();
+        }
+        let keys = t.keys()?;
         let mut key_bytes = Vec::new();
-        encode_key(ks, &all, key, &mut key_bytes)?;
-        let bucket = if t.bucket_key_is_pk {
-            bucket_for_key(&key_bytes, t.bucket_count())
-        } else {
-            let mut bk = Vec::new();
-            encode_key(ks, &t.bucket_key_in_key, key, &mut bk)?;
-            bucket_for_key(&bk, t.bucket_count())
-        };
+        keys.encode_pk(t.schema(), &row, &mut key_bytes)?;
+        let bucket = keys.kv_bucket(t.schema(), &row, &key_bytes, &mut Vec::new())?;
         let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
         Ok(b.kv.get(&key_bytes).cloned())
     }

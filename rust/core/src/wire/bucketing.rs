@@ -16,17 +16,17 @@ const C2: u32 = 0x1b87_3593;
 pub const BUCKET_SEED: u32 = 42;
 
 #[inline]
-fn mix_k1(k: u32) -> u32 {
+pub(crate) fn mix_k1(k: u32) -> u32 {
     k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2)
 }
 
 #[inline]
-fn mix_h1(h: u32, k1: u32) -> u32 {
+pub(crate) fn mix_h1(h: u32, k1: u32) -> u32 {
     (h ^ k1).rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64)
 }
 
 #[inline]
-fn fmix(mut h: u32, len: u32) -> u32 {
+pub(crate) fn fmix(mut h: u32, len: u32) -> u32 {
     h ^= len;
     h ^= h >> 16;
     h = h.wrapping_mul(0x85eb_ca6b);

@@ -82,9 +82,7 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
             if precision <= MAX_COMPACT_DECIMAL_PRECISION {
                 put_u64(out, d.unscaled as i64 as u64);
             } else {
-                let be = d.unscaled.to_be_bytes();
-                let skip = redundant_sign_bytes(&be);
-                put_bytes(out, &be[skip..]);
+                put_bytes(out, minimal_be_bytes(&d.unscaled.to_be_bytes()));
             }
         }
         (DataType::Timestamp { precision }, Value::Timestamp(ts)) | (DataType::TimestampLtz { precision }, Value::TimestampLtz(ts)) => {
@@ -101,6 +99,12 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     put_u32(out, b.len() as u32);
     out.extend_from_slice(b);
+}
+
+/// The shortest big-endian two's-complement form of a 16-byte number, as Java's
+/// `BigInteger.toByteArray` writes it (at least one byte).
+pub(crate) fn minimal_be_bytes(be: &[u8; 16]) -> &[u8] {
+    &be[redundant_sign_bytes(be)..]
 }
 
 /// How many leading bytes of a big-endian two's-complement number carry no information

@@ -1,40 +1,220 @@
-//! Compacted key encoding (fluss-protocol.md §4.3): the primary-key (or bucket-key) columns of
-//! a row, each in its CompactedRow field encoding (§4.4, [`super::compacted`]), concatenated in
-//! key-column order with **no null bitset**. Key columns may not be null.
+//! Key encoding (fluss-protocol.md §4.3, §5.2): the bytes of a primary key or a bucket key, and
+//! the bucket of a keyed row.
 //!
-//! These bytes are the key of a PutKv record, the key of a Lookup, and, when the bucket key is
-//! the primary key, the input of [`super::bucketing::bucket_for_key`]. This is the encoder for
-//! tables without a datalake format (the Paimon/Iceberg key encoders are not implemented).
+//! Without a datalake format a key is the compacted encoding of its columns (§4.4,
+//! [`super::compacted`]), concatenated in key-column order with **no null bitset**, and the
+//! bucket is Fluss's hash of those bytes ([`super::bucketing`]). A table with
+//! `table.datalake.format` keys some columns the lake's way ([`super::lake`]); [`KeyCodec`]
+//! holds which, per table, as Fluss 0.9.1's Java client decides it. Key columns may not be null.
 
 use super::compacted::encode_value;
-use crate::error::{Error, Result};
-use crate::metadata::Schema;
+use super::lake::{self, LakeFormat};
+use crate::error::{ClientCode, Error, Result};
+use crate::metadata::{Schema, TableInfo};
 use crate::row::{check_value, Value};
+
+/// The table property with the primary-key format version the server gave the table (2 for
+/// tables created by 0.9 servers; absent = 1, a table from before the property existed).
+pub const KV_FORMAT_VERSION_PROPERTY: &str = "table.kv.format-version";
 
 /// Append the compacted key of `row` (a full row of `schema`) made of the columns at
 /// `key_indexes`, in that order. Only the key columns are checked; a null key value, a value of
 /// the wrong type, a short row or an index outside the schema is [`Error::invalid_row`], and on
 /// error nothing is left appended.
 pub fn encode_key(schema: &Schema, key_indexes: &[usize], row: &[Value], out: &mut Vec<u8>) -> Result<()> {
+    check_key(schema, key_indexes, row)?;
+    for &i in key_indexes {
+        encode_value(schema.columns()[i].data_type, &row[i], out);
+    }
+    Ok(())
+}
+
+/// Check the key columns of `row`: present, not null, of their column's type.
+fn check_key(schema: &Schema, key_indexes: &[usize], row: &[Value]) -> Result<()> {
     if row.len() != schema.len() {
         return Err(Error::invalid_row(format!("the row has {} fields but the table has {} columns", row.len(), schema.len())));
     }
     if key_indexes.is_empty() {
         return Err(Error::invalid_row("a key needs at least one column"));
     }
-    let start = out.len();
     for &i in key_indexes {
-        let result = match schema.columns().get(i) {
-            None => Err(Error::invalid_row(format!("key column index {i} is outside the schema ({} columns)", schema.len()))),
-            Some(col) if row[i].is_null() => Err(Error::invalid_row(format!("key column {:?} is null", col.name))),
-            Some(col) => check_value(col, &row[i]).map(|()| encode_value(col.data_type, &row[i], out)),
-        };
-        if let Err(e) = result {
-            out.truncate(start);
-            return Err(e);
+        match schema.columns().get(i) {
+            None => return Err(Error::invalid_row(format!("key column index {i} is outside the schema ({} columns)", schema.len()))),
+            Some(col) if row[i].is_null() => return Err(Error::invalid_row(format!("key column {:?} is null", col.name))),
+            Some(col) => check_value(col, &row[i])?,
         }
     }
     Ok(())
+}
+
+/// One way of turning key columns into bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Compacted,
+    Paimon,
+    Iceberg,
+}
+
+impl Encoding {
+    fn encode(self, schema: &Schema, key_indexes: &[usize], row: &[Value], out: &mut Vec<u8>) -> Result<()> {
+        match self {
+            Encoding::Compacted => encode_key(schema, key_indexes, row, out),
+            Encoding::Paimon => {
+                check_key(schema, key_indexes, row)?;
+                let fields: Vec<_> = key_indexes.iter().map(|&i| (schema.columns()[i].data_type, &row[i])).collect();
+                lake::encode_paimon(&fields, out);
+                Ok(())
+            }
+            Encoding::Iceberg => {
+                check_key(schema, key_indexes, row)?;
+                let i = key_indexes[0];
+                let start = out.len();
+                lake::encode_iceberg(schema.columns()[i].data_type, &row[i], out);
+                if out.len() == start {
+                    return Err(Error::invalid_row(format!(
+                        "key column {:?} is empty, and an iceberg-format table cannot bucket an empty key",
+                        schema.columns()[i].name
+                    )));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// How one table's keys become bytes and buckets: Fluss 0.9.1's `KeyEncoder.ofPrimaryKeyEncoder`,
+/// `KeyEncoder.ofBucketKeyEncoder` and `BucketingFunction.of`, decided once per table.
+///
+/// * The bucket key is encoded in the lake format's way (compacted without a lake, or for
+///   lance) and bucketed by the format's function.
+/// * The primary key (the physical one: partition columns left out) uses the lake's encoding
+///   when the table's kv format version is 1, or when the bucket key is the primary key (then
+///   the key bytes are also the bucket bytes); otherwise (version 2 with a bucket key that is a
+///   part of the primary key) it is compacted, so that prefix lookups work.
+#[derive(Debug, Clone)]
+pub struct KeyCodec {
+    lake: Option<LakeFormat>,
+    pk: Vec<usize>,
+    bucket_key: Vec<usize>,
+    pk_encoding: Encoding,
+    bucket_encoding: Encoding,
+    bucket_count: i32,
+}
+
+impl KeyCodec {
+    /// The codec of a table. A lake format this writer does not know is `UNSUPPORTED`; an
+    /// iceberg-format table whose lake-encoded key has more than one column, or a column type
+    /// Iceberg cannot key by, is `INVALID_TABLE` (the Java client refuses to write it too); an
+    /// unknown kv format version is `UNSUPPORTED`.
+    pub fn new(info: &TableInfo) -> Result<KeyCodec> {
+        let props = &info.descriptor.properties;
+        let lake = LakeFormat::from_property(props.get(lake::FORMAT_PROPERTY).map(String::as_str))?;
+        let lake_encoding = match lake {
+            Some(LakeFormat::Paimon) => Encoding::Paimon,
+            Some(LakeFormat::Iceberg) => Encoding::Iceberg,
+            Some(LakeFormat::Lance) | None => Encoding::Compacted,
+        };
+        let pk = info.physical_key_indexes();
+        let bucket_key = info.bucket_key_indexes();
+        let pk_encoding = if pk.is_empty() {
+            Encoding::Compacted
+        } else {
+            let version = match props.get(KV_FORMAT_VERSION_PROPERTY) {
+                None => 1,
+                Some(v) => v.trim().parse::<i32>().map_err(|_| {
+                    Error::client(ClientCode::InvalidTable, format!("{KV_FORMAT_VERSION_PROPERTY} = {v:?} is not a number"))
+                })?,
+            };
+            match version {
+                1 => lake_encoding,
+                2 if bucket_key == pk => lake_encoding,
+                2 => Encoding::Compacted,
+                v => {
+                    return Err(Error::client(
+                        ClientCode::Unsupported,
+                        format!("{KV_FORMAT_VERSION_PROPERTY} = {v}: this writer knows versions 1 and 2"),
+                    ))
+                }
+            }
+        };
+        let schema = info.schema();
+        for (encoding, columns, what) in [(pk_encoding, &pk, "primary key"), (lake_encoding, &bucket_key, "bucket key")] {
+            if encoding != Encoding::Iceberg || columns.is_empty() {
+                continue;
+            }
+            if columns.len() != 1 {
+                return Err(Error::client(
+                    ClientCode::InvalidTable,
+                    format!("an iceberg-format table keys by exactly one column, but its {what} has {}", columns.len()),
+                ));
+            }
+            let col = &schema.columns()[columns[0]];
+            lake::check_iceberg_key_type(&col.name, col.data_type)?;
+        }
+        Ok(KeyCodec { lake, pk, bucket_key, pk_encoding, bucket_encoding: lake_encoding, bucket_count: info.bucket_count() })
+    }
+
+    /// The table's lake format, if it has one.
+    pub fn lake(&self) -> Option<LakeFormat> {
+        self.lake
+    }
+
+    /// Whether the bucket key is the (physical) primary key: then its bytes are the key bytes.
+    pub fn bucket_is_pk(&self) -> bool {
+        !self.pk.is_empty() && self.bucket_key == self.pk
+    }
+
+    /// Whether the primary key is compacted (decodable with the key columns' schema).
+    pub fn pk_is_compacted(&self) -> bool {
+        self.pk_encoding == Encoding::Compacted
+    }
+
+    /// The (physical) primary-key columns.
+    pub fn pk(&self) -> &[usize] {
+        &self.pk
+    }
+
+    /// The bucket-key columns (empty: a log table without bucket key).
+    pub fn bucket_key(&self) -> &[usize] {
+        &self.bucket_key
+    }
+
+    /// Append the primary-key bytes of `row` (a full row of `schema`); nothing on error.
+    pub fn encode_pk(&self, schema: &Schema, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
+        let start = out.len();
+        self.pk_encoding.encode(schema, &self.pk, row, out).inspect_err(|_| out.truncate(start))
+    }
+
+    /// Append the bucket-key bytes of `row`; nothing on error.
+    pub fn encode_bucket_key(&self, schema: &Schema, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
+        let start = out.len();
+        self.bucket_encoding.encode(schema, &self.bucket_key, row, out).inspect_err(|_| out.truncate(start))
+    }
+
+    /// The bucket of bucket-key bytes.
+    pub fn bucket_of(&self, bucket_bytes: &[u8]) -> i32 {
+        match self.lake {
+            Some(LakeFormat::Paimon) => lake::paimon_bucket(bucket_bytes, self.bucket_count),
+            Some(LakeFormat::Iceberg) => lake::iceberg_bucket(bucket_bytes, self.bucket_count),
+            Some(LakeFormat::Lance) | None => super::bucketing::bucket_for_key(bucket_bytes, self.bucket_count),
+        }
+    }
+
+    /// The bucket of a row of a primary-key table whose key bytes are `pk_bytes`
+    /// (`scratch` holds the bucket key when it is not the primary key).
+    pub fn kv_bucket(&self, schema: &Schema, row: &[Value], pk_bytes: &[u8], scratch: &mut Vec<u8>) -> Result<i32> {
+        if self.bucket_is_pk() {
+            return Ok(self.bucket_of(pk_bytes));
+        }
+        self.row_bucket(schema, row, scratch)
+    }
+
+    /// The bucket of a row by its bucket key (the table has one), encoded into `scratch`.
+    pub fn row_bucket(&self, schema: &Schema, row: &[Value], scratch: &mut Vec<u8>) -> Result<i32> {
+        scratch.clear();
+        self.encode_bucket_key(schema, row, scratch)?;
+        Ok(self.bucket_of(scratch))
+    }
 }
 
 #[cfg(test)]

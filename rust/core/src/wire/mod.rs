@@ -8,6 +8,7 @@
 //! * [`compacted`]: CompactedRow value rows of primary-key tables (§4.4).
 //! * [`key`]: compacted key encoding of primary and bucket keys (§4.3).
 //! * [`bucketing`]: bucket of a key, Fluss's MurmurHash3 variant (§5.1).
+//! * [`lake`]: key bytes and buckets of tables with a datalake format (§5.2).
 //! * [`arrow`]: the Fluss → Arrow type mapping, rows → Arrow, and checking user batches (§3.5).
 //! * [`kv_batch`]: KV record batches for PutKv (§4.1-4.2).
 //! * [`log_batch`]: ARROW log record batches, magic 0, for ProduceLog and FetchLog (§3.2-3.5).
@@ -37,6 +38,7 @@ pub mod bucketing;
 pub mod compacted;
 pub mod crc;
 pub mod key;
+pub mod lake;
 pub mod kv_batch;
 pub mod log_batch;
 pub mod varint;
@@ -45,7 +47,8 @@ pub use self::arrow::{arrow_schema, arrow_value, conform_record_batch, record_ba
 pub use bucketing::{bucket_for_key, fluss_murmur3_32};
 pub use compacted::{decode_row, decode_value, encode_row, encode_value};
 pub use crc::crc32c;
-pub use key::encode_key;
+pub use key::{encode_key, KeyCodec};
+pub use lake::LakeFormat;
 pub use kv_batch::{stamp_kv_batch, KvBatch, KvBatchBuilder, KvRecord};
 pub use log_batch::{build_arrow_log_batch, set_log_batch_offset, stamp_log_batch, LogBatch};
 

@@ -38,9 +38,8 @@ use crate::metadata::{Schema, TableInfo};
 use crate::row::{check_value, Value};
 use crate::table::Table;
 use crate::wire::arrow::{arrow_row_sizes, arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
-use crate::wire::bucketing::bucket_for_key;
 use crate::wire::compacted::encode_row;
-use crate::wire::key::encode_key;
+use crate::wire::key::KeyCodec;
 use crate::wire::kv_batch::KvBatchBuilder;
 use crate::wire::log_batch::ArrowCompression;
 
@@ -269,12 +268,12 @@ pub(crate) struct WriterCore {
     buffer: Arc<Permits>,
     clock: Arc<dyn Clock>,
     schema: Arc<Schema>,
+    /// The bucket-key columns (empty: no bucket key).
     bucket_key: Vec<usize>,
-    /// The key columns inside a partition (the primary key without partition columns).
-    pk: Vec<usize>,
+    /// Key bytes and buckets (the table's lake format decides them).
+    keys: KeyCodec,
     /// The whole primary key (what `delete` takes).
     pk_full: Vec<usize>,
-    bucket_key_is_pk: bool,
     bucket_count: i32,
     batch_size: usize,
     assigner: NoKeyAssigner,
@@ -353,15 +352,14 @@ impl WriterCore {
             Some(d) if d.is_zero() => WaitBudget::NonBlocking,
             Some(d) => WaitBudget::Timeout(d),
         };
+        let keys = KeyCodec::new(info)?;
         let bucket_key = info.bucket_key_indexes();
-        let pk = info.physical_key_indexes();
         let pk_full = info.schema().primary_key_indexes();
         let bucket_count = info.bucket_count();
         let core = Arc::new_cyclic(|me| WriterCore {
             me: me.clone(),
-            bucket_key_is_pk: bucket_key == pk,
             bucket_key,
-            pk,
+            keys,
             pk_full,
             bucket_count,
             batch_size: config.batch_size as usize,
@@ -549,10 +547,6 @@ impl WriterCore {
         Ok(())
     }
 
-    fn key_bucket(&self, key: &[u8]) -> i32 {
-        bucket_for_key(key, self.bucket_count)
-    }
-
     /// The bucket of a log row: hash of its bucket key, or the no-key assigner.
     fn log_bucket(&self, lane: &Lane, row: &[Value], scratch: &mut Vec<u8>) -> Result<i32> {
         if self.bucket_key.is_empty() {
@@ -561,9 +555,7 @@ impl WriterCore {
                 NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
             });
         }
-        scratch.clear();
-        encode_key(&self.schema, &self.bucket_key, row, scratch)?;
-        Ok(self.key_bucket(scratch))
+        self.keys.row_bucket(&self.schema, row, scratch)
     }
 
     /// Move a lane's sticky bucket on after its batch filled.
@@ -609,7 +601,7 @@ impl WriterCore {
                 check_value(&self.schema.columns()[i], &row[i])?;
             }
             let lane = self.lane_for_row(row)?;
-            encode_key(&self.schema, &self.pk, row, key)?;
+            self.keys.encode_pk(&self.schema, row, key)?;
             if !delete {
                 match &self.target_columns {
                     None => {
@@ -627,13 +619,7 @@ impl WriterCore {
                     }
                 }
             }
-            let bucket = if self.bucket_key_is_pk {
-                self.key_bucket(key)
-            } else {
-                let mut bk = Vec::new();
-                encode_key(&self.schema, &self.bucket_key, row, &mut bk)?;
-                self.key_bucket(&bk)
-            };
+            let bucket = self.keys.kv_bucket(&self.schema, row, key, &mut Vec::new())?;
             let value_ref = if delete { None } else { Some(&value[..]) };
             let size = KvBatchBuilder::record_size(key.len(), value_ref.map(<[u8]>::len));
             self.too_large(size)?;
@@ -729,9 +715,7 @@ impl WriterCore {
                 for &c in &self.bucket_key {
                     vals[c] = arrow_value(lb.column(c).as_ref(), types[c], r)?;
                 }
-                key.clear();
-                encode_key(&self.schema, &self.bucket_key, &vals, &mut key)?;
-                let b = self.key_bucket(&key);
+                let b = self.keys.row_bucket(&self.schema, &vals, &mut key)?;
                 match order.iter().position(|&x| x == b) {
                     Some(p) => idx[p].push(r as u32),
                     None => {

@@ -1,0 +1,160 @@
+"""Tables with a datalake format (issue 13, part 3) through the Python API, on the embedded engine
+and, with FLUSS_BOOTSTRAP_SERVERS set, on the real Fluss 0.9.1 cluster.
+
+The key bytes and buckets themselves are the Rust core's (held to Fluss's Java classes by
+``rust/core/tests/cluster_interop_java.rs``); these tests show that a table's
+``table.datalake.format`` property reaches that rule from Python, and that what the rule refuses
+surfaces as the documented exceptions:
+
+* paimon and iceberg primary-key tables place the same keys differently from a table without a
+  lake (callbacks report the bucket), lance places them like no lake; every key is found by
+  lookup, and Arrow rows land where single rows of the same key do;
+* an iceberg table whose key has two columns is created, but its writer is refused
+  (InvalidTableError naming the reason); an empty iceberg key is refused synchronously
+  (InvalidRowError), nothing written;
+* ``table.datalake.enabled = true`` on a cluster without a lake: the server's INVALID_TABLE (15).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import fluss_writer as fw
+import pyarrow as pa
+import pytest
+from cluster.support import create_table
+
+pytestmark = pytest.mark.timeout(120)
+
+CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
+INVALID_TABLE = {name: code for name, code, _ in fw.SERVER_CODES}["INVALID_TABLE_EXCEPTION"]
+CONFIG = {"client.writer.batch-timeout": "5ms", "client.request-timeout": "20s", "client.writer.delivery-timeout": "45s"}
+BUCKETS = 4
+KEYS = list(range(-40, 40))
+
+
+class Target:
+    def __init__(self, kind: str, conn: fw.Connection, db: str) -> None:
+        self.kind, self.conn, self.db = kind, conn, db
+
+    def create(self, prefix: str, descriptor: fw.TableDescriptor) -> str:
+        def new_path() -> str:
+            return f"{self.db}.{prefix}_{uuid.uuid4().hex[:10]}"
+
+        if self.kind == "cluster":
+            return create_table(self.conn, new_path, descriptor)
+        path = new_path()
+        self.conn.admin().create_table(path, descriptor)
+        return path
+
+
+@pytest.fixture(scope="module")
+def cluster_target(cluster_databases: List[str]) -> Iterator[Target]:
+    c = fw.connect(CLUSTER_BOOTSTRAP, CONFIG)
+    db = f"fw_py_lake_{uuid.uuid4().hex[:10]}"
+    c.admin().create_database(db)
+    cluster_databases.append(db)
+    yield Target("cluster", c, db)
+    c.close(timeout=20)
+
+
+@pytest.fixture(params=["embedded", *(["cluster"] if CLUSTER_BOOTSTRAP else [])])
+def target(request: pytest.FixtureRequest) -> Iterator[Target]:
+    if request.param == "cluster":
+        yield request.getfixturevalue("cluster_target")
+        return
+    c = fw.connect("embedded", CONFIG)
+    yield Target("embedded", c, "fluss")
+    c.close(timeout=10)
+
+
+def descriptor(fmt: Optional[str], primary_keys: Tuple[str, ...] = ("k",)) -> fw.TableDescriptor:
+    schema = fw.Schema([("k", "INT", False), ("s", "STRING", False), ("v", "STRING")], primary_keys=list(primary_keys))
+    props = {"table.datalake.format": fmt} if fmt else {}
+    return fw.TableDescriptor(schema, bucket_count=BUCKETS, properties=props)
+
+
+def placements(target: Target, fmt: Optional[str]) -> Dict[int, int]:
+    """Upsert KEYS into a fresh primary-key table of format ``fmt``; return each key's bucket as
+    its callback reported it, after checking that lookups find every key."""
+    path = target.create(f"lake_{fmt or 'none'}", descriptor(fmt))
+    table = target.conn.get_table(path)
+    done: Dict[int, fw.WriteCompletion] = {}
+    with table.new_upsert().create_writer() as w:
+        for k in KEYS:
+            w.upsert({"k": k, "s": f"s{k}", "v": "row"}, callback=lambda c, k=k: done.setdefault(k, c))
+        w.flush(60)
+    assert len(done) == len(KEYS) and all(c.ok for c in done.values()), [c for c in done.values() if not c.ok][:3]
+    for k in KEYS:
+        assert table.lookup([k]) == (k, f"s{k}", "row"), (fmt, k)
+    return {k: c.bucket for k, c in done.items()}
+
+
+def log_placements(target: Target, fmt: Optional[str]) -> Dict[int, int]:
+    """Append KEYS as rows, then again as one Arrow batch, into a fresh log table keyed by ``k``
+    of format ``fmt``; check that the Arrow rows land in the buckets of the same keys' rows, and
+    return each key's bucket."""
+    schema = fw.Schema([("k", "INT", False), ("s", "STRING", False), ("v", "STRING")])
+    props = {"table.datalake.format": fmt} if fmt else {}
+    path = target.create(
+        f"lakelog_{fmt or 'none'}", fw.TableDescriptor(schema, bucket_count=BUCKETS, bucket_keys=["k"], properties=props)
+    )
+    table = target.conn.get_table(path)
+    done: Dict[int, fw.WriteCompletion] = {}
+    with table.new_append().create_writer() as w:
+        for k in KEYS:
+            w.append([k, f"s{k}", "row"], callback=lambda c, k=k: done.setdefault(k, c))
+        batch = pa.RecordBatch.from_pydict(
+            {"k": pa.array(KEYS, pa.int32()), "s": [f"s{k}" for k in KEYS], "v": ["arrow"] * len(KEYS)},
+            schema=pa.schema([pa.field("k", pa.int32(), False), pa.field("s", pa.string(), False), pa.field("v", pa.string())]),
+        )
+        arrow = w.write_arrow_batch(batch).wait(60)
+        w.flush(60)
+    assert arrow.ok, arrow
+    assert len(done) == len(KEYS) and all(c.ok for c in done.values())
+    buckets = {k: c.bucket for k, c in done.items()}
+    assert {b.bucket for b in arrow.bucket_results} == set(buckets.values())
+    for b in range(BUCKETS):
+        for r in table.scan(b):
+            assert buckets[r.row[0]] == b, (fmt, r.row, b)
+    return buckets
+
+
+def test_lake_formats_place_keys_by_their_rule(target: Target) -> None:
+    none = placements(target, None)
+    paimon = placements(target, "paimon")
+    iceberg = placements(target, "ICEBERG")
+    lance = placements(target, "lance")
+    assert lance == none, "lance keys and buckets like a table without a lake"
+    for name, got in (("paimon", paimon), ("iceberg", iceberg)):
+        moved = sum(got[k] != none[k] for k in KEYS)
+        assert moved > len(KEYS) // 2, f"{name} must place most keys elsewhere than Fluss's rule ({moved} of {len(KEYS)})"
+    assert paimon != iceberg
+    log_none = log_placements(target, None)
+    log_paimon = log_placements(target, "paimon")
+    assert log_none == none and log_paimon == paimon, "a log table's bucket key buckets like the same primary key"
+
+
+def test_keys_a_lake_format_cannot_bucket_are_refused(target: Target) -> None:
+    path = target.create("lake_ice2", descriptor("iceberg", ("k", "s")))
+    table = target.conn.get_table(path)
+    with pytest.raises(fw.InvalidTableError, match="exactly one column"):
+        table.new_upsert().create_writer()
+
+    schema = fw.Schema([("s", "STRING", False), ("v", "STRING")], primary_keys=["s"])
+    path = target.create("lake_ices", fw.TableDescriptor(schema, properties={"table.datalake.format": "iceberg"}))
+    table = target.conn.get_table(path)
+    with table.new_upsert().create_writer() as w:
+        with pytest.raises(fw.InvalidRowError, match="empty"):
+            w.upsert(["", "x"])
+        w.upsert(["a", "x"]).wait(30)
+    assert sum(len(table.scan(b)) for b in range(table.info.bucket_count)) == 1
+
+    with pytest.raises(fw.ServerError) as e:
+        target.conn.admin().create_table(
+            f"{target.db}.lake_on_{uuid.uuid4().hex[:10]}",
+            fw.TableDescriptor(schema, properties={"table.datalake.enabled": "true"}),
+        )
+    assert e.value.code == INVALID_TABLE and "table.datalake.enabled" in e.value.message
