@@ -230,7 +230,7 @@ fn log_tables_cluster() {
 }
 
 /// What is refused, and how: a lake-enabled table on a cluster without a lake (the server's
-/// INVALID_TABLE); keys an iceberg table cannot bucket (the table is created, as on a server, but
+/// INVALID_TABLE); an unknown format (the server's INVALID_CONFIG); keys an iceberg table cannot bucket (the table is created, as on a server, but
 /// its writers and lookups are refused with INVALID_TABLE naming why); an empty iceberg key
 /// (INVALID_ROW, synchronously, nothing written).
 fn refusals(conn: &Connection) {
@@ -239,6 +239,13 @@ fn refusals(conn: &Connection) {
     let e = conn.admin().create_table(&path, &enabled, false).unwrap_err();
     assert_eq!(e.code(), FlussCode::INVALID_TABLE, "{e}");
     assert!(e.message().contains("table.datalake.enabled"), "{e}");
+
+    // A format Fluss does not know: the server's INVALID_CONFIG (39) at CreateTable.
+    let hudi = TableDescriptor::new(pk_schema(&["k"])).with_property("table.datalake.format", "hudi");
+    let path = TablePath::new(database(conn), unique("lake_hudi")).unwrap();
+    let e = conn.admin().create_table(&path, &hudi, false).unwrap_err();
+    assert_eq!(e.code(), FlussCode::INVALID_CONFIG, "{e}");
+    assert!(e.message().contains("hudi"), "{e}");
 
     let two = TableDescriptor::new(pk_schema(&["k", "s"])).with_property("table.datalake.format", "iceberg");
     let path = create(conn, "lake_ice2", &two);
