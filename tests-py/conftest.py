@@ -20,6 +20,9 @@ from helpers import Recorder, make_table
 
 CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
 
+# The `target` fixture (embedded engine, and the cluster when configured).
+pytest_plugins = ["targets"]
+
 # Without a cluster, the cluster tests are not collected (test_cluster_required.py stays: it
 # holds a failing test under CI=true and nothing otherwise).
 _CLUSTER_DIR = pathlib.Path(__file__).parent.joinpath("cluster")

@@ -1000,6 +1000,36 @@ struct PartitionInfo {
   std::map<std::string, std::string> spec;  // its values by partition key
 };
 
+// One change of Admin::AlterTable. A Fluss 0.9.1 server adds nullable columns after the last one
+// (the table gets the next schema id; rows written before read back with NULL in them) and
+// refuses dropping and renaming with its own error, passed through.
+struct TableChange {
+  enum class Kind { AddColumn, DropColumn, RenameColumn };
+  Kind kind = Kind::AddColumn;
+  Column column;         // AddColumn: the column to add
+  std::string name;      // DropColumn, RenameColumn: the column's name now
+  std::string new_name;  // RenameColumn: its new name
+
+  static TableChange AddColumn(Column c) {
+    TableChange t;
+    t.column = std::move(c);
+    return t;
+  }
+  static TableChange DropColumn(std::string column) {
+    TableChange t;
+    t.kind = Kind::DropColumn;
+    t.name = std::move(column);
+    return t;
+  }
+  static TableChange RenameColumn(std::string from, std::string to) {
+    TableChange t;
+    t.kind = Kind::RenameColumn;
+    t.name = std::move(from);
+    t.new_name = std::move(to);
+    return t;
+  }
+};
+
 class Connection;
 
 class Admin {
@@ -1019,6 +1049,12 @@ class Admin {
   Result ListTables(const std::string& database, std::vector<std::string>& out);
   Result CreateTable(const TablePath& path, const TableDescriptor& descriptor, bool ignore_if_exists = false);
   Result DropTable(const TablePath& path, bool ignore_if_not_exists = false);
+  // Change the table's schema (see TableChange). A column that exists is
+  // INVALID_ALTER_TABLE_EXCEPTION (56); a missing table is TABLE_NOT_EXIST (7) unless
+  // `ignore_if_not_exists`. Writers created before keep writing their schema (the server accepts
+  // it; their rows get NULL in the new columns): get the table again and create a writer to write
+  // the new columns.
+  Result AlterTable(const TablePath& path, const std::vector<TableChange>& changes, bool ignore_if_not_exists = false);
   Result TableExists(const TablePath& path, bool& out);
   // Replace `out` with what the server knows of the table (left as it was on error, e.g.
   // TABLE_NOT_EXIST).

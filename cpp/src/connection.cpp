@@ -139,12 +139,18 @@ Result Admin::DatabaseExists(const std::string& name, bool& out) {
   return ToResult(ffi::admin_database_exists(*impl_, Str(name), out));
 }
 
+namespace {
+ffi::FfiColumn ToFfi(const Column& c) {
+  return ffi::FfiColumn{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision, c.type.scale,
+                        c.nullable};
+}
+}  // namespace
+
 Result Admin::CreateTable(const TablePath& path, const TableDescriptor& d, bool ignore_if_exists) {
   if (impl_ == nullptr) return NotOpen();
   ffi::FfiDescriptor fd;
   for (const Column& c : d.schema.columns) {
-    fd.columns.push_back(ffi::FfiColumn{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision,
-                                        c.type.scale, c.nullable});
+    fd.columns.push_back(ToFfi(c));
   }
   for (const std::string& k : d.schema.primary_keys) fd.primary_key.push_back(rust::String::lossy(k));
   fd.bucket_count = d.bucket_count;
@@ -162,6 +168,30 @@ Result Admin::CreateTable(const TablePath& path, const TableDescriptor& d, bool 
 Result Admin::DropTable(const TablePath& path, bool ignore_if_not_exists) {
   if (impl_ == nullptr) return NotOpen();
   return ToResult(ffi::admin_drop_table(*impl_, Str(path.database_name), Str(path.table_name), ignore_if_not_exists));
+}
+
+Result Admin::AlterTable(const TablePath& path, const std::vector<TableChange>& changes, bool ignore_if_not_exists) {
+  if (impl_ == nullptr) return NotOpen();
+  rust::Vec<ffi::FfiColumn> add;
+  rust::Vec<rust::String> drop;
+  rust::Vec<rust::String> rename_from;
+  rust::Vec<rust::String> rename_to;
+  for (const TableChange& c : changes) {
+    switch (c.kind) {
+      case TableChange::Kind::AddColumn:
+        add.push_back(ToFfi(c.column));
+        break;
+      case TableChange::Kind::DropColumn:
+        drop.push_back(rust::String::lossy(c.name));
+        break;
+      case TableChange::Kind::RenameColumn:
+        rename_from.push_back(rust::String::lossy(c.name));
+        rename_to.push_back(rust::String::lossy(c.new_name));
+        break;
+    }
+  }
+  return ToResult(ffi::admin_alter_table(*impl_, Str(path.database_name), Str(path.table_name), add, drop, rename_from,
+                                         rename_to, ignore_if_not_exists));
 }
 
 Result Admin::TableExists(const TablePath& path, bool& out) {

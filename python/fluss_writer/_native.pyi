@@ -224,6 +224,20 @@ class Admin:
     def drop_partition(self, path: PathArg, spec: Dict[str, str], ignore_if_not_exists: bool = False) -> None:
         """Drop the partition named by ``spec`` with its rows. A missing partition raises
         ServerError PARTITION_NOT_EXISTS (36) unless ``ignore_if_not_exists``."""
+    def alter_table(
+        self,
+        path: PathArg,
+        add_columns: Optional[Union[ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]]] = None,
+        drop_columns: Optional[Sequence[str]] = None,
+        rename_columns: Optional[Sequence[Tuple[str, str]]] = None,
+        ignore_if_not_exists: bool = False,
+    ) -> None:
+        """Change the table's schema. ``add_columns`` (as ``Schema`` takes columns) are added
+        after the last column: the table gets the next schema id, rows written before read back
+        with None in them. Fluss 0.9.1 adds nullable columns only and refuses dropping and
+        renaming (its errors raise as ServerError); a column that exists is
+        INVALID_ALTER_TABLE_EXCEPTION (56). Writers created before keep writing their schema;
+        get the table again and create a writer to write the new columns."""
     def list_partitions(self, path: PathArg) -> List[PartitionInfo]:
         """The table's partitions; a table without partition keys raises ServerError
         TABLE_NOT_PARTITIONED_EXCEPTION (37)."""

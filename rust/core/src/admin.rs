@@ -8,8 +8,28 @@ use crate::backend::{call, Backend, Dest};
 use crate::connection::ConnInner;
 use crate::error::{Error, Result};
 use crate::metadata::partition::{PartitionInfo, PartitionSpec};
-use crate::metadata::{descriptor_from_json, descriptor_to_json, validate_name, TableDescriptor, TableInfo, TablePath};
+use crate::metadata::{
+    data_type_json, descriptor_from_json, descriptor_to_json, schema_from_json, validate_name, Column, Schema, TableDescriptor, TableInfo,
+    TablePath,
+};
 use crate::wire::proto;
+
+/// One change of [`Admin::alter_table`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TableChange {
+    /// Add a column after the last one. Fluss 0.9.1 adds nullable columns only.
+    AddColumn(Column),
+    /// Drop a column (Fluss 0.9.1 refuses it).
+    DropColumn(String),
+    /// Rename a column (Fluss 0.9.1 refuses it).
+    RenameColumn {
+        /// The column's name now.
+        from: String,
+        /// Its new name.
+        to: String,
+    },
+}
 
 fn pb_path(p: &TablePath) -> proto::PbTablePath {
     proto::PbTablePath { database_name: p.database.clone(), table_name: p.table.clone() }
@@ -115,6 +135,35 @@ impl Admin {
     /// Drop a table; with `ignore_if_not_exists`, a missing one is not an error.
     pub fn drop_table(&self, path: &TablePath, ignore_if_not_exists: bool) -> Result<()> {
         self.run(Dest::Coordinator, proto::DropTableRequest { table_path: pb_path(path), ignore_if_not_exists }).map(|_| ())
+    }
+
+    /// Change a table's schema. A Fluss 0.9.1 server (and the embedded engine) adds nullable
+    /// columns after the last one: the table gets the next schema id, and rows written before
+    /// read back with nulls in the new columns. Every other change (a NOT NULL column, dropping,
+    /// renaming) is refused with the server's own error, passed through; a column that exists
+    /// is `INVALID_ALTER_TABLE_EXCEPTION` (56). With `ignore_if_not_exists`, a missing table is
+    /// not an error.
+    ///
+    /// Writers created before the change keep writing the schema they were created with (the
+    /// server accepts it; the new columns of their rows are null). To write the new columns,
+    /// get the table again and create a new writer.
+    pub fn alter_table(&self, path: &TablePath, changes: &[TableChange], ignore_if_not_exists: bool) -> Result<()> {
+        let mut r = proto::AlterTableRequest { table_path: pb_path(path), ignore_if_not_exists, ..Default::default() };
+        for c in changes {
+            match c {
+                TableChange::AddColumn(col) => r.add_columns.push(proto::PbAddColumn {
+                    column_name: col.name.clone(),
+                    data_type_json: data_type_json(col.data_type, col.nullable).into(),
+                    comment: col.comment.clone(),
+                    column_position_type: 0, // LAST
+                }),
+                TableChange::DropColumn(name) => r.drop_columns.push(proto::PbDropColumn { column_name: name.clone() }),
+                TableChange::RenameColumn { from, to } => {
+                    r.rename_columns.push(proto::PbRenameColumn { old_column_name: from.clone(), new_column_name: to.clone() })
+                }
+            }
+        }
+        self.run(Dest::Coordinator, r).map(|_| ())
     }
 
     /// Names of the tables of a database.
@@ -301,6 +350,20 @@ pub(crate) fn load_table(conn: &Arc<ConnInner>, path: &TablePath) -> Result<(Tab
     let timeout = conn.config.request_timeout;
     let path = path.clone();
     conn.block_on(retrying(timeout, "loading the table's metadata", move || fetch_table(backend.clone(), path.clone(), 1)))
+}
+
+/// The schema of `path` with id `schema_id` (GetTableSchema), retried like the other reads.
+pub(crate) fn load_schema(conn: &Arc<ConnInner>, path: &TablePath, schema_id: i32) -> Result<Schema> {
+    let backend = conn.backend.clone();
+    let timeout = conn.config.request_timeout;
+    let req = proto::GetTableSchemaRequest { table_path: pb_path(path), schema_id: Some(schema_id) };
+    let r = conn.block_on(retrying(timeout, "loading a schema of the table", move || {
+        let (backend, req) = (backend.clone(), req.clone());
+        async move { call(&*backend, Dest::Any, req).await }
+    }))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&r.schema_json).map_err(|e| Error::protocol(format!("schema {schema_id} of {path}: {e}")))?;
+    schema_from_json(&v)
 }
 
 /// Run `attempt` until it succeeds, fails in a way that is not retriable, or `timeout` has

@@ -105,6 +105,8 @@ requests! {
     CreateTable(CreateTableRequest, CreateTableResponse) = 1005, 0;
     DropTable(DropTableRequest, DropTableResponse) = 1006, 0;
     GetTableInfo(GetTableInfoRequest, GetTableInfoResponse) = 1007, 0;
+    GetTableSchema(GetTableSchemaRequest, GetTableSchemaResponse) = 1011, 0;
+    AlterTable(AlterTableRequest, AlterTableResponse) = 1044, 0;
     ListTables(ListTablesRequest, ListTablesResponse) = 1008, 0;
     TableExists(TableExistsRequest, TableExistsResponse) = 1010, 0;
     ListPartitionInfos(ListPartitionInfosRequest, ListPartitionInfosResponse) = 1009, 0;

@@ -218,6 +218,8 @@ impl FlussCode {
     pub const AUTHORIZATION_EXCEPTION: i32 = 48;
     /// Authentication could not complete for now (retriable).
     pub const RETRIABLE_AUTHENTICATE_EXCEPTION: i32 = 51;
+    /// An AlterTable the server refuses (a column that exists, properties and schema at once).
+    pub const INVALID_ALTER_TABLE: i32 = 56;
 
     /// Whether Fluss marks this server code retriable (its exception extends
     /// `RetriableException`). Codes 31-33 follow the idempotence rules instead.
@@ -290,6 +292,7 @@ impl FlussCode {
             48 => "AUTHORIZATION_EXCEPTION",
             49 => "BUCKET_MAX_NUM_EXCEPTION",
             51 => "RETRIABLE_AUTHENTICATE_EXCEPTION",
+            56 => "INVALID_ALTER_TABLE_EXCEPTION",
             57 => "DELETION_DISABLED_EXCEPTION",
             _ => "SERVER_ERROR",
         }

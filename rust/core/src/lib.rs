@@ -49,7 +49,7 @@ internal_mod!(wire);
 pub mod write;
 
 pub use acl::{AclBinding, AclFilter, AclOperation, AclResource};
-pub use admin::Admin;
+pub use admin::{Admin, TableChange};
 pub use config::Config;
 pub use connection::{ConnectOptions, Connection};
 pub use error::{ClientCode, Error, FlussCode, Result};

@@ -5,6 +5,7 @@
 //! (`NOT_LEADER_OR_FOLLOWER`, `LEADER_NOT_AVAILABLE`, ...) are retried for up to
 //! `client.request-timeout`.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,7 +18,7 @@ use crate::connection::ConnInner;
 use crate::embedded::{ChangeType, ScannedRow};
 use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::partition::split_partitioned_key;
-use crate::metadata::TableInfo;
+use crate::metadata::{Schema, TableInfo};
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
 use crate::wire::compacted::decode_row;
@@ -84,9 +85,36 @@ fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, b
     Ok((leader, pid))
 }
 
+/// The schemas of a table by id, loaded when a batch or value names one: rows are read with the
+/// schema they were written with and returned in the schema of `info` (nulls in the columns
+/// added since; columns added after `info` was loaded are left out: get the table again to see
+/// them).
+struct Schemas<'a> {
+    conn: &'a Arc<ConnInner>,
+    info: &'a TableInfo,
+    by_id: HashMap<i16, Schema>,
+}
+
+impl<'a> Schemas<'a> {
+    fn new(conn: &'a Arc<ConnInner>, info: &'a TableInfo) -> Schemas<'a> {
+        Schemas { conn, info, by_id: HashMap::new() }
+    }
+
+    fn get(&mut self, id: i16) -> Result<&Schema> {
+        if id as i32 == self.info.schema_id {
+            return Ok(self.info.schema());
+        }
+        if !self.by_id.contains_key(&id) {
+            let s = crate::admin::load_schema(self.conn, &self.info.path, id as i32)?;
+            self.by_id.insert(id, s);
+        }
+        Ok(&self.by_id[&id])
+    }
+}
+
 /// Every record of `bucket` (of `partition` for a partitioned table) from `from_offset` to the
-/// high watermark, decoded with the table schema (log tables: appended rows; primary-key
-/// tables: the changelog).
+/// high watermark, in the table schema (log tables: appended rows; primary-key tables: the
+/// changelog).
 pub(crate) fn scan(
     conn: &Arc<ConnInner>,
     info: &TableInfo,
@@ -100,7 +128,7 @@ pub(crate) fn scan(
         let b = backend.clone();
         async move { Ok(list_offsets(&*b, leader, table_id, pid, &[bucket], LATEST_OFFSET).await?.first().map_or(0, |x| x.1)) }
     })?;
-    let schema = info.schema();
+    let mut schemas = Schemas::new(conn, info);
     let mut out = Vec::new();
     let mut next = from_offset.max(0);
     while next < hw {
@@ -118,7 +146,9 @@ pub(crate) fn scan(
             }
             batch.check_crc()?;
             if batch.record_count() > 0 {
-                let rows = record_batch_to_rows(schema, &batch.decode(schema)?)?;
+                let schema = schemas.get(batch.schema_id())?;
+                let mut rows = record_batch_to_rows(schema, &batch.decode(schema)?)?;
+                rows.iter_mut().for_each(|r| r.resize(info.schema().len(), Value::Null));
                 let cts = batch.change_types();
                 for (i, row) in rows.into_iter().enumerate() {
                     let offset = batch.base_offset() + i as i64;
@@ -173,7 +203,13 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
     };
     match values.into_iter().next().flatten() {
         None => Ok(None),
-        Some(v) if v.len() >= 2 => Ok(Some(decode_row(schema, &v[2..])?)),
+        Some(v) if v.len() >= 2 => {
+            // The value is stored in the schema it was written with (its id leads it).
+            let mut schemas = Schemas::new(conn, info);
+            let mut row = decode_row(schemas.get(i16::from_le_bytes([v[0], v[1]]))?, &v[2..])?;
+            row.resize(schema.len(), Value::Null);
+            Ok(Some(row))
+        }
         Some(_) => Err(Error::protocol("a Lookup value shorter than its schema id")),
     }
 }

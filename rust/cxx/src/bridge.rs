@@ -233,6 +233,18 @@ pub mod ffi {
         fn admin_list_tables(c: &RConnection, database: &str, out: &mut Vec<String>) -> FfiStatus;
         fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &FfiDescriptor, ignore_if_exists: bool) -> FfiStatus;
         fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus;
+        /// `Admin::alter_table`: columns to add (after the last one), columns to drop, and
+        /// renames (`rename_from[i]` to `rename_to[i]`).
+        fn admin_alter_table(
+            c: &RConnection,
+            db: &str,
+            table: &str,
+            add: &Vec<FfiColumn>,
+            drop: &Vec<String>,
+            rename_from: &Vec<String>,
+            rename_to: &Vec<String>,
+            ignore_if_not_exists: bool,
+        ) -> FfiStatus;
         fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus;
         /// `Admin::get_table_info`: `out` is replaced (left as it was on error).
         fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus;

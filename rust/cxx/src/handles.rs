@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use cxx::{SharedPtr, UniquePtr};
 use fluss_writer::{
-    AppendWriter, CallbackExecutor as CoreExecutor, ClientCode, Config, Connection, Error, Result, Table, TablePath, UpsertWriter,
-    WriteCompletion, WriteResult, WriterOptions,
+    AppendWriter, CallbackExecutor as CoreExecutor, ClientCode, Config, Connection, Error, Result, Table, TableChange, TablePath,
+    UpsertWriter, WriteCompletion, WriteResult, WriterOptions,
 };
 
 use crate::bridge::ffi::{
-    CallbackExecutor, ErrorHandlerHolder, FfiCallback, FfiDescriptor, FfiStatus, FfiTableInfo, FfiWriterOptions, FfiWriterStats,
+    CallbackExecutor, ErrorHandlerHolder, FfiCallback, FfiColumn, FfiDescriptor, FfiStatus, FfiTableInfo, FfiWriterOptions, FfiWriterStats,
 };
 use crate::callbacks::{error_handler, CxxCallback, CxxExecutor, RCompletion, RSharedCallback};
 use crate::status::{fill, guard, guard_or, ok, status, status_of};
@@ -110,6 +110,28 @@ pub(crate) fn admin_create_table(c: &RConnection, db: &str, table: &str, d: &Ffi
 
 pub(crate) fn admin_drop_table(c: &RConnection, db: &str, table: &str, ignore_if_not_exists: bool) -> FfiStatus {
     status(guard(|| c.get()?.admin().drop_table(&path(db, table)?, ignore_if_not_exists)))
+}
+
+#[allow(clippy::too_many_arguments, clippy::ptr_arg)] // the cxx bridge passes each list on its own, as a &Vec
+pub(crate) fn admin_alter_table(
+    c: &RConnection,
+    db: &str,
+    table: &str,
+    add: &Vec<FfiColumn>,
+    drop: &Vec<String>,
+    rename_from: &Vec<String>,
+    rename_to: &Vec<String>,
+    ignore_if_not_exists: bool,
+) -> FfiStatus {
+    status(guard(|| {
+        if rename_from.len() != rename_to.len() {
+            return Err(Error::internal("rename lists differ in length"));
+        }
+        let mut changes: Vec<TableChange> = crate::values::columns(add)?.into_iter().map(TableChange::AddColumn).collect();
+        changes.extend(drop.iter().map(|n| TableChange::DropColumn(n.clone())));
+        changes.extend(rename_from.iter().zip(rename_to).map(|(f, t)| TableChange::RenameColumn { from: f.clone(), to: t.clone() }));
+        c.get()?.admin().alter_table(&path(db, table)?, &changes, ignore_if_not_exists)
+    }))
 }
 
 pub(crate) fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus {

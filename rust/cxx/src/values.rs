@@ -254,14 +254,19 @@ pub(crate) fn data_type(type_id: i32, precision: i32, scale: i32) -> Result<Data
 }
 
 /// A core descriptor from the C++ one.
+/// C++ columns as core columns.
+pub(crate) fn columns(cols: &[FfiColumn]) -> Result<Vec<Column>> {
+    cols.iter()
+        .map(|c| {
+            let mut col = Column::new(c.name.clone(), data_type(c.type_id, c.precision, c.scale)?);
+            col.nullable = c.nullable;
+            Ok(col)
+        })
+        .collect()
+}
+
 pub(crate) fn descriptor(d: &FfiDescriptor) -> Result<TableDescriptor> {
-    let mut cols = Vec::with_capacity(d.columns.len());
-    for c in &d.columns {
-        let mut col = Column::new(c.name.clone(), data_type(c.type_id, c.precision, c.scale)?);
-        col.nullable = c.nullable;
-        cols.push(col);
-    }
-    let schema = Schema::new(cols, d.primary_key.clone())?;
+    let schema = Schema::new(columns(&d.columns)?, d.primary_key.clone())?;
     let mut t = TableDescriptor::new(schema);
     if d.bucket_count > 0 {
         t = t.with_bucket_count(d.bucket_count);

@@ -6,7 +6,7 @@ use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use fluss_writer::{
-    AclBinding, AclFilter, Admin, Column, ConnectOptions, Connection, Schema, Table, TableDescriptor, TableInfo, TablePath,
+    AclBinding, AclFilter, Admin, Column, ConnectOptions, Connection, Schema, Table, TableChange, TableDescriptor, TableInfo, TablePath,
 };
 use pyo3::prelude::*;
 
@@ -335,6 +335,28 @@ impl PyAdmin {
     fn drop_partition(&self, py: Python<'_>, path: &Bound<'_, PyAny>, spec: &Bound<'_, PyAny>, ignore_if_not_exists: bool) -> PyResult<()> {
         let (p, s) = (table_path(path)?, crate::partition::spec_from_py(spec)?);
         self.run(py, |a| a.drop_partition(&p, &s, ignore_if_not_exists))
+    }
+    /// Change the table's schema: add `add_columns` (a list of (name, type) tuples, or a pyarrow
+    /// schema, as `Schema` takes them) after the last column; `drop_columns` and
+    /// `rename_columns` ((old, new) pairs) go to the server, which (0.9.1) refuses them.
+    #[pyo3(signature = (path, add_columns=None, drop_columns=None, rename_columns=None, ignore_if_not_exists=false))]
+    fn alter_table(
+        &self,
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        add_columns: Option<&Bound<'_, PyAny>>,
+        drop_columns: Option<Vec<Name>>,
+        rename_columns: Option<Vec<(Name, Name)>>,
+        ignore_if_not_exists: bool,
+    ) -> PyResult<()> {
+        let p = table_path(path)?;
+        let mut changes: Vec<TableChange> = match add_columns {
+            None => Vec::new(),
+            Some(c) => columns_from_py(c)?.into_iter().map(TableChange::AddColumn).collect(),
+        };
+        changes.extend(drop_columns.unwrap_or_default().into_iter().map(|Name(n)| TableChange::DropColumn(n)));
+        changes.extend(rename_columns.unwrap_or_default().into_iter().map(|(Name(from), Name(to))| TableChange::RenameColumn { from, to }));
+        self.run(py, |a| a.alter_table(&p, &changes, ignore_if_not_exists))
     }
     /// The partitions of a partitioned table, as `PartitionInfo`s.
     fn list_partitions(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Vec<crate::partition::PyPartitionInfo>> {

@@ -7,9 +7,10 @@
 //!
 //! ```json
 //! {"version":1,"next_table_id":3,"next_partition_id":2,"next_writer_id":7,"databases":["fluss","shop"],
-//!  "tables":[{"database":"shop","table":"orders","table_id":1,"schema_id":1,
+//!  "tables":[{"database":"shop","table":"orders","table_id":1,"schema_id":2,
 //!             "created_time":1733000000000,"modified_time":1733000000000,
-//!             "table_json":{ ...TableDescriptor JSON after defaults... }}],
+//!             "table_json":{ ...TableDescriptor JSON after defaults, schema 2... },
+//!             "older_schemas":[{ ...schema 1... }]}],
 //!  "partitions":[{"table_id":1,"partition_id":1,"name":"2026-12-03"}]}
 //! ```
 
@@ -20,9 +21,12 @@ use bytes::Bytes;
 use serde_json::{json, Value as Json};
 
 use crate::error::{ClientCode, Error, FlussCode, Result};
-use crate::metadata::{descriptor_from_json, descriptor_to_json, Column, Schema, TableInfo, TablePath};
+use crate::metadata::{descriptor_from_json, descriptor_to_json, schema_from_json, schema_to_json, Column, Schema, TableInfo, TablePath};
 
+use crate::row::{Row, Value};
+use crate::wire::arrow::record_batch_to_rows;
 use crate::wire::key::KeyCodec;
+use crate::wire::log_batch::LogBatch;
 
 use super::bucket::Bucket;
 
@@ -43,7 +47,11 @@ pub(crate) struct Table {
     /// whose keys no writer of ours can encode (say an iceberg format with a two-column key), so
     /// the engine does too, and only its keyed writes fail, with this error.
     keys: Result<KeyCodec>,
-    pub buckets: Vec<Mutex<Bucket>>,
+    /// The schemas before the current one, by id (schema id `i + 1` at index `i`); shared by a
+    /// table and its partitions.
+    pub older_schemas: Arc<Vec<Schema>>,
+    /// Shared with the tables that replace this one when its schema changes.
+    pub buckets: Arc<Vec<Mutex<Bucket>>>,
 }
 
 impl Table {
@@ -52,7 +60,20 @@ impl Table {
         self.keys.as_ref().map_err(Clone::clone)
     }
 
-    pub(crate) fn new(info: TableInfo, partition: Option<(i64, String)>, buckets: Vec<Bucket>) -> Result<Table> {
+    pub(crate) fn new(
+        info: TableInfo,
+        older_schemas: Arc<Vec<Schema>>,
+        partition: Option<(i64, String)>,
+        buckets: Vec<Bucket>,
+    ) -> Result<Table> {
+        if older_schemas.len() + 1 != info.schema_id as usize {
+            return Err(Error::internal(format!(
+                "table {}: schema id {} but {} older schemas",
+                info.path,
+                info.schema_id,
+                older_schemas.len()
+            )));
+        }
         let schema = info.schema().clone();
         // Keys inside a partition leave out the partition columns (Fluss's physical key).
         let pk_indexes = info.physical_key_indexes();
@@ -64,7 +85,61 @@ impl Table {
         };
         let keys = KeyCodec::new(&info);
         let table_json = Bytes::from(descriptor_to_json(&info.descriptor));
-        Ok(Table { info, partition, table_json, pk_indexes, key_schema, keys, buckets: buckets.into_iter().map(Mutex::new).collect() })
+        Ok(Table {
+            info,
+            partition,
+            table_json,
+            pk_indexes,
+            key_schema,
+            keys,
+            older_schemas,
+            buckets: Arc::new(buckets.into_iter().map(Mutex::new).collect()),
+        })
+    }
+
+    /// This table (or partition) with a new schema: `info` has the next schema id and the
+    /// schema with the added columns; the buckets (and their rows) are this table's.
+    pub(crate) fn evolved(&self, info: &TableInfo) -> Table {
+        let mut older = self.older_schemas.as_ref().clone();
+        older.push(self.schema().clone());
+        Table {
+            info: info.clone(),
+            partition: self.partition.clone(),
+            table_json: Bytes::from(descriptor_to_json(&info.descriptor)),
+            pk_indexes: self.pk_indexes.clone(),
+            key_schema: self.key_schema.clone(),
+            keys: KeyCodec::new(info),
+            older_schemas: Arc::new(older),
+            buckets: self.buckets.clone(),
+        }
+    }
+
+    /// The rows of a stored log batch in the current schema: decoded with the schema the batch
+    /// names, with nulls in the columns added since.
+    pub(crate) fn batch_rows(&self, batch: &LogBatch) -> Result<Vec<Row>> {
+        let schema = self.schema_of(batch.schema_id()).ok_or_else(|| {
+            Error::internal(format!("{}: a stored batch has schema id {}, which the table never had", self.describe(), batch.schema_id()))
+        })?;
+        let mut rows = record_batch_to_rows(schema, &batch.decode(schema)?)?;
+        for r in &mut rows {
+            r.resize(self.schema().len(), Value::Null);
+        }
+        Ok(rows)
+    }
+
+    /// A stored row in the current schema (rows stored before columns were added lack them).
+    pub(crate) fn fit(&self, mut row: Row) -> Row {
+        row.resize(self.schema().len(), Value::Null);
+        row
+    }
+
+    /// The schema with id `id`: the current one or an older one.
+    pub(crate) fn schema_of(&self, id: i16) -> Option<&Schema> {
+        match id as i32 {
+            i if i == self.info.schema_id => Some(self.schema()),
+            i if i >= 1 => self.older_schemas.get(i as usize - 1),
+            _ => None,
+        }
     }
 
     pub(crate) fn id(&self) -> i64 {
@@ -186,6 +261,17 @@ impl Catalog {
         }
     }
 
+    /// Swap a table and its partitions for `evolved` versions of themselves (a schema change).
+    pub(crate) fn evolve(&mut self, path: &TablePath, info: &TableInfo) -> Result<()> {
+        let t = self.table(path)?;
+        self.insert(Arc::new(t.evolved(info)));
+        let parts: Vec<Arc<Table>> = self.partitions.get(&t.id()).map(|m| m.values().cloned().collect()).unwrap_or_default();
+        for p in parts {
+            self.insert_partition(Arc::new(p.evolved(info)));
+        }
+        Ok(())
+    }
+
     pub(crate) fn insert(&mut self, table: Arc<Table>) {
         self.by_id.insert(table.id(), table.clone());
         self.tables.insert(table.path().clone(), table);
@@ -211,7 +297,7 @@ impl Catalog {
     pub(crate) fn image(&self) -> CatalogImage {
         CatalogImage {
             databases: self.databases.clone(),
-            tables: self.tables.values().map(|t| t.info.clone()).collect(),
+            tables: self.tables.values().map(|t| TableRecord { info: t.info.clone(), older_schemas: t.older_schemas.clone() }).collect(),
             partitions: self
                 .partitions_by_id
                 .values()
@@ -229,7 +315,7 @@ impl Catalog {
 
     /// Parse `catalog.json`: the catalog without tables, plus the tables and partitions (whose
     /// buckets the caller opens and replays).
-    pub(crate) fn from_json(bytes: &[u8]) -> Result<(Catalog, Vec<TableInfo>, Vec<PartitionRecord>)> {
+    pub(crate) fn from_json(bytes: &[u8]) -> Result<(Catalog, Vec<TableRecord>, Vec<PartitionRecord>)> {
         let bad = |m: String| Error::client(ClientCode::Io, format!("catalog.json: {m}"));
         let v: Json = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
         if v.get("version").and_then(Json::as_i64) != Some(1) {
@@ -258,7 +344,15 @@ impl Catalog {
                 created_time: i("created_time")?,
                 modified_time: i("modified_time")?,
             };
-            records.push(info);
+            // Written since schema changes (absent in older catalogs: schema 1 only).
+            let mut older = Vec::new();
+            for o in t.get("older_schemas").and_then(Json::as_array).map(Vec::as_slice).unwrap_or_default() {
+                older.push(schema_from_json(o).map_err(|e| bad(format!("table {}: older schema: {}", info.path, e.message())))?);
+            }
+            if older.len() + 1 != info.schema_id as usize {
+                return Err(bad(format!("table {} has schema id {} but {} older schemas", info.path, info.schema_id, older.len())));
+            }
+            records.push(TableRecord { info, older_schemas: Arc::new(older) });
         }
         // Written since partitioned tables (absent in older catalogs: none).
         let mut partitions = Vec::new();
@@ -289,10 +383,17 @@ pub(crate) struct PartitionRecord {
     pub name: String,
 }
 
+/// A table in `catalog.json`: its info (current schema) and the schemas before it.
+#[derive(Clone)]
+pub(crate) struct TableRecord {
+    pub info: TableInfo,
+    pub older_schemas: Arc<Vec<Schema>>,
+}
+
 /// What `catalog.json` holds.
 pub(crate) struct CatalogImage {
     pub databases: BTreeSet<String>,
-    pub tables: Vec<TableInfo>,
+    pub tables: Vec<TableRecord>,
     pub partitions: Vec<PartitionRecord>,
     pub next_table_id: i64,
     pub next_partition_id: i64,
@@ -314,9 +415,11 @@ impl CatalogImage {
     }
 }
 
-fn table_to_json(info: &TableInfo) -> Json {
+fn table_to_json(record: &TableRecord) -> Json {
+    let info = &record.info;
     let descriptor: Json = serde_json::from_slice(&descriptor_to_json(&info.descriptor)).expect("own JSON");
     json!({
+        "older_schemas": record.older_schemas.iter().map(schema_to_json).collect::<Vec<_>>(),
         "database": info.path.database,
         "table": info.path.table,
         "table_id": info.table_id,

@@ -16,14 +16,16 @@ use crate::backend::{Backend, BoxFuture, Dest, Request, Response};
 use crate::config::Config;
 use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::partition::{AutoPartition, PartitionSpec};
-use crate::metadata::{descriptor_from_json, validate_name, TableDescriptor, TableInfo, TablePath};
+use crate::metadata::{
+    data_type_from_json, descriptor_from_json, schema_to_json, validate_name, Column, Schema, TableDescriptor, TableInfo, TablePath,
+};
 use crate::wire::compacted::encode_row;
 use crate::wire::key::KV_FORMAT_VERSION_PROPERTY;
 use crate::wire::lake::{self, LakeFormat};
 use crate::wire::proto;
 
 use super::bucket::Bucket;
-use super::catalog::{Catalog, CatalogImage, PartitionRecord, Table};
+use super::catalog::{Catalog, CatalogImage, PartitionRecord, Table, TableRecord};
 use super::faults::{Fault, Faults};
 use super::store::Store;
 use super::{kv, produce, Counters};
@@ -223,15 +225,19 @@ impl EmbeddedEngine {
             store.remove_orphans(&Default::default())?;
             return Ok(catalog);
         };
-        let (mut catalog, infos, partitions) = Catalog::from_json(&bytes)?;
-        for info in infos {
-            catalog.insert(Arc::new(Self::reopen(store, info, None)?));
+        let (mut catalog, records, partitions) = Catalog::from_json(&bytes)?;
+        for record in records {
+            catalog.insert(Arc::new(Self::reopen(store, record, None)?));
         }
         for PartitionRecord { table_id, partition_id, name } in partitions {
-            let info = catalog.by_id.get(&table_id).map(|t| t.info.clone()).ok_or_else(|| {
-                Error::client(ClientCode::Io, format!("catalog.json: partition {partition_id} of unknown table id {table_id}"))
-            })?;
-            catalog.insert_partition(Arc::new(Self::reopen(store, info, Some((partition_id, name)))?));
+            let record = catalog
+                .by_id
+                .get(&table_id)
+                .map(|t| TableRecord { info: t.info.clone(), older_schemas: t.older_schemas.clone() })
+                .ok_or_else(|| {
+                    Error::client(ClientCode::Io, format!("catalog.json: partition {partition_id} of unknown table id {table_id}"))
+                })?;
+            catalog.insert_partition(Arc::new(Self::reopen(store, record, Some((partition_id, name)))?));
         }
         let live = catalog
             .by_id
@@ -243,7 +249,8 @@ impl EmbeddedEngine {
     }
 
     /// Open the bucket files of a table or partition and replay them.
-    fn reopen(store: &Store, info: TableInfo, partition: Option<(i64, String)>) -> Result<Table> {
+    fn reopen(store: &Store, record: TableRecord, partition: Option<(i64, String)>) -> Result<Table> {
+        let TableRecord { info, older_schemas } = record;
         let id = info.table_id;
         let pid = partition.as_ref().map(|(p, _)| *p);
         let n = if info.is_partitioned() && partition.is_none() { 0 } else { info.bucket_count() };
@@ -254,7 +261,7 @@ impl EmbeddedEngine {
             buckets.push(Bucket::new(b, Some(file)));
             payloads.push(p);
         }
-        let table = Table::new(info, partition, buckets)?;
+        let table = Table::new(info, older_schemas, partition, buckets)?;
         for (b, batches) in payloads.into_iter().enumerate() {
             let mut bucket = table.bucket(b as i32).expect("bucket in range");
             for bytes in batches {
@@ -357,6 +364,8 @@ impl EmbeddedEngine {
             Request::CreateTable(r) => self.create_table(r).map(Response::CreateTable),
             Request::DropTable(r) => self.drop_table(r).map(Response::DropTable),
             Request::GetTableInfo(r) => self.get_table_info(r).map(Response::GetTableInfo),
+            Request::GetTableSchema(r) => self.get_table_schema(r).map(Response::GetTableSchema),
+            Request::AlterTable(r) => self.alter_table(r).map(Response::AlterTable),
             Request::ListTables(r) => self.list_tables(r).map(Response::ListTables),
             Request::TableExists(r) => Ok(Response::TableExists(proto::TableExistsResponse {
                 exists: self.lock_catalog().tables.contains_key(&table_path(&r.table_path)),
@@ -414,7 +423,7 @@ impl EmbeddedEngine {
         let mut image = cat.image();
         image.databases.remove(&db);
         let ids: Vec<i64> = doomed.iter().filter_map(|p| cat.tables.get(p)).map(|t| t.id()).collect();
-        image.tables.retain(|t| t.path.database != db);
+        image.tables.retain(|t| t.info.path.database != db);
         image.partitions.retain(|p| !ids.contains(&p.table_id));
         self.persist(&image)?;
         cat.databases.remove(&db);
@@ -489,11 +498,11 @@ impl EmbeddedEngine {
                 .map_err(|e| server(FlussCode::INVALID_TABLE, format!("table {}: {}", info.path, e.message())))?,
             _ => Vec::new(),
         };
-        let table = Arc::new(self.new_physical(&info, None)?);
+        let table = Arc::new(self.new_physical(&info, Arc::default(), None)?);
         let mut parts = Vec::new();
         for (i, name) in precreate.iter().enumerate() {
             let pid = cat.next_partition_id + i as i64;
-            match self.new_physical(&info, Some((pid, name.clone()))) {
+            match self.new_physical(&info, Arc::default(), Some((pid, name.clone()))) {
                 Ok(p) => parts.push(Arc::new(p)),
                 Err(e) => {
                     self.remove_files(id, None);
@@ -502,7 +511,7 @@ impl EmbeddedEngine {
             }
         }
         let mut image = cat.image();
-        image.tables.push(info);
+        image.tables.push(TableRecord { info, older_schemas: Arc::new(Vec::new()) });
         image.next_table_id = id + 1;
         image.next_partition_id = cat.next_partition_id + parts.len() as i64;
         image.partitions.extend(parts.iter().map(|p| record_of(p)));
@@ -521,7 +530,7 @@ impl EmbeddedEngine {
 
     /// A new table (`partition` None) or partition with empty buckets (files created for a
     /// durable engine). The table entry of a partitioned table has no buckets.
-    fn new_physical(&self, info: &TableInfo, partition: Option<(i64, String)>) -> Result<Table> {
+    fn new_physical(&self, info: &TableInfo, older_schemas: Arc<Vec<Schema>>, partition: Option<(i64, String)>) -> Result<Table> {
         let pid = partition.as_ref().map(|(p, _)| *p);
         let n = if info.is_partitioned() && partition.is_none() { 0 } else { info.bucket_count() };
         let buckets = match &self.store {
@@ -530,7 +539,7 @@ impl EmbeddedEngine {
             }
             None => (0..n).map(|b| Bucket::new(b, None)).collect(),
         };
-        Table::new(info.clone(), partition, buckets)
+        Table::new(info.clone(), older_schemas, partition, buckets)
     }
 
     fn remove_files(&self, table_id: i64, partition_id: Option<i64>) {
@@ -583,7 +592,7 @@ impl EmbeddedEngine {
             ));
         }
         let pid = cat.next_partition_id;
-        let part = Arc::new(self.new_physical(&t.info, Some((pid, name)))?);
+        let part = Arc::new(self.new_physical(&t.info, t.older_schemas.clone(), Some((pid, name)))?);
         let mut image = cat.image();
         image.next_partition_id = pid + 1;
         image.partitions.push(record_of(&part));
@@ -661,13 +670,96 @@ impl EmbeddedEngine {
         }
         let mut image = cat.image();
         let id = cat.tables.get(&path).map(|t| t.id());
-        image.tables.retain(|t| t.path != path);
+        image.tables.retain(|t| t.info.path != path);
         image.partitions.retain(|p| Some(p.table_id) != id);
         self.persist(&image)?;
         if let Some((t, parts)) = cat.remove(&path) {
             self.discard(&t, &parts);
         }
         Ok(proto::DropTableResponse {})
+    }
+
+    /// AlterTable as a 0.9.1 coordinator answers it: nullable columns added at the end make the
+    /// next schema (its id one higher; rows of the older schemas stay readable, and writes that
+    /// carry them are accepted); a column that exists is `INVALID_ALTER_TABLE`; a NOT NULL
+    /// column, another position, and dropping, renaming or modifying a column are refused with
+    /// the server's messages (`UNKNOWN_SERVER_ERROR`, as the server answers them); table
+    /// properties are not changed here (`INVALID_ALTER_TABLE`).
+    fn alter_table(&self, r: proto::AlterTableRequest) -> Result<proto::AlterTableResponse> {
+        let path = table_path(&r.table_path);
+        let unsupported = |m: &str| server(FlussCode::UNKNOWN_SERVER_ERROR, m);
+        let schema_changes =
+            !(r.add_columns.is_empty() && r.drop_columns.is_empty() && r.rename_columns.is_empty() && r.modify_columns.is_empty());
+        if schema_changes && !r.config_changes.is_empty() {
+            return Err(server(
+                FlussCode::INVALID_ALTER_TABLE,
+                "Table alteration can only be applied to one of the following: table properties or table schema.",
+            ));
+        }
+        if let Some(c) = r.add_columns.iter().find(|c| c.column_position_type != 0) {
+            return Err(unsupported(&format!("Unsupported column position type {} of column {}", c.column_position_type, c.column_name)));
+        }
+        let mut cat = self.lock_catalog();
+        let t = match cat.table(&path) {
+            Ok(t) => t,
+            Err(_) if r.ignore_if_not_exists => return Ok(proto::AlterTableResponse {}),
+            Err(e) => return Err(e),
+        };
+        if !r.config_changes.is_empty() {
+            return Err(server(FlussCode::INVALID_ALTER_TABLE, "the embedded engine does not change table properties"));
+        }
+        let mut columns = t.schema().columns().to_vec();
+        for c in &r.add_columns {
+            if columns.iter().any(|x| x.name == c.column_name) {
+                return Err(server(FlussCode::INVALID_ALTER_TABLE, format!("Column {} already exists.", c.column_name)));
+            }
+            let (data_type, nullable) = data_type_from_json(&c.data_type_json)
+                .map_err(|e| server(FlussCode::INVALID_ALTER_TABLE, format!("column {}: {}", c.column_name, e.message())))?;
+            if !nullable {
+                return Err(unsupported(&format!("Column {} must be nullable.", c.column_name)));
+            }
+            columns.push(Column { name: c.column_name.clone(), data_type, nullable: true, comment: c.comment.clone() });
+        }
+        if !r.drop_columns.is_empty() {
+            return Err(unsupported("Not support drop column now."));
+        }
+        if !r.rename_columns.is_empty() {
+            return Err(unsupported("Not support rename column now."));
+        }
+        if !r.modify_columns.is_empty() {
+            return Err(unsupported("Not support modify column now."));
+        }
+        if r.add_columns.is_empty() {
+            return Ok(proto::AlterTableResponse {});
+        }
+        let schema = Schema::new(columns, t.schema().primary_key().to_vec())
+            .map_err(|e| server(FlussCode::INVALID_ALTER_TABLE, format!("table {path}: {}", e.message())))?;
+        let mut info = t.info.clone();
+        info.descriptor.schema = schema;
+        info.schema_id += 1;
+        info.modified_time = now_ms().max(info.modified_time);
+        let mut image = cat.image();
+        for rec in image.tables.iter_mut().filter(|rec| rec.info.path == path) {
+            let mut older = rec.older_schemas.as_ref().clone();
+            older.push(t.schema().clone());
+            *rec = TableRecord { info: info.clone(), older_schemas: Arc::new(older) };
+        }
+        self.persist(&image)?;
+        cat.evolve(&path, &info)?;
+        Ok(proto::AlterTableResponse {})
+    }
+
+    /// A schema of a table by id (the current one without an id); `SCHEMA_NOT_EXIST` for an id
+    /// the table never had.
+    fn get_table_schema(&self, r: proto::GetTableSchemaRequest) -> Result<proto::GetTableSchemaResponse> {
+        let path = table_path(&r.table_path);
+        let t = self.table(&path)?;
+        let id = r.schema_id.unwrap_or(t.info.schema_id);
+        let schema = i16::try_from(id)
+            .ok()
+            .and_then(|i| t.schema_of(i))
+            .ok_or_else(|| server(FlussCode::SCHEMA_NOT_EXIST, format!("Schema for table {path} with schema id {id} does not exist.")))?;
+        Ok(proto::GetTableSchemaResponse { schema_id: id, schema_json: serde_json::to_vec(&schema_to_json(schema)).expect("JSON").into() })
     }
 
     fn get_table_info(&self, r: proto::GetTableInfoRequest) -> Result<proto::GetTableInfoResponse> {
@@ -1022,7 +1114,7 @@ impl EmbeddedEngine {
                     }
                     let rows: Vec<Option<crate::row::Row>> = {
                         let bucket = t.bucket(breq.bucket_id).ok_or_else(|| t.no_bucket(breq.bucket_id))?;
-                        breq.keys.iter().map(|k| bucket.kv.get(k.as_ref()).cloned()).collect()
+                        breq.keys.iter().map(|k| bucket.kv.get(k.as_ref()).cloned().map(|r| t.fit(r))).collect()
                     };
                     rows.into_iter()
                         .map(|row| {

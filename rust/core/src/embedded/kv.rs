@@ -30,7 +30,7 @@ use std::collections::HashMap;
 
 use crate::error::{Error, FlussCode, Result};
 use crate::row::{check_row, Row, Value};
-use crate::wire::arrow::{record_batch_to_rows, RowsToArrow};
+use crate::wire::arrow::RowsToArrow;
 use crate::wire::compacted::{decode_row, null_bitset_len};
 use crate::wire::key::KeyCodec;
 use crate::wire::kv_batch::KvBatch;
@@ -150,13 +150,15 @@ pub(crate) fn put(
     }
     let keys = table.keys().map_err(|e| mismatch(table, b, e.message().to_string()))?;
     let batch = KvBatch::parse(records)?;
-    if batch.schema_id() != table.schema_id() {
-        return Err(mismatch(
-            table,
-            b,
-            format!("KV batch schema id {} but the table's schema id is {}", batch.schema_id(), table.schema_id()),
+    // Rows of an older schema (a writer created before columns were added) are read with it
+    // and get nulls in the newer columns; the changelog is written in the current schema, as a
+    // 0.9.1 server does. A newer id than the table has is the server's SCHEMA_NOT_EXIST.
+    let Some(batch_schema) = table.schema_of(batch.schema_id()) else {
+        return Err(Error::server(
+            FlussCode::SCHEMA_NOT_EXIST,
+            format!("Invalid schema id: {}, latest schema id: {}", batch.schema_id(), table.schema_id()),
         ));
-    }
+    };
     let (writer_id, seq) = (batch.writer_id(), batch.batch_sequence());
     if let SeqCheck::Duplicate(meta) = bucket.check_sequence(writer_id, seq, &[])? {
         counters.duplicate();
@@ -172,13 +174,14 @@ pub(crate) fn put(
         let at = |m: String| mismatch(table, b, format!("record {i}: {m}"));
         let old = match overlay.get(record.key) {
             Some(v) => v.clone(),
-            None => bucket.kv.get(record.key).cloned(),
+            None => bucket.kv.get(record.key).cloned().map(|r| table.fit(r)),
         };
         let value = match record.value {
             Some(v) => {
-                let row = decode_row(schema, v)
-                    .and_then(|r| check_row(schema, &r).map(|()| r))
+                let mut row = decode_row(batch_schema, v)
+                    .and_then(|r| check_row(batch_schema, &r).map(|()| r))
                     .map_err(|e| at(format!("the value row does not match the table schema: {}", e.message())))?;
+                row.resize(schema.len(), Value::Null);
                 let mut key = Vec::with_capacity(record.key.len());
                 keys.encode_pk(schema, &row, &mut key).map_err(|e| at(e.message().to_string()))?;
                 if key != record.key {
@@ -300,7 +303,7 @@ pub(crate) fn replay_changelog(table: &Table, bucket: &mut Bucket, bytes: &[u8])
         return Ok(());
     }
     let types = batch.change_types().map(<[u8]>::to_vec).unwrap_or_default();
-    let rows = record_batch_to_rows(table.schema(), &batch.decode(table.schema())?)?;
+    let rows = table.batch_rows(&batch)?;
     if types.len() != rows.len() {
         return Err(Error::internal(format!("changelog batch at offset {} has no change type per row", batch.base_offset())));
     }

@@ -21,9 +21,11 @@
 //!
 //! One node, id 0, host `"embedded"`, port 0, is both coordinator and the leader of every
 //! bucket. Requests: ApiVersions, CreateDatabase, DropDatabase, ListDatabases,
-//! DatabaseExists, CreateTable, DropTable, GetTableInfo, ListTables, TableExists, Metadata,
-//! InitWriter, ProduceLog, PutKv, ListOffsets, FetchLog, Lookup. A database `fluss` exists from
-//! the start; a new table has schema id 1; its descriptor is stored after defaults (bucket
+//! DatabaseExists, CreateTable, DropTable, GetTableInfo, GetTableSchema, AlterTable (nullable
+//! columns added at the end: the next schema id; older ids stay writable and readable),
+//! ListTables, TableExists, the partition requests, Metadata, InitWriter, ProduceLog, PutKv,
+//! ListOffsets, FetchLog, Lookup. A database `fluss` exists from the start; a new table has
+//! schema id 1; its descriptor is stored after defaults (bucket
 //! count from `embedded.default-bucket-number`, bucket key = primary key). Request-level
 //! failures are `Err(Error::server(code, ..))`; per-bucket failures are inside the response
 //! entries, as on the wire. Error codes follow fluss-protocol.md section 7.

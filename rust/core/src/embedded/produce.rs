@@ -46,7 +46,6 @@ pub(crate) fn produce(table: &Table, bucket: &mut Bucket, records: &[u8], now_ms
     if batches.is_empty() {
         return Err(mismatch(table, b, "ProduceLog entry carries no record batch"));
     }
-    let schema = table.schema();
     let mut decisions = Vec::with_capacity(batches.len());
     let mut pending: Vec<(i64, i32)> = Vec::new();
     for (i, batch) in batches.iter().enumerate() {
@@ -54,9 +53,11 @@ pub(crate) fn produce(table: &Table, bucket: &mut Bucket, records: &[u8], now_ms
         if !batch.verify_crc() {
             return Err(Error::server(FlussCode::CORRUPT_RECORD, format!("table {} bucket {b}: batch {i}: CRC mismatch", table.path())));
         }
-        if batch.schema_id() != table.schema_id() {
-            return Err(at(format!("schema id {} but the table's schema id is {}", batch.schema_id(), table.schema_id())));
-        }
+        // A batch of an older schema (a writer created before a column was added) is stored
+        // as it is, as a server does; readers decode it with its schema.
+        let Some(schema) = table.schema_of(batch.schema_id()) else {
+            return Err(at(format!("schema id {} but the table's schema ids are 1 to {}", batch.schema_id(), table.schema_id())));
+        };
         if !batch.is_append_only() {
             return Err(at("the append-only attribute is not set (log tables take append-only batches)".into()));
         }

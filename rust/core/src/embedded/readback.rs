@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::{TableInfo, TablePath};
 use crate::row::{Row, Value};
-use crate::wire::arrow::record_batch_to_rows;
 use crate::wire::log_batch::LogBatch;
 
 use super::engine::EmbeddedEngine;
@@ -139,14 +138,13 @@ impl EmbeddedEngine {
             let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
             b.batches_from(from_offset.max(0)).to_vec()
         };
-        let schema = t.schema();
         let mut out = Vec::new();
         for stored in batches {
             let batch = LogBatch::parse_one(&stored.bytes)?;
             if batch.record_count() == 0 {
                 continue;
             }
-            let rows = record_batch_to_rows(schema, &batch.decode(schema)?)?;
+            let rows = t.batch_rows(&batch)?;
             let types = batch.change_types();
             for (i, row) in rows.into_iter().enumerate() {
                 let offset = stored.base_offset + i as i64;
@@ -204,7 +202,7 @@ impl EmbeddedEngine {
         keys.encode_pk(t.schema(), &row, &mut key_bytes)?;
         let bucket = keys.kv_bucket(t.schema(), &row, &key_bytes, &mut Vec::new())?;
         let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
-        Ok(b.kv.get(&key_bytes).cloned())
+        Ok(b.kv.get(&key_bytes).cloned().map(|r| t.fit(r)))
     }
 
     /// The table as the engine stores it (descriptor after defaults).

@@ -8,6 +8,17 @@ use serde_json::{json, Map, Value as Json};
 use super::{Column, DataType, Schema, TableDescriptor};
 use crate::error::{Error, Result};
 
+/// A column type in Fluss's data-type JSON (`data_type_json` of AlterTable's added columns).
+pub(crate) fn data_type_json(t: DataType, nullable: bool) -> Vec<u8> {
+    serde_json::to_vec(&type_to_json(t, nullable)).expect("JSON of plain values")
+}
+
+/// Parse Fluss's data-type JSON: the type and whether it is nullable.
+pub(crate) fn data_type_from_json(bytes: &[u8]) -> Result<(DataType, bool)> {
+    let v: Json = serde_json::from_slice(bytes).map_err(|e| Error::protocol(format!("data type JSON: {e}")))?;
+    type_from_json(&v)
+}
+
 fn type_to_json(t: DataType, nullable: bool) -> Json {
     let mut m = Map::new();
     let (name, params): (&str, Vec<(&str, i64)>) = match t {

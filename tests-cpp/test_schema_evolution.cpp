@@ -1,0 +1,122 @@
+// test_schema_evolution.cpp: Admin::AlterTable through the C++ API, on the embedded engine and on
+// a real Fluss 0.9.1 cluster (fixture: backend_test.h): a nullable column added while a writer
+// is open; the old writer keeps writing its schema, a new writer writes the new column, and a
+// scan of the table loaded after the change reads both (NULL in the old rows); a primary-key
+// table's lookups across the change; refused changes return the server's codes.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend_test.h"
+
+namespace {
+
+constexpr int32_t kTableNotExist = 7;
+constexpr int32_t kInvalidAlterTable = 56;
+
+class SchemaEvolutionTest : public BackendTest {
+ protected:
+  // Counts completions and their failures.
+  struct Done {
+    std::mutex m;
+    int ok = 0;
+    int failed = 0;
+    fw::WriteCallback Cb() {
+      return [this](const fw::WriteCompletion& c) {
+        std::lock_guard<std::mutex> g(m);
+        (c.Ok() ? ok : failed) += 1;
+      };
+    }
+  };
+};
+
+fw::GenericRow OldRow(int64_t id) {
+  fw::GenericRow r(2);
+  r.SetInt64(0, id);
+  r.SetString(1, "old " + std::to_string(id));
+  return r;
+}
+
+TEST_P(SchemaEvolutionTest, LogTableAcrossAnAddedColumn) {
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder()
+                 .AddColumn("id", fw::DataType::BigInt(), false)
+                 .AddColumn("msg", fw::DataType::String())
+                 .Build();
+  d.bucket_count = 1;
+  fw::TablePath p = Create("evo_log", d);
+  fw::Table before = Get(p);
+  fw::AppendWriter old = AppendWriterFor(before);
+  Done done;
+  for (int64_t i = 0; i < 10; ++i) ASSERT_OK(old.Append(OldRow(i), done.Cb()));
+  ASSERT_OK(old.Flush());
+  ASSERT_OK(admin.AlterTable(p, {fw::TableChange::AddColumn(fw::Column{"extra", fw::DataType::Int(), true})}));
+  fw::TableInfo info;
+  ASSERT_OK(admin.GetTableInfo(p, info));
+  EXPECT_EQ(info.schema_id, 2);
+  ASSERT_EQ(info.descriptor.schema.columns.size(), 3u);
+  EXPECT_EQ(info.descriptor.schema.columns[2].name, "extra");
+  for (int64_t i = 10; i < 20; ++i) ASSERT_OK(old.Append(OldRow(i), done.Cb()));
+  fw::Table after = Get(p);
+  fw::AppendWriter neu = AppendWriterFor(after);
+  for (int64_t i = 20; i < 30; ++i) {
+    fw::GenericRow r(3);
+    r.SetInt64(0, i);
+    r.SetString(1, "new " + std::to_string(i));
+    r.SetInt32(2, static_cast<int32_t>(i * 2));
+    ASSERT_OK(neu.Append(r, done.Cb()));
+  }
+  ASSERT_OK(old.Flush());
+  ASSERT_OK(neu.Flush());
+  EXPECT_EQ(done.ok, 30);
+  EXPECT_EQ(done.failed, 0);
+  std::vector<fw::ScannedRow> rows;
+  ASSERT_OK(after.Scan(0, 0, rows));
+  ASSERT_EQ(rows.size(), 30u);
+  std::map<int64_t, const fw::GenericRow*> by_id;
+  for (const auto& s : rows) by_id[s.row.GetInt64(0)] = &s.row;
+  for (int64_t i = 0; i < 30; ++i) {
+    const fw::GenericRow& r = *by_id.at(i);
+    ASSERT_EQ(r.FieldCount(), 3u);
+    if (i < 20) {
+      EXPECT_TRUE(r.IsNull(2)) << i;
+      EXPECT_EQ(r.GetString(1), "old " + std::to_string(i));
+    } else {
+      EXPECT_EQ(r.GetInt64(2), i * 2);
+    }
+  }
+  ASSERT_OK(old.Close());
+  ASSERT_OK(neu.Close());
+}
+
+TEST_P(SchemaEvolutionTest, RefusedChangesReturnTheServersCodes) {
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder()
+                 .AddColumn("id", fw::DataType::BigInt(), false)
+                 .AddColumn("msg", fw::DataType::String())
+                 .Build();
+  fw::TablePath p = Create("evo_no", d);
+  fw::Result r = admin.AlterTable(p, {fw::TableChange::AddColumn(fw::Column{"msg", fw::DataType::Int(), true})});
+  EXPECT_EQ(r.error_code, kInvalidAlterTable) << r.ToString();
+  r = admin.AlterTable(p, {fw::TableChange::AddColumn(fw::Column{"x", fw::DataType::Int(), false})});
+  EXPECT_NE(r.error_message.find("must be nullable"), std::string::npos) << r.ToString();
+  r = admin.AlterTable(p, {fw::TableChange::DropColumn("msg")});
+  EXPECT_NE(r.error_message.find("Not support drop column"), std::string::npos) << r.ToString();
+  r = admin.AlterTable(p, {fw::TableChange::RenameColumn("msg", "m")});
+  EXPECT_NE(r.error_message.find("Not support rename column"), std::string::npos) << r.ToString();
+  fw::TableInfo info;
+  ASSERT_OK(admin.GetTableInfo(p, info));
+  EXPECT_EQ(info.schema_id, 1);
+  fw::TablePath missing(database, Unique("evo_missing"));
+  r = admin.AlterTable(missing, {fw::TableChange::DropColumn("x")});
+  EXPECT_EQ(r.error_code, kTableNotExist) << r.ToString();
+  ASSERT_OK(admin.AlterTable(missing, {fw::TableChange::DropColumn("x")}, true));
+}
+
+}  // namespace
+
+INSTANTIATE_TEST_SUITE_P(Embedded, SchemaEvolutionTest, ::testing::Values(Backend::Embedded), BackendName);
+INSTANTIATE_TEST_SUITE_P(Cluster, SchemaEvolutionTest, ::testing::Values(Backend::Cluster), BackendName);
