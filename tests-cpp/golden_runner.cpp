@@ -249,6 +249,8 @@ struct Run {
   std::map<std::string, OpState> ops;
   std::map<std::string, std::shared_ptr<Gate>> gates;
   std::map<std::string, std::shared_ptr<WriterHandle>> writers;
+  // Callback errors each writer's error handler counted.
+  std::map<std::string, std::shared_ptr<std::atomic<uint64_t>>> cb_errors;
 
   void Ev(Json e) {
     std::lock_guard<std::mutex> g(m);
@@ -277,10 +279,23 @@ struct Run {
     const OpState& r = ops[id];
     return r.returned ? "returned" : r.started ? "running" : "not_started";
   }
+  // Every column the table gets (alter_table steps add at the end): a row of width n has the
+  // first n of them.
+  Json Columns(size_t width = SIZE_MAX) const {
+    Json out = Json::array();
+    for (const Json& c : sc["table"]["columns"]) out.push_back(c);
+    for (const Json& st : sc["steps"]) {
+      if (st["op"] == "alter_table" && st.value("expect", Json("ok")) == Json("ok")) {
+        for (const Json& c : st["add_columns"]) out.push_back(c);
+      }
+    }
+    while (out.size() > width) out.erase(out.end() - 1);
+    return out;
+  }
   std::vector<std::string> Types(bool key) {
     std::map<std::string, std::string> by_name;
     std::vector<std::string> out;
-    for (const Json& c : sc["table"]["columns"]) {
+    for (const Json& c : Columns()) {
       by_name[c["name"]] = c["type"];
       out.push_back(c["type"]);
     }
@@ -379,7 +394,7 @@ void Submit(const std::shared_ptr<Run>& run, const Json& step) {
                                             : ToRow(step["row"], run->Types(false));
   ArrowArray array{};
   ArrowSchema schema{};
-  if (op == "append_arrow") MakeArrow(run->sc["table"]["columns"], step["rows"], &array, &schema);
+  if (op == "append_arrow") MakeArrow(run->Columns(step["rows"][0].size()), step["rows"], &array, &schema);
   auto result = std::make_shared<fw::WriteResult>();
   const bool callback = notify == "callback", with_result = notify == "result";
   run->Ev({{"ev", "submit_begin"}, {"id", id}, {"thread", ThreadName()}});
@@ -457,6 +472,65 @@ void PartitionDdl(const std::shared_ptr<Run>& run, const Json& step, const std::
            {"results_done", Json::array()}});
 }
 
+fw::DataType TypeOf(const std::string& ty) {
+  return ty == "INT"       ? fw::DataType::Int()
+         : ty == "BIGINT"  ? fw::DataType::BigInt()
+         : ty == "DOUBLE"  ? fw::DataType::Double()
+         : ty == "BOOLEAN" ? fw::DataType::Boolean()
+                           : fw::DataType::String();
+}
+
+fw::Column ColumnOf(const Json& c) { return fw::Column{c["name"], TypeOf(c["type"]), c.value("nullable", true)}; }
+
+// A writer of the table as it is now (loaded again: a writer created after a schema change writes
+// the new columns), with an error handler that counts.
+fw::Result OpenWriter(Run& run, const Json& ws, std::shared_ptr<WriterHandle>& out) {
+  auto counter = run.cb_errors[ws["name"]];
+  fw::WriteCallbackOptions opts =
+      ws.contains("executor") && ws["executor"].is_object() ? fw::WriteCallbackOptions::Sharded(ws["executor"]["sharded"])
+                                                            : fw::WriteCallbackOptions{};
+  opts.error_handler = [counter](const fw::CallbackError&) { counter->fetch_add(1); };
+  if (ws.contains("max_pending_callbacks")) opts.max_pending_callbacks = ws["max_pending_callbacks"];
+  fw::Table table;
+  fw::Result r = run.conn.GetTable(run.path, table);
+  if (!r.Ok()) return r;
+  auto h = std::make_shared<WriterHandle>();
+  h->upsert = ws["kind"] == "upsert";
+  if (h->upsert) {
+    fw::TableUpsert up = table.NewUpsert();
+    if (ws.contains("partial_update")) up.PartialUpdateByName(ws["partial_update"].get<std::vector<std::string>>());
+    r = up.CreateWriter(h->up, opts);
+  } else {
+    r = table.NewAppend().CreateWriter(h->append, opts);
+  }
+  if (r.Ok()) out = h;
+  return r;
+}
+
+// alter_table (columns added at the end) and create_writer (a deferred writer).
+void SchemaDdl(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
+  const std::string op = step["op"];
+  run->Ev({{"ev", "call_begin"}, {"step", path}, {"call", op}, {"thread", ThreadName()}});
+  auto t0 = Clock::now();
+  fw::Result res;
+  if (op == "alter_table") {
+    std::vector<fw::TableChange> changes;
+    for (const Json& c : step["add_columns"]) changes.push_back(fw::TableChange::AddColumn(ColumnOf(c)));
+    res = run->admin.AlterTable(run->path, changes);
+  } else {
+    const std::string name = step["writer"];
+    for (const Json& ws : run->sc["writers"]) {
+      if (ws["name"] != name) continue;
+      std::shared_ptr<WriterHandle> h;
+      res = OpenWriter(*run, ws, h);
+      std::lock_guard<std::mutex> g(run->m);
+      if (h) run->writers[name] = h;
+    }
+  }
+  run->Ev({{"ev", "call_end"}, {"step", path}, {"code", res.error_code}, {"elapsed_ms", Ms(Clock::now() - t0)},
+           {"results_done", Json::array()}});
+}
+
 void RunStep(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
   const std::string op = step["op"];
   if (op == "append" || op == "upsert" || op == "delete" || op == "append_arrow") {
@@ -465,6 +539,8 @@ void RunStep(const std::shared_ptr<Run>& run, const Json& step, const std::strin
     Call(run, step, path);
   } else if (op == "create_partition" || op == "drop_partition") {
     PartitionDdl(run, step, path);
+  } else if (op == "alter_table" || op == "create_writer") {
+    SchemaDdl(run, step, path);
   } else if (op == "add_callback") {
     const std::string id = step["id"], target = step["target"];
     auto result = ResultOf(*run, target);
@@ -555,6 +631,9 @@ void Settle(Run& run, uint64_t ms) {
 
 void ReadBack(Run& run) {
   const Json& t = run.sc["table"];
+  // Loaded now: after a schema change it reads every column.
+  fw::Result loaded = run.conn.GetTable(run.path, run.table);
+  if (!loaded.Ok()) throw RunnerError("read-back: " + loaded.ToString());
   if (t["kind"] == "log" && t.contains("partition_keys")) {
     Json partitions = Json::object();
     const Json names =
@@ -609,15 +688,7 @@ void Setup(Run& run, const std::string& bootstrap) {
   if (!(r = run.conn.GetAdmin(admin)).Ok()) throw RunnerError("admin: " + r.ToString());
   fw::TableDescriptor desc;
   const Json& t = sc["table"];
-  for (const Json& c : t["columns"]) {
-    const std::string ty = c["type"];
-    fw::DataType dt = ty == "INT"      ? fw::DataType::Int()
-                      : ty == "BIGINT" ? fw::DataType::BigInt()
-                      : ty == "DOUBLE" ? fw::DataType::Double()
-                      : ty == "BOOLEAN" ? fw::DataType::Boolean()
-                                        : fw::DataType::String();
-    desc.schema.columns.push_back(fw::Column{c["name"], dt, c.value("nullable", true)});
-  }
+  for (const Json& c : t["columns"]) desc.schema.columns.push_back(ColumnOf(c));
   desc.schema.primary_keys = t.value("primary_key", std::vector<std::string>{});
   desc.bucket_count = t["bucket_count"];
   desc.bucket_keys = t.value("bucket_key", std::vector<std::string>{});
@@ -659,26 +730,13 @@ Json RunScenario(const Json& sc, const std::string& bootstrap) {
   run->sc = sc;
   run->cluster = !bootstrap.empty();
   run->trace = {{"runner", "cpp"}, {"target", run->cluster ? "cluster" : "embedded"}};
-  std::map<std::string, std::shared_ptr<std::atomic<uint64_t>>> cb_errors;
+  for (const Json& ws : sc["writers"]) run->cb_errors[ws["name"]] = std::make_shared<std::atomic<uint64_t>>(0);
   try {
     Setup(*run, bootstrap);
     for (const Json& ws : sc["writers"]) {
-      auto counter = cb_errors[ws["name"]] = std::make_shared<std::atomic<uint64_t>>(0);
-      fw::WriteCallbackOptions opts =
-          ws.contains("executor") && ws["executor"].is_object() ? fw::WriteCallbackOptions::Sharded(ws["executor"]["sharded"])
-                                                                : fw::WriteCallbackOptions{};
-      opts.error_handler = [counter](const fw::CallbackError&) { counter->fetch_add(1); };
-      if (ws.contains("max_pending_callbacks")) opts.max_pending_callbacks = ws["max_pending_callbacks"];
-      auto h = std::make_shared<WriterHandle>();
-      h->upsert = ws["kind"] == "upsert";
-      fw::Result r;
-      if (h->upsert) {
-        fw::TableUpsert up = run->table.NewUpsert();
-        if (ws.contains("partial_update")) up.PartialUpdateByName(ws["partial_update"].get<std::vector<std::string>>());
-        r = up.CreateWriter(h->up, opts);
-      } else {
-        r = run->table.NewAppend().CreateWriter(h->append, opts);
-      }
+      if (ws.value("deferred", false)) continue;
+      std::shared_ptr<WriterHandle> h;
+      fw::Result r = OpenWriter(*run, ws, h);
       if (!r.Ok()) throw RunnerError("writer " + ws["name"].get<std::string>() + ": " + r.ToString());
       run->writers[ws["name"]] = h;
     }
@@ -688,7 +746,7 @@ Json RunScenario(const Json& sc, const std::string& bootstrap) {
     run->Ev({{"ev", "runner_error"}, {"message", e.what()}});
   }
   Settle(*run, sc.value("settle_timeout_ms", 10000));
-  for (const auto& [name, c] : cb_errors) run->trace["callback_errors"][name] = c->load();
+  for (const auto& [name, c] : run->cb_errors) run->trace["callback_errors"][name] = c->load();
   try {
     if (run->have_table) ReadBack(*run);
   } catch (const std::exception& e) {

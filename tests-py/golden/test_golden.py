@@ -67,7 +67,12 @@ class Run:
 
     def __init__(self, sc: dict[str, Any], target: str) -> None:
         self.sc = sc
-        self.columns = sc["table"]["columns"]
+        # Every column the table gets (alter_table steps add at the end): a row of width n has
+        # the first n of them.
+        self.columns = sc["table"]["columns"] + [
+            c for s in sc["steps"] if s["op"] == "alter_table" and s.get("expect", "ok") == "ok" for c in s["add_columns"]
+        ]
+        self.conn: Any = None
         self.lock = threading.Lock()
         self.events: list[dict[str, Any]] = []
         self.trace: dict[str, Any] = {"runner": "python", "target": target, "events": self.events}
@@ -167,8 +172,9 @@ def submit(run: Run, step: dict[str, Any]) -> None:
     fn = {"append": "append", "upsert": "upsert", "delete": "delete", "append_arrow": "write_arrow_batch"}[op]
     if op == "append_arrow":
         rows = [run.row(r) for r in step["rows"]]
-        schema = pa.schema([pa.field(c["name"], ARROW_TYPES[c["type"]], nullable=c.get("nullable", True)) for c in run.columns])
-        cols = [pa.array([r[i] for r in rows], type=ARROW_TYPES[c["type"]]) for i, c in enumerate(run.columns)]
+        columns = run.columns[: len(rows[0])]
+        schema = pa.schema([pa.field(c["name"], ARROW_TYPES[c["type"]], nullable=c.get("nullable", True)) for c in columns])
+        cols = [pa.array([r[i] for r in rows], type=ARROW_TYPES[c["type"]]) for i, c in enumerate(columns)]
         arg: Any = pa.RecordBatch.from_arrays(cols, schema=schema)
     else:
         arg = run.key(step["key"]) if op == "delete" else run.row(step["row"])
@@ -241,10 +247,50 @@ def partition_ddl(run: Run, step: dict[str, Any], path: str) -> None:
     run.ev("call_end", step=path, code=code, elapsed_ms=(time.monotonic() - t0) * 1000.0, results_done=[])
 
 
+def schema_ddl(run: Run, step: dict[str, Any], path: str) -> None:
+    """alter_table (columns added at the end) and create_writer (a deferred writer, of the table
+    as it is now)."""
+    op = step["op"]
+    run.ev("call_begin", step=path, call=op, thread=_thread())
+    t0 = time.monotonic()
+    code = 0
+    try:
+        if op == "alter_table":
+            cols = [(c["name"], c["type"], c.get("nullable", True)) for c in step["add_columns"]]
+            run.admin.alter_table(run.path, add_columns=cols)
+        else:
+            ws = next(w for w in run.sc["writers"] if w["name"] == step["writer"])
+            run.writers[ws["name"]] = open_writer(run, ws)
+    except fw.FlussWriterError as e:
+        code = e.code
+    run.ev("call_end", step=path, code=code, elapsed_ms=(time.monotonic() - t0) * 1000.0, results_done=[])
+
+
+def open_writer(run: Run, ws: dict[str, Any]) -> Any:
+    """A writer of the table as it is now, with an error handler that counts."""
+    table = run.conn.get_table(run.path)
+    factory = table.new_upsert() if ws["kind"] == "upsert" else table.new_append()
+    if "partial_update" in ws:
+        factory = factory.partial_update_by_name(ws["partial_update"])
+
+    def on_error(_exc: BaseException, _op: str, name: str = ws["name"]) -> None:
+        with run.lock:
+            run.cb_errors[name] += 1
+
+    ex = ws.get("executor")
+    return factory.create_writer(
+        max_pending_callbacks=ws.get("max_pending_callbacks"),
+        executor=ex["sharded"] if isinstance(ex, dict) else None,
+        on_callback_error=on_error,
+    )
+
+
 def run_step(run: Run, step: dict[str, Any], path: str) -> None:
     op = step["op"]
     if op in ("append", "upsert", "delete", "append_arrow"):
         submit(run, step)
+    elif op in ("alter_table", "create_writer"):
+        schema_ddl(run, step, path)
     elif op in ("flush", "close", "wait"):
         call(run, step, path)
     elif op in ("create_partition", "drop_partition"):
@@ -324,24 +370,12 @@ def run_scenario(sc: dict[str, Any], bootstrap: str, stem: str) -> dict[str, Any
         run.admin, run.path = conn.admin(), path
         for p in t.get("partitions", []):
             run.admin.create_partition(path, run.spec(p), False)
-        run.table = conn.get_table(path)
+        run.conn, run.table = conn, conn.get_table(path)
         if sc.get("faults"):
             run.inject(sc["faults"])
         for ws in sc["writers"]:
-            factory = run.table.new_upsert() if ws["kind"] == "upsert" else run.table.new_append()
-            if "partial_update" in ws:
-                factory = factory.partial_update_by_name(ws["partial_update"])
-
-            def on_error(_exc: BaseException, _op: str, name: str = ws["name"]) -> None:
-                with run.lock:
-                    run.cb_errors[name] += 1
-
-            ex = ws.get("executor")
-            run.writers[ws["name"]] = factory.create_writer(
-                max_pending_callbacks=ws.get("max_pending_callbacks"),
-                executor=ex["sharded"] if isinstance(ex, dict) else None,
-                on_callback_error=on_error,
-            )
+            if not ws.get("deferred"):
+                run.writers[ws["name"]] = open_writer(run, ws)
         run.ev("thread", thread=_thread(), name="main")
         for i, s in enumerate(sc["steps"]):
             run_step(run, s, f"steps[{i}]")
@@ -395,6 +429,7 @@ def read_back(run: Run) -> None:
     t = run.sc["table"]
     if run.table is None:
         return
+    run.table = run.conn.get_table(run.path)  # loaded now: after a schema change it reads every column
     if t["kind"] == "log" and t.get("partition_keys"):
         names = run.sc.get("expect", {}).get("read_back", {}).get("partitions", {})
         run.trace["read_back"] = {"partitions": {

@@ -261,7 +261,13 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
     for (path, s) in &steps {
         let c = calls.get(path.as_str());
         match s {
-            Step::Flush(spec) | Step::Close(spec) | Step::Wait(spec) | Step::CreatePartition(spec) | Step::DropPartition(spec) => {
+            Step::Flush(spec)
+            | Step::Close(spec)
+            | Step::Wait(spec)
+            | Step::CreatePartition(spec)
+            | Step::DropPartition(spec)
+            | Step::AlterTable(spec)
+            | Step::CreateWriter(spec) => {
                 let Some((end, code, elapsed, done)) = c.and_then(|c| c.end.clone()) else {
                     let began = c.and_then(|c| c.begin).is_some();
                     r.check(false, || {
@@ -396,8 +402,8 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
         r.check(got == Some(want), || format!("writer {}: {got:?} callback errors reported to the error handler, expected {want}", w.name));
     }
 
-    // Read-back.
-    let t = &sc.table;
+    // Read-back: rows of the table after its schema changes.
+    let t = &sc.final_table();
     let rows = |v: &[Vec<Json>], what: &str| v.iter().map(|x| t.row(x, what)).collect::<Result<Vec<_>, _>>();
     let mut compare = |want: &Buckets, got: Option<&Buckets>, at: &str| {
         for (b, want) in want {

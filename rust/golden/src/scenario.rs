@@ -31,6 +31,31 @@ impl Scenario {
     pub fn settle_ms(&self) -> u64 {
         self.settle_timeout_ms.unwrap_or(10_000)
     }
+
+    /// The table after every `alter_table` step that is expected to succeed: its columns plus
+    /// the added ones, in file order (what read-back returns).
+    pub fn final_table(&self) -> Table {
+        self.table_before(self.steps.len())
+    }
+
+    /// The table as writer `name` knows it: a deferred writer sees the columns added before its
+    /// `create_writer` step, the others the table's own.
+    pub fn writer_table(&self, name: &str) -> Table {
+        let created = self.steps.iter().position(|s| matches!(s, Step::CreateWriter(o) if o.writer.as_deref() == Some(name)));
+        self.table_before(created.unwrap_or(0))
+    }
+
+    fn table_before(&self, step: usize) -> Table {
+        let mut t = self.table.clone();
+        for s in &self.steps[..step.min(self.steps.len())] {
+            if let Step::AlterTable(o) = s {
+                if call_code(&o.expect) == Ok(0) {
+                    t.columns.extend(o.add_columns.iter().cloned());
+                }
+            }
+        }
+        t
+    }
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,6 +112,8 @@ impl Fault {
 pub struct WriterSpec {
     pub name: String,
     pub kind: String,
+    /// Created by a `create_writer` step (with the table as it is then), not at the start.
+    pub deferred: bool,
     pub partial_update: Option<Vec<String>>,
     pub max_pending_callbacks: Option<u64>,
     pub executor: Option<Json>,
@@ -190,6 +217,7 @@ pub struct Other {
     pub faults: Vec<Fault>,
     pub threads: BTreeMap<String, Vec<Step>>,
     pub partition: String,
+    pub add_columns: Vec<Column>,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,6 +247,8 @@ pub enum Step {
     CreatePartition(Other),
     DropPartition(Other),
     Parallel(Other),
+    AlterTable(Other),
+    CreateWriter(Other),
 }
 
 impl Step {
@@ -352,18 +382,17 @@ impl Table {
     }
 
     pub fn schema(&self) -> Result<TableSchema, String> {
-        let mut b = TableSchema::builder();
-        for c in &self.columns {
-            b = if c.nullable != Some(false) {
-                b.column(&c.name, Self::data_type(c))
-            } else {
-                b.column_not_null(&c.name, Self::data_type(c))
-            };
+        TableSchema::new(self.columns.iter().map(Self::core_column).collect(), self.primary_key.clone()).map_err(|e| format!("table: {e}"))
+    }
+
+    /// A column of the file as the core's column.
+    pub fn core_column(c: &Column) -> fluss_writer::Column {
+        let col = fluss_writer::Column::new(c.name.clone(), Self::data_type(c));
+        if c.nullable == Some(false) {
+            col.not_null()
+        } else {
+            col
         }
-        if !self.primary_key.is_empty() {
-            b = b.primary_key(self.primary_key.clone());
-        }
-        b.build().map_err(|e| format!("table: {e}"))
     }
 
     /// The table's descriptor as the runners create it, normalized by the core (its rules
@@ -447,7 +476,10 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
     rule(!log || !t.bucket_key.is_empty(), &|| "table: a log table needs a bucket_key, so that the bucket of every row is known".into());
     rule(log || !t.primary_key.is_empty(), &|| "table: a pk table needs a primary_key".into());
     rule(!sc.config.contains_key("bootstrap.servers"), &|| "config: bootstrap.servers is set by the runner".into());
-    let (schema, bk) = match t.descriptor().and_then(|d| {
+    // Buckets and partitions are computed on rows of the final width (columns are only added
+    // at the end, never to a key).
+    let ft = sc.final_table();
+    let (schema, bk) = match ft.descriptor().and_then(|d| {
         let s = d.schema.clone();
         s.indexes_of(&d.bucket_key).map(|b| (s, b)).map_err(|e| format!("table: {e}"))
     }) {
@@ -472,7 +504,12 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
     if names.len() != sc.writers.len() {
         errs.push("writers: duplicate names".into());
     }
+    let creations =
+        |name: &str| sc.steps.iter().filter(|s| matches!(s, Step::CreateWriter(o) if o.writer.as_deref() == Some(name))).count();
     for w in &sc.writers {
+        if w.deferred != (creations(&w.name) == 1) || creations(&w.name) > 1 {
+            errs.push(format!("writer {}: a deferred writer has one create_writer step, the others none", w.name));
+        }
         if (w.kind == "upsert") != (t.kind == TableKind::Pk) {
             errs.push(format!("writer {}: kind {} does not fit a {:?} table", w.name, w.kind, t.kind));
         }
@@ -522,14 +559,21 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             }
             errs.extend(op_outcomes(&o.expect).err());
             // Rows fit the table, and the stated buckets are the core's.
+            // Rows have the width of the table as their writer knows it.
+            let wt = sc.writer_table(o.writer.as_deref().unwrap_or(sc.writers[0].name.as_str()));
+            let pad = |r: Vec<Value>| {
+                let mut r = r;
+                r.resize(ft.columns.len(), Value::Null);
+                r
+            };
             let rows: Vec<Result<Vec<Value>, String>> = match s {
                 Step::Delete(_) => vec![t.key(&o.key, &what).map(|k| {
-                    let mut row = vec![Value::Null; t.columns.len()];
+                    let mut row = vec![Value::Null; ft.columns.len()];
                     k.into_iter().zip(schema.primary_key_indexes()).for_each(|(v, i)| row[i] = v);
                     row
                 })],
-                Step::AppendArrow(_) => o.rows.iter().map(|r| t.row(r, &what)).collect(),
-                _ => vec![t.row(&o.row, &what)],
+                Step::AppendArrow(_) => o.rows.iter().map(|r| wt.row(r, &what).map(pad)).collect(),
+                _ => vec![wt.row(&o.row, &what).map(pad)],
             };
             let buckets = o.buckets();
             if rows.len() != buckets.len() {
@@ -582,10 +626,38 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
                 errs.push(format!("{path}: partition DDL on a table without partition keys"))
             }
             Step::CreatePartition(o) | Step::DropPartition(o) => partition_name(Some(&o.partition), path, errs),
+            Step::CreateWriter(o) => writer(&o.writer, path, errs),
+            Step::AlterTable(o) if call_code(&o.expect) == Ok(0) => {
+                for c in &o.add_columns {
+                    if c.nullable == Some(false) {
+                        errs.push(format!("{path}: column {} is NOT NULL, which a server refuses (expect its error)", c.name));
+                    }
+                }
+            }
             _ => {}
         }
-        if let Step::Flush(o) | Step::Close(o) | Step::Wait(o) | Step::CreatePartition(o) | Step::DropPartition(o) = s {
+        if let Step::Flush(o) | Step::Close(o) | Step::Wait(o) | Step::CreatePartition(o) | Step::DropPartition(o) | Step::AlterTable(o) = s
+        {
             errs.extend(call_code(&o.expect).err().map(|e| format!("{path}: {e}")));
+        }
+    }
+    // A deferred writer exists from its create_writer step on: its ops are top-level steps after it.
+    let deferred: HashSet<&str> = sc.writers.iter().filter(|w| w.deferred).map(|w| w.name.as_str()).collect();
+    let mut created: HashSet<&str> = HashSet::new();
+    let top: HashSet<*const Step> = sc.steps.iter().map(|s| s as *const Step).collect();
+    for s in &sc.steps {
+        if let Step::CreateWriter(o) = s {
+            created.extend(o.writer.as_deref());
+        }
+        if let Some(w) = s.write_op().and_then(|o| o.writer.as_deref()).filter(|w| deferred.contains(w) && !created.contains(w)) {
+            errs.push(format!("writer {w}: an op before its create_writer step"));
+        }
+    }
+    for (path, s) in &steps {
+        if let Some(w) = s.write_op().and_then(|o| o.writer.as_deref()).filter(|w| deferred.contains(w)) {
+            if !top.contains(&(*s as *const Step)) {
+                errs.push(format!("{path}: the ops of deferred writer {w} are top-level steps"));
+            }
         }
     }
     for (path, s) in &steps {
@@ -614,20 +686,20 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
                 "expect.read_back.buckets: a log table's every bucket (empty lists allowed); partitions for a partitioned one".into(),
             );
         }
-        errs.extend(b.values().flatten().filter_map(|r| t.row(r, "expect.read_back").err()));
+        errs.extend(b.values().flatten().filter_map(|r| ft.row(r, "expect.read_back").err()));
     }
     for (p, b) in e.read_back.partitions.iter().flatten() {
         if !log || !partitioned || b.keys().cloned().collect::<HashSet<_>>() != want {
             errs.push(format!("expect.read_back.partitions.{p}: a partitioned log table's every bucket of the partition"));
         }
         partition_name(Some(p), "expect.read_back.partitions", errs);
-        errs.extend(b.values().flatten().filter_map(|r| t.row(r, "expect.read_back").err()));
+        errs.extend(b.values().flatten().filter_map(|r| ft.row(r, "expect.read_back").err()));
     }
     for x in e.read_back.lookups.iter().flatten() {
         if log {
             errs.push("expect.read_back.lookups is for pk tables".into());
         }
         errs.extend(t.key(&x.key, "expect.read_back.lookups").err());
-        errs.extend(x.row.as_ref().and_then(|r| t.row(r, "expect.read_back.lookups").err()));
+        errs.extend(x.row.as_ref().and_then(|r| ft.row(r, "expect.read_back.lookups").err()));
     }
 }

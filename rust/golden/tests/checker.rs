@@ -459,3 +459,66 @@ fn await_and_assert_states() {
     );
     assert!(r.failures.iter().any(|f| f.contains("steps[4]: the callback of a2 is not not_started (it is returned)")), "{:?}", r.failures);
 }
+
+/// `base()` with a column added after a1: a2 is written by a writer created after the change.
+fn schema_change() -> (Json, Json) {
+    let mut doc = base();
+    doc["writers"] = json!([{"name": "w", "kind": "append"}, {"name": "v", "kind": "append", "deferred": true}]);
+    doc["steps"] = json!([
+        {"op": "append", "id": "a1", "writer": "w", "row": [1, "x"], "bucket": 0, "offset": 0, "expect": "ok"},
+        {"op": "alter_table", "add_columns": [{"name": "n", "type": "BIGINT"}], "expect": "ok"},
+        {"op": "create_writer", "writer": "v"},
+        {"op": "append", "id": "a2", "writer": "v", "row": [2, "y", 7], "bucket": 0, "offset": 1, "expect": "ok"},
+        {"op": "flush", "writer": "v", "expect": "ok"}
+    ]);
+    doc["expect"] = json!({"read_back": {"buckets": {"0": [[1, "x", null], [2, "y", 7]]}}});
+    let mut t = base_trace();
+    let ev = t["events"].as_array_mut().unwrap();
+    for e in ev.iter_mut().filter(|e| e["step"] == "steps[2]") {
+        e["step"] = json!("steps[4]");
+    }
+    ev.insert(3, json!({"ev": "call_begin", "step": "steps[1]", "call": "alter_table", "thread": "T1"}));
+    ev.insert(4, json!({"ev": "call_end", "step": "steps[1]", "code": 0, "elapsed_ms": 1.0, "results_done": []}));
+    ev.insert(5, json!({"ev": "call_begin", "step": "steps[2]", "call": "create_writer", "thread": "T1"}));
+    ev.insert(6, json!({"ev": "call_end", "step": "steps[2]", "code": 0, "elapsed_ms": 1.0, "results_done": []}));
+    t["callback_errors"] = json!({"w": 0, "v": 0});
+    t["read_back"] = json!({"buckets": {"0": [[1, "x", null], [2, "y", 7]]}});
+    renumber(&mut t);
+    (doc, t)
+}
+
+#[test]
+fn schema_change_passes() {
+    let (doc, t) = schema_change();
+    let r = run(&doc, &t);
+    assert!(r.passed(), "{}", r.failures.join("\n"));
+}
+
+#[test]
+fn schema_change_rows_have_their_writers_width() {
+    let (mut doc, t) = schema_change();
+    doc["steps"][0]["row"] = json!([1, "x", 5]);
+    fails_with(doc, t, "(a1): 3 values for 2 columns");
+}
+
+#[test]
+fn schema_change_deferred_writer_before_its_creation() {
+    let (mut doc, t) = schema_change();
+    doc["steps"].as_array_mut().unwrap().swap(2, 3);
+    fails_with(doc, t, "writer v: an op before its create_writer step");
+}
+
+#[test]
+fn schema_change_read_back_in_the_new_width() {
+    let (doc, mut t) = schema_change();
+    t["read_back"] = json!({"buckets": {"0": [[1, "x"], [2, "y", 7]]}});
+    fails_with(doc, t, "read-back bucket 0");
+}
+
+#[test]
+fn schema_change_call_must_end() {
+    let (doc, mut t) = schema_change();
+    t["events"].as_array_mut().unwrap().retain(|e| !(e["ev"] == "call_end" && e["step"] == "steps[1]"));
+    renumber(&mut t);
+    fails_with(doc, t, "steps[1]: the call never returned");
+}

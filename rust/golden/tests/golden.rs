@@ -17,8 +17,8 @@ use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, 
 use fluss_writer::embedded::{EmbeddedEngine, Fault as EngineFault};
 use fluss_writer::wire::arrow_schema;
 use fluss_writer::{
-    Admin, AppendWriter, CallbackExecutor, Config, Connection, DataType, Error, Schema, TableDescriptor, TablePath, UpsertWriter, Value,
-    WriteCompletion, WriteResult, WriterOptions,
+    Admin, AppendWriter, CallbackExecutor, Config, Connection, DataType, Error, Schema, TableChange, TableDescriptor, TablePath,
+    UpsertWriter, Value, WriteCompletion, WriteResult, WriterOptions,
 };
 use fluss_writer_golden::scenario::{self, code_of, CbSpec, CbState, Fault, Notify, Other, Scenario, Step, TableKind, WriteOp};
 use fluss_writer_golden::trace::{BucketResult, Completion, Entry, Event, Lookup, ReadBack, Trace};
@@ -135,15 +135,16 @@ struct Gate {
 
 struct State {
     sc: Scenario,
-    schema: Schema,
     events: Mutex<Vec<Entry>>,
     writers: Mutex<HashMap<String, Arc<WriterHandle>>>,
     ops: Mutex<HashMap<String, OpState>>,
     gates: Mutex<HashMap<String, Arc<Gate>>>,
     table: TablePath,
     engine: Option<Arc<EmbeddedEngine>>,
-    handle: fluss_writer::Table,
+    conn: Connection,
     admin: Admin,
+    /// Callback errors the error handler of each writer counted.
+    counters: HashMap<String, Arc<AtomicU64>>,
 }
 
 fn thread() -> String {
@@ -301,7 +302,9 @@ fn to_arrow(schema: &Schema, rows: &[Vec<Value>]) -> RecordBatch {
 }
 
 fn submit(state: &Arc<State>, step: &Step, op: &WriteOp) -> R<()> {
-    let t = &state.sc.table;
+    // Rows have the width of the table as the writer knows it (columns added after it was
+    // created are not its).
+    let t = &state.sc.writer_table(&state.writer_name(&op.writer));
     let writer = state.writer(&op.writer);
     state
         .ops
@@ -313,7 +316,7 @@ fn submit(state: &Arc<State>, step: &Step, op: &WriteOp) -> R<()> {
     let arrow = match step {
         Step::AppendArrow(_) => {
             let rows = op.rows.iter().map(|r| t.row(r, &op.id)).collect::<R<Vec<_>>>()?;
-            Some(to_arrow(&state.schema, &rows))
+            Some(to_arrow(&t.schema()?, &rows))
         }
         _ => None,
     };
@@ -444,6 +447,28 @@ fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
             let (code, elapsed_ms) = (res.err().map_or(0, |e| e.code()), ms(t0.elapsed()));
             state.ev(Event::CallEnd { step: path.into(), code, elapsed_ms, results_done: vec![] });
         }
+        Step::AlterTable(o) => {
+            state.ev(Event::CallBegin { step: path.into(), call: "alter_table".into(), thread: thread() });
+            let t0 = Instant::now();
+            let changes: Vec<TableChange> = o.add_columns.iter().map(|c| TableChange::AddColumn(scenario::Table::core_column(c))).collect();
+            let res = state.admin.alter_table(&state.table, &changes, false);
+            let (code, elapsed_ms) = (res.err().map_or(0, |e| e.code()), ms(t0.elapsed()));
+            state.ev(Event::CallEnd { step: path.into(), code, elapsed_ms, results_done: vec![] });
+        }
+        Step::CreateWriter(o) => {
+            let name = state.writer_name(&o.writer);
+            let spec = state.sc.writers.iter().find(|w| w.name == name).ok_or("unknown writer")?;
+            state.ev(Event::CallBegin { step: path.into(), call: "create_writer".into(), thread: thread() });
+            let t0 = Instant::now();
+            let code = match open_writer(state, spec) {
+                Ok(h) => {
+                    state.writers.lock().unwrap().insert(name, Arc::new(h));
+                    0
+                }
+                Err(e) => e.code(),
+            };
+            state.ev(Event::CallEnd { step: path.into(), code, elapsed_ms: ms(t0.elapsed()), results_done: vec![] });
+        }
         Step::Parallel(Other { threads, .. }) => {
             let barrier = Arc::new(Barrier::new(threads.len()));
             let handles: Vec<_> = threads
@@ -487,6 +512,32 @@ fn create_table(conn: &Connection, mut path: TablePath, desc: &TableDescriptor, 
     Err(format!("create table: {}", failures.join("; ")))
 }
 
+/// A writer of the table as it is now (loaded again: a writer created after a schema change
+/// writes the new columns), with an error handler that counts.
+fn open_writer(state: &State, ws: &scenario::WriterSpec) -> fluss_writer::Result<WriterHandle> {
+    let counter = state.counters[&ws.name].clone();
+    let mut opts = WriterOptions::default().error_handler(move |_| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    if let Some(n) = ws.max_pending_callbacks {
+        opts = opts.max_pending_callbacks(n);
+    }
+    if let Some(n) = ws.sharded() {
+        opts = opts.executor(CallbackExecutor::Sharded(n));
+    }
+    let table = state.conn.get_table(&state.table)?;
+    if ws.kind == "upsert" {
+        let up = table.new_upsert()?;
+        let up = match &ws.partial_update {
+            Some(cols) => up.partial_update_by_name(cols)?,
+            None => up,
+        };
+        up.create_writer(opts).map(WriterHandle::Upsert)
+    } else {
+        table.new_append()?.create_writer(opts).map(WriterHandle::Append)
+    }
+}
+
 fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut Trace) {
     let mut events = Vec::new();
     let fail =
@@ -510,24 +561,22 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
             }
         };
         let desc = sc.table.descriptor()?;
-        let schema = desc.schema.clone();
         let path = create_table(&conn, path, &desc, cluster.is_some())?;
         for p in &sc.table.partitions {
             let spec = sc.table.partition_spec(p)?;
             conn.admin().create_partition(&path, &spec, false).map_err(|e| format!("create partition {p}: {e}"))?;
         }
-        let handle = conn.get_table(&path).map_err(|e| e.to_string())?;
         let state = Arc::new(State {
             sc: sc.clone(),
-            schema,
             events: Mutex::new(Vec::new()),
             writers: Mutex::new(HashMap::new()),
             ops: Mutex::new(HashMap::new()),
             gates: Mutex::new(HashMap::new()),
             table: path,
             engine: conn.embedded().cloned(),
-            handle,
+            conn: conn.clone(),
             admin: conn.admin(),
+            counters: sc.writers.iter().map(|w| (w.name.clone(), Arc::new(AtomicU64::new(0)))).collect(),
         });
         if !sc.faults.is_empty() {
             state.inject(&sc.faults)?;
@@ -542,34 +591,9 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
             return;
         }
     };
-    let mut counters: Vec<(String, Arc<AtomicU64>)> = Vec::new();
     let mut ok = true;
-    for ws in &sc.writers {
-        let counter = Arc::new(AtomicU64::new(0));
-        counters.push((ws.name.clone(), counter.clone()));
-        let mut opts = WriterOptions::default().error_handler(move |_| {
-            counter.fetch_add(1, Ordering::SeqCst);
-        });
-        if let Some(n) = ws.max_pending_callbacks {
-            opts = opts.max_pending_callbacks(n);
-        }
-        if let Some(n) = ws.sharded() {
-            opts = opts.executor(CallbackExecutor::Sharded(n));
-        }
-        let handle = if ws.kind == "upsert" {
-            state
-                .handle
-                .new_upsert()
-                .and_then(|up| match &ws.partial_update {
-                    Some(cols) => up.partial_update_by_name(cols),
-                    None => Ok(up),
-                })
-                .and_then(|up| up.create_writer(opts))
-                .map(WriterHandle::Upsert)
-        } else {
-            state.handle.new_append().and_then(|a| a.create_writer(opts)).map(WriterHandle::Append)
-        };
-        match handle {
+    for ws in sc.writers.iter().filter(|w| !w.deferred) {
+        match open_writer(&state, ws) {
             Ok(h) => {
                 state.writers.lock().unwrap().insert(ws.name.clone(), Arc::new(h));
             }
@@ -614,7 +638,7 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
     for (id, completion) in results {
         state.ev(Event::Result { id, completion });
     }
-    trace.callback_errors = counters.iter().map(|(n, c)| (n.clone(), c.load(Ordering::SeqCst))).collect();
+    trace.callback_errors = state.counters.iter().map(|(n, c)| (n.clone(), c.load(Ordering::SeqCst))).collect();
     match read_back(&state) {
         Ok(rb) => trace.read_back = Some(rb),
         Err(e) => state.ev(Event::RunnerError { message: e }),
@@ -645,13 +669,15 @@ fn json_row(row: &[Value]) -> Vec<Json> {
 }
 
 fn read_back(state: &State) -> R<ReadBack> {
-    let t = &state.sc.table;
+    let t = &state.sc.final_table();
+    // Loaded now: after a schema change it reads every column.
+    let handle = state.conn.get_table(&state.table).map_err(|e| format!("read-back: {e}"))?;
     if t.kind == TableKind::Log && !t.partition_keys.is_empty() {
         let mut partitions = std::collections::BTreeMap::new();
         for p in state.sc.expect.read_back.partitions.iter().flat_map(|m| m.keys()) {
             let mut buckets = std::collections::BTreeMap::new();
             for b in 0..t.bucket_count {
-                let rows = state.handle.scan_partition(p, b, 0).map_err(|e| format!("read-back partition {p} bucket {b}: {e}"))?;
+                let rows = handle.scan_partition(p, b, 0).map_err(|e| format!("read-back partition {p} bucket {b}: {e}"))?;
                 buckets.insert(b.to_string(), rows.iter().map(|r| json_row(&r.row)).collect());
             }
             partitions.insert(p.clone(), buckets);
@@ -661,7 +687,7 @@ fn read_back(state: &State) -> R<ReadBack> {
     if t.kind == TableKind::Log {
         let mut buckets = std::collections::BTreeMap::new();
         for b in 0..t.bucket_count {
-            let rows = state.handle.scan(b, 0).map_err(|e| format!("read-back bucket {b}: {e}"))?;
+            let rows = handle.scan(b, 0).map_err(|e| format!("read-back bucket {b}: {e}"))?;
             buckets.insert(b.to_string(), rows.iter().map(|r| json_row(&r.row)).collect());
         }
         return Ok(ReadBack { buckets: Some(buckets), partitions: None, lookups: None });
@@ -669,7 +695,7 @@ fn read_back(state: &State) -> R<ReadBack> {
     let mut lookups = Vec::new();
     for l in state.sc.expect.read_back.lookups.iter().flatten() {
         let key = t.key(&l.key, "lookup")?;
-        let row = state.handle.lookup(&key).map_err(|e| format!("lookup {:?}: {e}", l.key))?;
+        let row = handle.lookup(&key).map_err(|e| format!("lookup {:?}: {e}", l.key))?;
         lookups.push(Lookup { key: l.key.clone(), row: row.map(|r| json_row(&r)) });
     }
     Ok(ReadBack { buckets: None, partitions: None, lookups: Some(lookups) })
