@@ -208,6 +208,8 @@ enum class TypeId : int32_t {
   Time = 11,
   Timestamp = 12,     // without time zone
   TimestampLtz = 13,  // with local time zone (an instant)
+  Char = 14,          // CHAR(length): strings (SetString), stored like STRING, not padded
+  Binary = 15,        // BINARY(length): exactly `length` bytes (SetBytes)
 };
 
 struct DataType {
@@ -229,6 +231,9 @@ struct DataType {
   static DataType Time(int32_t precision = 0) { return {TypeId::Time, precision, 0}; }
   static DataType Timestamp(int32_t precision = 6) { return {TypeId::Timestamp, precision, 0}; }
   static DataType TimestampLtz(int32_t precision = 6) { return {TypeId::TimestampLtz, precision, 0}; }
+  // The length travels in `precision`.
+  static DataType Char(int32_t length) { return {TypeId::Char, length, 0}; }
+  static DataType Binary(int32_t length) { return {TypeId::Binary, length, 0}; }
 };
 
 struct Column {

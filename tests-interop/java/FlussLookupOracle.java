@@ -29,7 +29,7 @@
  * in a table with datalake format FORMAT (paimon, iceberg, lance, or none): KeyEncoder
  * .ofBucketKeyEncoder and BucketingFunction.of. stdin: one key per line (values as above, TAB
  * separated); stdout: "<hex of the key bytes> TAB <bucket>", or "ERROR TAB <message>" where the
- * Java classes refuse the key. TYPE is one of the names above or DECIMAL(p,s), TIME(p), TIMESTAMP(p),
+ * Java classes refuse the key. TYPE is one of the names above or DECIMAL(p,s), TIME(p), CHAR(n), BINARY(n), TIMESTAMP(p),
  * TIMESTAMP_LTZ(p).
  */
 import java.io.BufferedReader;
@@ -191,6 +191,8 @@ public final class FlussLookupOracle {
         switch (u.substring(0, open)) {
             case "DECIMAL": return DataTypes.DECIMAL(a, n.length > 1 ? Integer.parseInt(n[1].trim()) : 0);
             case "TIME": return DataTypes.TIME(a);
+            case "CHAR": return DataTypes.CHAR(a);
+            case "BINARY": return DataTypes.BINARY(a);
             case "TIMESTAMP": return DataTypes.TIMESTAMP(a);
             case "TIMESTAMP_LTZ": return DataTypes.TIMESTAMP_LTZ(a);
             default: throw new IllegalArgumentException("unknown type " + spec);

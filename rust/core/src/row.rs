@@ -225,9 +225,16 @@ pub fn check_value(col: &Column, v: &Value) -> Result<()> {
         | (DataType::BigInt, Value::BigInt(_))
         | (DataType::Float, Value::Float(_))
         | (DataType::Double, Value::Double(_))
-        | (DataType::String, Value::String(_))
+        | (DataType::String | DataType::Char { .. }, Value::String(_))
         | (DataType::Bytes, Value::Bytes(_))
         | (DataType::Date, Value::Date(_)) => Ok(()),
+        (DataType::Binary { length }, Value::Bytes(b)) => {
+            if b.len() as u64 == u64::from(length) {
+                Ok(())
+            } else {
+                Err(Error::invalid_row(format!("column {:?} is BINARY({length}) but the value has {} bytes", col.name, b.len())))
+            }
+        }
         (DataType::Time { .. }, Value::Time(ms)) => {
             if (0..86_400_000).contains(ms) {
                 Ok(())

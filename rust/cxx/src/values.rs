@@ -228,6 +228,14 @@ fn row_to_string_inner(r: &RRow, i: usize) -> String {
 
 /// The core type of a C++ `TypeId` with its parameters.
 pub(crate) fn data_type(type_id: i32, precision: i32, scale: i32) -> Result<DataType> {
+    // CHAR and BINARY carry their length in `precision`.
+    if let 14 | 15 = type_id {
+        let length = u32::try_from(precision)
+            .map_err(|_| Error::client(fluss_writer::ClientCode::InvalidTable, format!("length {precision} is out of range")))?;
+        let t = if type_id == 14 { DataType::Char { length } } else { DataType::Binary { length } };
+        t.validate()?;
+        return Ok(t);
+    }
     let p = u8::try_from(precision)
         .map_err(|_| Error::client(fluss_writer::ClientCode::InvalidTable, format!("precision {precision} is out of range")))?;
     let s =
@@ -307,6 +315,8 @@ fn ffi_type(t: &DataType) -> (i32, i32, i32) {
         DataType::Time { precision } => (11, precision.into(), 0),
         DataType::Timestamp { precision } => (12, precision.into(), 0),
         DataType::TimestampLtz { precision } => (13, precision.into(), 0),
+        DataType::Char { length } => (14, length as i32, 0),
+        DataType::Binary { length } => (15, length as i32, 0),
     }
 }
 

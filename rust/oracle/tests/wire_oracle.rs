@@ -38,6 +38,8 @@ fn rs_type(t: DataType) -> RsType {
         DataType::Double => DataTypes::double(),
         DataType::String => DataTypes::string(),
         DataType::Bytes => DataTypes::bytes(),
+        DataType::Char { length } => DataTypes::char(length),
+        DataType::Binary { length } => DataTypes::binary(length as usize),
         DataType::Decimal { precision, scale } => DataTypes::decimal(precision as u32, scale as u32),
         DataType::Date => DataTypes::date(),
         DataType::Time { precision } => DataTypes::time_with_precision(precision as u32),
@@ -116,6 +118,8 @@ fn arb_type() -> impl Strategy<Value = DataType> {
         Just(DataType::Double),
         Just(DataType::String),
         Just(DataType::Bytes),
+        (1u32..=10).prop_map(|length| DataType::Char { length }),
+        (1u32..=8).prop_map(|length| DataType::Binary { length }),
         (1u8..=38).prop_flat_map(|p| (Just(p), 0..=p)).prop_map(|(precision, scale)| DataType::Decimal { precision, scale }),
         Just(DataType::Date),
         (0u8..=9).prop_map(|precision| DataType::Time { precision }),
@@ -137,8 +141,9 @@ fn arb_value(t: DataType) -> BoxedStrategy<Value> {
         DataType::BigInt => any::<i64>().prop_map(Value::BigInt).boxed(),
         DataType::Float => any::<f32>().prop_map(Value::Float).boxed(),
         DataType::Double => any::<f64>().prop_map(Value::Double).boxed(),
-        DataType::String => ".{0,40}".prop_map(Value::String).boxed(),
+        DataType::String | DataType::Char { .. } => ".{0,40}".prop_map(Value::String).boxed(),
         DataType::Bytes => proptest::collection::vec(any::<u8>(), 0..40).prop_map(Value::Bytes).boxed(),
+        DataType::Binary { length } => proptest::collection::vec(any::<u8>(), length as usize).prop_map(Value::Bytes).boxed(),
         DataType::Decimal { precision, scale } => {
             let max = 10i128.pow(precision as u32) - 1;
             (-max..=max).prop_map(move |unscaled| Value::Decimal(Decimal { unscaled, precision, scale })).boxed()

@@ -225,11 +225,11 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 Value::Double(v)
             }
         }
-        DataType::String => match obj.cast::<PyString>() {
-            Ok(s) => Value::String(utf8(s, &format!("column {:?} is STRING", col.name), invalid_row)?.into_owned()),
+        DataType::String | DataType::Char { .. } => match obj.cast::<PyString>() {
+            Ok(s) => Value::String(utf8(s, &format!("column {:?} is {}", col.name, col.data_type), invalid_row)?.into_owned()),
             Err(_) => return Err(mismatch(col, obj, "str")),
         },
-        DataType::Bytes => {
+        DataType::Bytes | DataType::Binary { .. } => {
             if let Ok(b) = obj.cast::<PyBytes>() {
                 Value::Bytes(b.as_bytes().to_vec())
             } else if let Ok(b) = obj.cast::<PyByteArray>() {

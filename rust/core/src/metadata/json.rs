@@ -22,6 +22,8 @@ pub(crate) fn data_type_from_json(bytes: &[u8]) -> Result<(DataType, bool)> {
 fn type_to_json(t: DataType, nullable: bool) -> Json {
     let mut m = Map::new();
     let (name, params): (&str, Vec<(&str, i64)>) = match t {
+        DataType::Char { length } => ("CHAR", vec![("length", length as i64)]),
+        DataType::Binary { length } => ("BINARY", vec![("length", length as i64)]),
         DataType::Boolean => ("BOOLEAN", vec![]),
         DataType::TinyInt => ("TINYINT", vec![]),
         DataType::SmallInt => ("SMALLINT", vec![]),
@@ -62,6 +64,14 @@ fn type_from_json(v: &Json) -> Result<(DataType, bool)> {
         "DOUBLE" => DataType::Double,
         "STRING" => DataType::String,
         "BYTES" => DataType::Bytes,
+        "CHAR" | "BINARY" => {
+            let length = v.get("length").and_then(Json::as_u64).and_then(|n| u32::try_from(n).ok()).ok_or_else(|| bad("no length"))?;
+            if name == "CHAR" {
+                DataType::Char { length }
+            } else {
+                DataType::Binary { length }
+            }
+        }
         "DECIMAL" => {
             DataType::Decimal { precision: int("precision").ok_or_else(|| bad("no precision"))?, scale: int("scale").unwrap_or(0) }
         }

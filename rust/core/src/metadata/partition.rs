@@ -146,7 +146,7 @@ pub fn format_partition_value(col: &Column, value: &Value, out: &mut String) -> 
     let bad = |why: String| Error::client(ClientCode::InvalidRow, format!("partition key column {:?}: {why}", col.name));
     match (&col.data_type, value) {
         (_, Value::Null) => return Err(bad("NULL cannot name a partition".into())),
-        (DataType::String, Value::String(s)) => out.push_str(s),
+        (DataType::String | DataType::Char { .. }, Value::String(s)) => out.push_str(s),
         (DataType::Boolean, Value::Boolean(b)) => out.push_str(if *b { "true" } else { "false" }),
         (DataType::TinyInt, Value::TinyInt(v)) => write!(out, "{v}").expect("String"),
         (DataType::SmallInt, Value::SmallInt(v)) => write!(out, "{v}").expect("String"),
@@ -166,7 +166,7 @@ pub fn format_partition_value(col: &Column, value: &Value, out: &mut String) -> 
         (DataType::Timestamp { .. }, Value::Timestamp(t)) | (DataType::TimestampLtz { .. }, Value::TimestampLtz(t)) => {
             timestamp_name(t, out).map_err(bad)?
         }
-        (DataType::Bytes, Value::Bytes(b)) => {
+        (DataType::Bytes | DataType::Binary { .. }, Value::Bytes(b)) => {
             for x in b {
                 write!(out, "{x:02x}").expect("String");
             }

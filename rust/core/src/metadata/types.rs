@@ -26,6 +26,18 @@ pub enum DataType {
     String,
     /// BYTES (variable length).
     Bytes,
+    /// CHAR(length): a string of at most `length` characters by the SQL type; values are
+    /// strings, stored like STRING and neither padded nor length-checked (Fluss 0.9.1's Java
+    /// client does neither).
+    Char {
+        /// Declared length, 1..=2147483647.
+        length: u32,
+    },
+    /// BINARY(length): exactly `length` bytes (log tables carry it as Arrow FixedSizeBinary).
+    Binary {
+        /// Declared length, 1..=2147483647.
+        length: u32,
+    },
     /// DECIMAL(precision, scale), precision 1..=38, scale 0..=precision.
     Decimal {
         /// Total digits, 1..=38.
@@ -64,17 +76,23 @@ impl DataType {
             Some(i) if u.ends_with(')') => (u[..i].trim().to_string(), Some(u[i + 1..u.len() - 1].to_string())),
             _ => (u.clone(), None),
         };
-        let nums: Vec<u8> = match &args {
+        let params = || Error::client(ClientCode::InvalidTable, format!("bad type parameters in {s:?}"));
+        let wide: Vec<u32> = match &args {
             None => vec![],
-            Some(a) => a
-                .split(',')
-                .map(|x| x.trim().parse::<u8>())
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|_| Error::client(ClientCode::InvalidTable, format!("bad type parameters in {s:?}")))?,
+            Some(a) => a.split(',').map(|x| x.trim().parse::<u32>()).collect::<std::result::Result<_, _>>().map_err(|_| params())?,
+        };
+        let nums: Vec<u8> = match name.as_str() {
+            "CHAR" | "BINARY" => vec![],
+            _ => wide.iter().map(|&n| u8::try_from(n).map_err(|_| params())).collect::<Result<_>>()?,
         };
         let one = |default: u8| match nums.as_slice() {
             [] => Ok(default),
             [p] => Ok(*p),
+            _ => Err(bad()),
+        };
+        let length = || match wide.as_slice() {
+            [] => Ok(1),
+            [n] => Ok(*n),
             _ => Err(bad()),
         };
         let t = match (name.as_str(), nums.is_empty()) {
@@ -88,6 +106,8 @@ impl DataType {
             ("STRING", true) => DataType::String,
             ("BYTES", true) => DataType::Bytes,
             ("DATE", true) => DataType::Date,
+            ("CHAR", _) => DataType::Char { length: length()? },
+            ("BINARY", _) => DataType::Binary { length: length()? },
             ("TIME", _) => DataType::Time { precision: one(0)? },
             ("TIMESTAMP", _) => DataType::Timestamp { precision: one(6)? },
             ("TIMESTAMP_LTZ", _) => DataType::TimestampLtz { precision: one(6)? },
@@ -126,13 +146,17 @@ impl DataType {
             DataType::Time { precision } | DataType::Timestamp { precision } | DataType::TimestampLtz { precision } if precision > 9 => {
                 Err(Error::client(ClientCode::InvalidTable, format!("{self} precision must be 0..=9")))
             }
+            DataType::Char { length } | DataType::Binary { length } if length == 0 || length > i32::MAX as u32 => {
+                Err(Error::client(ClientCode::InvalidTable, format!("{self}: the length must be 1..=2147483647")))
+            }
             _ => Ok(()),
         }
     }
 
     /// Whether a value of this type has a fixed encoded width in Fluss's row formats.
     pub fn is_variable_length(&self) -> bool {
-        matches!(self, DataType::String | DataType::Bytes) || matches!(self, DataType::Decimal { precision, .. } if *precision > 18)
+        matches!(self, DataType::String | DataType::Bytes | DataType::Char { .. } | DataType::Binary { .. })
+            || matches!(self, DataType::Decimal { precision, .. } if *precision > 18)
     }
 }
 
@@ -148,6 +172,8 @@ impl fmt::Display for DataType {
             DataType::Double => write!(f, "DOUBLE"),
             DataType::String => write!(f, "STRING"),
             DataType::Bytes => write!(f, "BYTES"),
+            DataType::Char { length } => write!(f, "CHAR({length})"),
+            DataType::Binary { length } => write!(f, "BINARY({length})"),
             DataType::Decimal { precision, scale } => write!(f, "DECIMAL({precision}, {scale})"),
             DataType::Date => write!(f, "DATE"),
             DataType::Time { precision } => write!(f, "TIME({precision})"),

@@ -28,7 +28,7 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder,
+    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, FixedSizeBinaryBuilder, Float32Builder, Float64Builder, Int16Builder, Int32Builder,
     Int64Builder, Int8Builder, StringBuilder, Time32MillisecondBuilder, Time32SecondBuilder, Time64MicrosecondBuilder,
     Time64NanosecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder, TimestampSecondBuilder,
 };
@@ -37,7 +37,7 @@ use arrow_array::types::{
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
 };
 use arrow_array::{
-    cast::AsArray, make_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array,
+    cast::AsArray, make_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray, Float32Array, Float64Array,
     Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
 };
 use arrow_schema::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
@@ -119,8 +119,9 @@ pub fn arrow_type(t: DataType) -> ArrowType {
         DataType::BigInt => ArrowType::Int64,
         DataType::Float => ArrowType::Float32,
         DataType::Double => ArrowType::Float64,
-        DataType::String => ArrowType::Utf8,
+        DataType::String | DataType::Char { .. } => ArrowType::Utf8,
         DataType::Bytes => ArrowType::Binary,
+        DataType::Binary { length } => ArrowType::FixedSizeBinary(length as i32),
         DataType::Decimal { precision, scale } => ArrowType::Decimal128(precision, scale as i8),
         DataType::Date => ArrowType::Date32,
         DataType::Time { precision } => match time_unit(precision) {
@@ -151,6 +152,7 @@ enum ColumnBuilder {
     Float64(Float64Builder),
     Utf8(StringBuilder),
     Binary(BinaryBuilder),
+    FixedBinary(FixedSizeBinaryBuilder),
     Decimal(Decimal128Builder),
     Date32(Date32Builder),
     TimeS(Time32SecondBuilder),
@@ -174,8 +176,9 @@ impl ColumnBuilder {
             DataType::BigInt => B::Int64(Int64Builder::new()),
             DataType::Float => B::Float32(Float32Builder::new()),
             DataType::Double => B::Float64(Float64Builder::new()),
-            DataType::String => B::Utf8(StringBuilder::new()),
+            DataType::String | DataType::Char { .. } => B::Utf8(StringBuilder::new()),
             DataType::Bytes => B::Binary(BinaryBuilder::new()),
+            DataType::Binary { length } => B::FixedBinary(FixedSizeBinaryBuilder::new(length as i32)),
             DataType::Decimal { precision, scale } => B::Decimal(
                 Decimal128Builder::new().with_precision_and_scale(precision, scale as i8).expect("validated DECIMAL precision and scale"),
             ),
@@ -208,6 +211,7 @@ impl ColumnBuilder {
             (B::Float64(b), Value::Null) => b.append_null(),
             (B::Utf8(b), Value::Null) => b.append_null(),
             (B::Binary(b), Value::Null) => b.append_null(),
+            (B::FixedBinary(b), Value::Null) => b.append_null(),
             (B::Decimal(b), Value::Null) => b.append_null(),
             (B::Date32(b), Value::Null) => b.append_null(),
             (B::TimeS(b), Value::Null) => b.append_null(),
@@ -232,6 +236,10 @@ impl ColumnBuilder {
             (B::Binary(b), Value::Bytes(x)) => {
                 b.append_value(x);
                 return 4 + x.len();
+            }
+            (B::FixedBinary(b), Value::Bytes(x)) => {
+                b.append_value(x).expect("a checked BINARY(n) value has n bytes");
+                return x.len();
             }
             (B::Decimal(b), Value::Decimal(d)) => b.append_value(d.unscaled),
             (B::Date32(b), Value::Date(x)) => b.append_value(*x),
@@ -260,6 +268,7 @@ impl ColumnBuilder {
             B::Float64(b) => Arc::new(b.finish()),
             B::Utf8(b) => Arc::new(b.finish()),
             B::Binary(b) => Arc::new(b.finish()),
+            B::FixedBinary(b) => Arc::new(b.finish()),
             B::Decimal(b) => Arc::new(b.finish()),
             B::Date32(b) => Arc::new(b.finish()),
             B::TimeS(b) => Arc::new(b.finish()),
@@ -282,7 +291,7 @@ fn fixed_width(t: DataType) -> usize {
         DataType::Int | DataType::Float | DataType::Date => 4,
         DataType::Time { precision } if precision <= 3 => 4,
         DataType::Decimal { .. } => 16,
-        DataType::String | DataType::Bytes => 0,
+        DataType::String | DataType::Bytes | DataType::Char { .. } | DataType::Binary { .. } => 0,
         _ => 8,
     }
 }
@@ -483,6 +492,7 @@ pub fn arrow_row_sizes(batch: &RecordBatch) -> Vec<usize> {
         match col.data_type() {
             ArrowType::Utf8 => add_lengths(&mut sizes, |i| col.as_string::<i32>().value_length(i) as usize + 4),
             ArrowType::Binary => add_lengths(&mut sizes, |i| col.as_binary::<i32>().value_length(i) as usize + 4),
+            ArrowType::FixedSizeBinary(n) => add_lengths(&mut sizes, |_| *n as usize),
             ArrowType::Boolean | ArrowType::Null => add_lengths(&mut sizes, |_| 1),
             t => match t.primitive_width() {
                 Some(w) => add_lengths(&mut sizes, |_| w),
@@ -512,6 +522,9 @@ fn convert(array: &ArrayRef, target: &ArrowType) -> std::result::Result<ArrayRef
         (A::Null, _) => true,
         (A::LargeUtf8 | A::Utf8View, A::Utf8) => true,
         (A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_), A::Binary) => true,
+        // BINARY(n): variable-length binary whose every value has n bytes (a value of another
+        // length becomes null in the cast, which the null count below refuses).
+        (A::Binary | A::LargeBinary | A::BinaryView, A::FixedSizeBinary(_)) => true,
         (A::Dictionary(_, v), A::Utf8) => matches!(**v, A::Utf8 | A::LargeUtf8 | A::Utf8View),
         (A::Dictionary(_, v), A::Binary) => {
             matches!(**v, A::Binary | A::LargeBinary | A::BinaryView)
@@ -591,8 +604,9 @@ pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> 
         DataType::BigInt => Value::BigInt(downcast::<Int64Array>(array, t)?.value(row)),
         DataType::Float => Value::Float(downcast::<Float32Array>(array, t)?.value(row)),
         DataType::Double => Value::Double(downcast::<Float64Array>(array, t)?.value(row)),
-        DataType::String => Value::String(downcast::<StringArray>(array, t)?.value(row).to_owned()),
+        DataType::String | DataType::Char { .. } => Value::String(downcast::<StringArray>(array, t)?.value(row).to_owned()),
         DataType::Bytes => Value::Bytes(downcast::<BinaryArray>(array, t)?.value(row).to_vec()),
+        DataType::Binary { .. } => Value::Bytes(downcast::<FixedSizeBinaryArray>(array, t)?.value(row).to_vec()),
         DataType::Decimal { precision, scale } => {
             Value::Decimal(Decimal { unscaled: downcast::<Decimal128Array>(array, t)?.value(row), precision, scale })
         }

@@ -76,8 +76,9 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
         (DataType::BigInt, Value::BigInt(x)) => put_u64(out, *x as u64),
         (DataType::Float, Value::Float(x)) => out.extend_from_slice(&x.to_le_bytes()),
         (DataType::Double, Value::Double(x)) => out.extend_from_slice(&x.to_le_bytes()),
-        (DataType::String, Value::String(s)) => put_bytes(out, s.as_bytes()),
-        (DataType::Bytes, Value::Bytes(b)) => put_bytes(out, b),
+        // CHAR and BINARY are written like STRING and BYTES (Fluss 0.9.1's CompactedRowWriter).
+        (DataType::String | DataType::Char { .. }, Value::String(s)) => put_bytes(out, s.as_bytes()),
+        (DataType::Bytes | DataType::Binary { .. }, Value::Bytes(b)) => put_bytes(out, b),
         (DataType::Decimal { precision, .. }, Value::Decimal(d)) => {
             if precision <= MAX_COMPACT_DECIMAL_PRECISION {
                 put_u64(out, d.unscaled as i64 as u64);
@@ -172,11 +173,11 @@ pub fn decode_value(t: DataType, buf: &[u8], pos: &mut usize) -> Result<Value> {
         DataType::BigInt => Value::BigInt(get_u64(buf, pos)? as i64),
         DataType::Float => Value::Float(f32::from_le_bytes(take(buf, pos, 4)?.try_into().unwrap())),
         DataType::Double => Value::Double(f64::from_le_bytes(take(buf, pos, 8)?.try_into().unwrap())),
-        DataType::String => {
+        DataType::String | DataType::Char { .. } => {
             let b = take_var(buf, pos)?;
             Value::String(std::str::from_utf8(b).map_err(|e| corrupt(format!("STRING is not UTF-8: {e}")))?.to_owned())
         }
-        DataType::Bytes => Value::Bytes(take_var(buf, pos)?.to_vec()),
+        DataType::Bytes | DataType::Binary { .. } => Value::Bytes(take_var(buf, pos)?.to_vec()),
         DataType::Decimal { precision, scale } => {
             let unscaled = if precision <= MAX_COMPACT_DECIMAL_PRECISION {
                 get_u64(buf, pos)? as i64 as i128
@@ -366,6 +367,8 @@ pub(crate) mod tests {
             Just(DataType::Double),
             Just(DataType::String),
             Just(DataType::Bytes),
+            (1u32..=10).prop_map(|length| DataType::Char { length }),
+            (1u32..=8).prop_map(|length| DataType::Binary { length }),
             (1u8..=38).prop_flat_map(|p| (Just(p), 0..=p)).prop_map(|(precision, scale)| DataType::Decimal { precision, scale }),
             Just(DataType::Date),
             (0u8..=9).prop_map(|precision| DataType::Time { precision }),
@@ -391,8 +394,9 @@ pub(crate) mod tests {
             DataType::BigInt => any::<i64>().prop_map(Value::BigInt).boxed(),
             DataType::Float => any::<f32>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Float).boxed(),
             DataType::Double => any::<f64>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Double).boxed(),
-            DataType::String => ".{0,20}".prop_map(Value::String).boxed(),
+            DataType::String | DataType::Char { .. } => ".{0,20}".prop_map(Value::String).boxed(),
             DataType::Bytes => proptest::collection::vec(any::<u8>(), 0..20).prop_map(Value::Bytes).boxed(),
+            DataType::Binary { length } => proptest::collection::vec(any::<u8>(), length as usize).prop_map(Value::Bytes).boxed(),
             DataType::Decimal { precision, scale } => {
                 let max = 10i128.pow(precision as u32) - 1;
                 (-max..=max).prop_map(move |unscaled| Value::Decimal(Decimal { unscaled, precision, scale })).boxed()

@@ -102,7 +102,9 @@ pub fn check_iceberg_key_type(column: &str, t: DataType) -> Result<()> {
         | DataType::Timestamp { .. }
         | DataType::Decimal { .. }
         | DataType::String
-        | DataType::Bytes => Ok(()),
+        | DataType::Bytes
+        | DataType::Char { .. }
+        | DataType::Binary { .. } => Ok(()),
         _ => Err(Error::client(
             ClientCode::InvalidTable,
             format!("key column {column:?} has type {t}, which an iceberg-format table cannot key by (Fluss 0.9.1's Iceberg key encoder refuses it)"),
