@@ -77,9 +77,9 @@ def canon(type_name: str, v) -> str | None:
         return "f:%08x" % struct.unpack("<I", struct.pack("<f", v))[0]
     if t == "DOUBLE":
         return "d:%016x" % struct.unpack("<Q", struct.pack("<d", v))[0]
-    if t == "STRING":
+    if t in ("STRING", "CHAR"):
         return v
-    if t == "BYTES":
+    if t in ("BYTES", "BINARY"):
         return "x:" + bytes(v).hex()
     if t == "DECIMAL":
         scale = int(type_name.split(",")[1].strip(" )"))

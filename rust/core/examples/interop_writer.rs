@@ -62,7 +62,9 @@ fn schema(pk: bool) -> Schema {
         .column("ts6", DataType::Timestamp { precision: 6 })
         .column("ts9", DataType::Timestamp { precision: 9 })
         .column("ltz3", DataType::TimestampLtz { precision: 3 })
-        .column("ltz6", DataType::TimestampLtz { precision: 6 });
+        .column("ltz6", DataType::TimestampLtz { precision: 6 })
+        .column("ch", DataType::Char { length: 6 })
+        .column("bn", DataType::Binary { length: 4 });
     if pk {
         b = b.primary_key(["id"]);
     }
@@ -96,6 +98,9 @@ fn row_for(id: i32, version: i32) -> Row {
         Value::Timestamp(Timestamp::from_nanos(1_710_000_000_000_000_000 + neg * v * 300_007)),
         Value::TimestampLtz(Timestamp::from_millis(1_600_000_000_000 + neg * v * 17)),
         Value::TimestampLtz(Timestamp::from_micros(1_600_000_000_000_000 + neg * v * 1_717)),
+        // CHAR(6) values are not padded, and longer ones are stored as they are (Fluss's rule).
+        Value::String(if id % 5 == 0 { format!("long char {id}") } else { format!("c{}", id % 1000) }),
+        Value::Bytes((v as u32).to_le_bytes().to_vec()),
     ];
     for (c, x) in r.iter_mut().enumerate().skip(1) {
         if (id as usize + version as usize + c).is_multiple_of(7) {
