@@ -205,21 +205,34 @@ fn c6_ops_submitted_after_flush_began_do_not_extend_it() {
     let path = log_table(&conn, "c6_mark", 4);
     let w = append_writer(&conn, &path, WriterOptions::default());
     let stop = AtomicBool::new(false);
-    let submitted = AtomicI64::new(0);
+    let submitted = Arc::new(AtomicI64::new(0));
     let done: Vec<AtomicBool> = (0..2_000_000).map(|_| AtomicBool::new(false)).collect();
     let done = Arc::new(done);
+    // Once the flush begins, the callbacks (of ops accepted before it, which the flush waits for)
+    // hold the worker until the submitter has gone on for another 1,000 ops (5 s at most): so the
+    // flush cannot return before ops were submitted after it began, however the threads are
+    // scheduled on a loaded machine.
+    let flush_began_at = Arc::new(AtomicI64::new(i64::MAX));
     std::thread::scope(|s| {
         let submitter = s.spawn(|| {
             let mut i = 0i64;
             while !stop.load(Ordering::SeqCst) && i < 2_000_000 {
-                let d = done.clone();
-                w.append_with_callback(&row![i, "x"], move |_| d[i as usize].store(true, Ordering::SeqCst)).unwrap();
+                let (d, sub, began) = (done.clone(), submitted.clone(), flush_began_at.clone());
+                w.append_with_callback(&row![i, "x"], move |_| {
+                    let deadline = Instant::now() + Duration::from_secs(5);
+                    while sub.load(Ordering::SeqCst) < began.load(Ordering::SeqCst).saturating_add(1000) && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    d[i as usize].store(true, Ordering::SeqCst)
+                })
+                .unwrap();
                 i += 1;
                 submitted.store(i, Ordering::SeqCst);
             }
         });
         wait_until("submitter running", Duration::from_secs(5), || submitted.load(Ordering::SeqCst) > 1000);
         let before = submitted.load(Ordering::SeqCst);
+        flush_began_at.store(before, Ordering::SeqCst);
         let r = w.flush(Some(Duration::from_secs(8)));
         let after = submitted.load(Ordering::SeqCst);
         let still_running = !submitter.is_finished();
