@@ -6,19 +6,29 @@ from __future__ import annotations
 
 import os
 import uuid
-from typing import Iterator, List
+from typing import Dict, Iterator, List, Optional
 
 import fluss_writer as fw
 import pytest
 from cluster.support import create_table
+from fluss_writer import testing
 
 CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
-CONFIG = {"client.writer.batch-timeout": "5ms", "client.request-timeout": "20s", "client.writer.delivery-timeout": "45s"}
+EMBEDDED_CONFIG = {"client.writer.batch-timeout": "5ms", "client.writer.retry-backoff": "5ms"}
+CLUSTER_CONFIG = {
+    "client.writer.batch-timeout": "5ms",
+    "client.request-timeout": "20s",
+    "client.writer.delivery-timeout": "45s",
+}
 
 
 class Target:
+    """Where a test runs: a connection, a database of its own, and the embedded engine (None on
+    a cluster)."""
+
     def __init__(self, kind: str, conn: fw.Connection, db: str) -> None:
         self.kind, self.conn, self.db = kind, conn, db
+        self.engine: Optional[testing.EmbeddedEngine] = testing.engine(conn) if kind == "embedded" else None
 
     def create(self, prefix: str, descriptor: fw.TableDescriptor) -> str:
         def new_path() -> str:
@@ -30,10 +40,17 @@ class Target:
         self.conn.admin().create_table(path, descriptor)
         return path
 
+    def with_config(self, extra: Dict[str, str]) -> Target:
+        """A target with its own connection configured with ``extra`` as well: to the same
+        cluster (same database), or a new embedded engine."""
+        if self.kind == "cluster":
+            return Target("cluster", fw.connect(CLUSTER_BOOTSTRAP, {**CLUSTER_CONFIG, **extra}), self.db)
+        return Target("embedded", fw.connect("embedded", {**EMBEDDED_CONFIG, **extra}), "fluss")
+
 
 @pytest.fixture(scope="module")
 def cluster_target(cluster_databases: List[str]) -> Iterator[Target]:
-    c = fw.connect(CLUSTER_BOOTSTRAP, CONFIG)
+    c = fw.connect(CLUSTER_BOOTSTRAP, CLUSTER_CONFIG)
     db = f"fw_py_{uuid.uuid4().hex[:10]}"
     c.admin().create_database(db)
     cluster_databases.append(db)
@@ -46,6 +63,6 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
     if request.param == "cluster":
         yield request.getfixturevalue("cluster_target")
         return
-    c = fw.connect("embedded", CONFIG)
+    c = fw.connect("embedded", EMBEDDED_CONFIG)
     yield Target("embedded", c, "fluss")
     c.close(timeout=10)

@@ -70,6 +70,14 @@ ALIASES: Dict[Tuple[str, str], Dict[str, str]] = {
 
 #: (Rust type, Rust operation) -> why a language has no counterpart: {"py": reason, "cpp": reason}.
 EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
+    ("AppendWriter", "record_rejected"): {
+        "py": "binding-internal: the binding counts the values it cannot convert",
+        "cpp": "binding-internal: the binding counts the values it cannot convert",
+    },
+    ("UpsertWriter", "record_rejected"): {
+        "py": "binding-internal: the binding counts the values it cannot convert",
+        "cpp": "binding-internal: the binding counts the values it cannot convert",
+    },
     ("Connection", "open"): {
         "py": "fluss_writer.connect(address, config) is the constructor",
         "cpp": "Connection::Create(Configuration) is the constructor",

@@ -24,33 +24,25 @@ FLUSS_BOOTSTRAP_SERVERS set, again on the real Fluss 0.9.1 cluster (the ``target
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 import time
-import uuid
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from collections import Counter
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import fluss_writer as fw
 import pandas as pd
 import pyarrow as pa
 import pytest
-from cluster.support import create_table
 from fluss_writer import testing
+from targets import EMBEDDED_CONFIG, Target
 
 pytestmark = pytest.mark.timeout(120)
 
-CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
 CODES = {name: code for name, code, _retriable in fw.SERVER_CODES}
 PARTITION_NOT_EXISTS = CODES["PARTITION_NOT_EXISTS"]
 TABLE_NOT_PARTITIONED = CODES["TABLE_NOT_PARTITIONED_EXCEPTION"]
 PARTITION_ALREADY_EXISTS = CODES["PARTITION_ALREADY_EXISTS"]
 NO_CREATE = {"client.writer.dynamic-create-partition.enabled": "false"}
-EMBEDDED_CONFIG = {"client.writer.batch-timeout": "5ms", "client.writer.retry-backoff": "5ms"}
-CLUSTER_CONFIG = {
-    "client.writer.batch-timeout": "5ms",
-    "client.request-timeout": "20s",
-    "client.writer.delivery-timeout": "45s",
-}
 
 LOG_COLUMNS = [("id", "BIGINT", False), ("dt", "STRING"), ("msg", "STRING")]
 DAYS = ["2026-12-01", "2026-12-02", "2026-12-03"]
@@ -58,54 +50,6 @@ DAYS = ["2026-12-01", "2026-12-02", "2026-12-03"]
 
 def log_descriptor(buckets: int = 3) -> fw.TableDescriptor:
     return fw.TableDescriptor(fw.Schema(LOG_COLUMNS), bucket_count=buckets, bucket_keys=["id"], partition_keys=["dt"])
-
-
-class Target:
-    """Where a test runs: a connection, a database of its own, and the embedded engine (None on
-    a cluster)."""
-
-    def __init__(self, kind: str, conn: fw.Connection, db: str) -> None:
-        self.kind = kind
-        self.conn = conn
-        self.db = db
-        self.engine: Optional[testing.EmbeddedEngine] = testing.engine(conn) if kind == "embedded" else None
-
-    def create(self, prefix: str, descriptor: fw.TableDescriptor) -> str:
-        def new_path() -> str:
-            return f"{self.db}.{prefix}_{uuid.uuid4().hex[:10]}"
-
-        if self.kind == "cluster":
-            return create_table(self.conn, new_path, descriptor)
-        path = new_path()
-        self.conn.admin().create_table(path, descriptor)
-        return path
-
-    def with_config(self, extra: Dict[str, str]) -> Target:
-        """A target with its own connection configured with ``extra`` as well: to the same
-        cluster (same database), or a new embedded engine."""
-        if self.kind == "cluster":
-            return Target("cluster", fw.connect(CLUSTER_BOOTSTRAP, {**CLUSTER_CONFIG, **extra}), self.db)
-        return Target("embedded", fw.connect("embedded", {**EMBEDDED_CONFIG, **extra}), "fluss")
-
-
-@pytest.fixture(scope="module")
-def cluster_target(cluster_databases: List[str]) -> Iterator[Target]:
-    c = fw.connect(CLUSTER_BOOTSTRAP, CLUSTER_CONFIG)
-    db = f"fw_py_part_{uuid.uuid4().hex[:10]}"
-    c.admin().create_database(db)
-    cluster_databases.append(db)
-    yield Target("cluster", c, db)
-    c.close(timeout=20)
-
-
-@pytest.fixture(params=["embedded", *(["cluster"] if CLUSTER_BOOTSTRAP else [])])
-def target(request: pytest.FixtureRequest) -> Iterator[Target]:
-    if request.param == "cluster":
-        yield request.getfixturevalue("cluster_target")
-        return
-    c = fw.connect("embedded", EMBEDDED_CONFIG)
-    yield Target("embedded", c, "fluss")
-    c.close(timeout=10)
 
 
 class Seen:
@@ -265,7 +209,10 @@ def test_rows_are_routed_to_partitions_with_callbacks(target: Target) -> None:
             w.append({"id": i, "dt": DAYS[i % 3], "msg": f"m{i}"}, callback=seen.cb(i))
         w.flush(60)
         got = seen.by_op()
+        counted = {(b["partition"], b["bucket"]): b["records_sent"] for b in w.bucket_counts()}
     assert sorted(got) == list(range(n)), "every callback exactly once"
+    # The writer's per-bucket metrics name each (partition, bucket) its callbacks reported.
+    assert counted == dict(Counter((c.partition, c.bucket) for c in got.values()))
 
     ids = {p.partition_name: p.partition_id for p in admin.list_partitions(path)}
     assert sorted(ids) == DAYS, "the writer created the third partition"

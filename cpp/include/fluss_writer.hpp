@@ -126,6 +126,7 @@ const char* Version() noexcept;
 // Opaque handles owned by the Rust library.
 namespace ffi {
 struct RConnection;
+struct RStatsReporter;
 struct RTable;
 struct RWriter;
 struct RWriteResult;
@@ -592,6 +593,22 @@ class SharedWriteCallback {
   friend struct detail::Access;
 };
 
+// ===== Logs =====
+//
+// The library logs (slow callbacks, failed batches, retries at debug level, connection events)
+// to stderr by default, warnings and errors only. SetLogCallback hands every record at or above
+// the level to `sink` instead (nullptr: back to stderr); the sink is called on the library's own
+// threads (I/O and callback workers), so it must be quick and thread-safe; what it throws is
+// swallowed. SetLogLevel changes the level at run time.
+enum class LogLevel : int32_t { Off = 0, Error = 1, Warn = 2, Info = 3, Debug = 4, Trace = 5 };
+struct LogRecord {
+  LogLevel level = LogLevel::Warn;
+  std::string target;   // the Rust module, e.g. "fluss_writer_dispatch::job"
+  std::string message;  // one line
+};
+void SetLogCallback(std::function<void(const LogRecord&)> sink);
+void SetLogLevel(LogLevel level);
+
 // What an error handler receives: a callback threw (or a job was dropped unrun).
 struct CallbackError {
   std::string message;    // e.g. "C++ callback threw: boom"
@@ -716,6 +733,79 @@ struct WriterStats {
   // Partitions this writer keeps batches and a sender task for: those written to less than
   // client.writer.partition-idle-timeout ago, or with writes pending; 1 without partitions.
   uint64_t open_partitions = 0;
+  // Records / encoded bytes / batches the server acknowledged; records whose batch failed for
+  // good (per code: ErrorCounts()); produce requests sent (retries included); attempts retried.
+  uint64_t records_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t batches_sent = 0;
+  uint64_t records_failed = 0;
+  // Write calls refused synchronously (the caller got the Result; nothing was accepted).
+  uint64_t operations_rejected = 0;
+  uint64_t requests_sent = 0;
+  uint64_t retries = 0;
+  // Callbacks that ran at least client.writer.slow-callback-threshold (each also logged).
+  uint64_t slow_callbacks = 0;
+  // Age of the oldest batch not yet completed (0: none).
+  uint64_t oldest_pending_batch_age_nanos = 0;
+  // Produce request latency, send to answer (requests measured; p50, p99, max in nanoseconds).
+  uint64_t request_latency_count = 0;
+  uint64_t request_latency_p50_nanos = 0;
+  uint64_t request_latency_p99_nanos = 0;
+  uint64_t request_latency_max_nanos = 0;
+  // Records and encoded bytes per acknowledged batch (median, 99th percentile).
+  uint64_t batch_records_p50 = 0;
+  uint64_t batch_records_p99 = 0;
+  uint64_t batch_bytes_p50 = 0;
+  uint64_t batch_bytes_p99 = 0;
+};
+
+// How often one error code ended batches (records_failed), caused retries, or refused write calls
+// (WriterBase::ErrorCounts).
+struct CodeCount {
+  int32_t code = 0;
+  std::string name;
+  uint64_t records_failed = 0;
+  uint64_t retries = 0;
+  uint64_t rejected = 0;  // write calls refused synchronously with this code
+};
+
+// What one bucket of the table (or of one open partition) sent, failed and retried
+// (WriterBase::BucketCounts): to see skew between buckets and a bucket whose leader keeps failing.
+struct BucketCount {
+  std::string partition;  // the partition's name; empty for a table without partitions
+  int32_t bucket = 0;
+  uint64_t records_sent = 0;    // records the server acknowledged
+  uint64_t bytes_sent = 0;      // encoded bytes of acknowledged batches
+  uint64_t batches_sent = 0;    // batches the server acknowledged
+  uint64_t records_failed = 0;  // records whose batch failed for good
+  uint64_t retries = 0;         // batch attempts retried
+};
+
+// Every live writer of the process as JSON, like librdkafka's statistics:
+// {"writers":[{"client_id","table","writer","stats":{<WriterStats fields>},"errors":[<CodeCount>],
+// "buckets":[<BucketCount; partition null for a table without partitions>]}]}.
+std::string MetricsJson();
+
+// Calls `callback` with MetricsJson() every `interval` on a thread of the library's
+// ("fluss-writer-stats"), like librdkafka's statistics callback, until Stop() or destruction
+// (which wait for a call in progress, except from inside the callback). What the callback throws
+// is swallowed.
+class StatisticsReporter {
+ public:
+  StatisticsReporter() = default;
+  ~StatisticsReporter() { Stop(); }
+  StatisticsReporter(StatisticsReporter&& o) noexcept : impl_(std::exchange(o.impl_, nullptr)) {}
+  StatisticsReporter& operator=(StatisticsReporter&& o) noexcept;
+  StatisticsReporter(const StatisticsReporter&) = delete;
+  StatisticsReporter& operator=(const StatisticsReporter&) = delete;
+
+  static Result Start(std::chrono::milliseconds interval, std::function<void(const std::string&)> callback,
+                      StatisticsReporter& out);
+  void Stop() noexcept;
+  bool IsRunning() const noexcept { return impl_ != nullptr; }
+
+ private:
+  ffi::RStatsReporter* impl_ = nullptr;
 };
 
 class Table;
@@ -745,6 +835,11 @@ class WriterBase {
   // Whether Close ran (or the writer is empty): writes are then refused with WriterClosed.
   bool IsClosed() const noexcept;
   WriterStats Stats() const;
+  // Records that failed for good and attempts that were retried, per error code.
+  std::vector<CodeCount> ErrorCounts() const;
+  // What each bucket (of each open partition) sent, failed and retried, ordered by partition and
+  // bucket; buckets with nothing yet are left out.
+  std::vector<BucketCount> BucketCounts() const;
   // The table this writer writes to (Rust `writer.table()`), a handle sharing the writer's view
   // of it; an empty Table (not Available) for an empty writer.
   fluss_writer::Table Table() const;

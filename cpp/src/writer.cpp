@@ -101,8 +101,78 @@ WriterStats WriterBase::Stats() const {
     s.ack_to_callback_max_nanos = f.ack_to_callback_max_nanos;
     s.jobs_dropped = f.jobs_dropped;
     s.open_partitions = f.open_partitions;
+    s.records_sent = f.records_sent;
+    s.bytes_sent = f.bytes_sent;
+    s.batches_sent = f.batches_sent;
+    s.records_failed = f.records_failed;
+    s.operations_rejected = f.operations_rejected;
+    s.requests_sent = f.requests_sent;
+    s.retries = f.retries;
+    s.slow_callbacks = f.slow_callbacks;
+    s.oldest_pending_batch_age_nanos = f.oldest_pending_batch_age_nanos;
+    s.request_latency_count = f.request_latency_count;
+    s.request_latency_p50_nanos = f.request_latency_p50_nanos;
+    s.request_latency_p99_nanos = f.request_latency_p99_nanos;
+    s.request_latency_max_nanos = f.request_latency_max_nanos;
+    s.batch_records_p50 = f.batch_records_p50;
+    s.batch_records_p99 = f.batch_records_p99;
+    s.batch_bytes_p50 = f.batch_bytes_p50;
+    s.batch_bytes_p99 = f.batch_bytes_p99;
   }
   return s;
+}
+
+std::vector<CodeCount> WriterBase::ErrorCounts() const {
+  std::vector<CodeCount> out;
+  if (impl_ == nullptr) return out;
+  for (const auto& c : ffi::writer_error_counts(*impl_)) {
+    out.push_back(CodeCount{c.code, std::string(c.name), c.records_failed, c.retries, c.rejected});
+  }
+  return out;
+}
+
+std::vector<BucketCount> WriterBase::BucketCounts() const {
+  std::vector<BucketCount> out;
+  if (impl_ == nullptr) return out;
+  for (const auto& b : ffi::writer_bucket_counts(*impl_)) {
+    out.push_back(BucketCount{std::string(b.partition), b.bucket, b.records_sent, b.bytes_sent, b.batches_sent,
+                              b.records_failed, b.retries});
+  }
+  return out;
+}
+
+std::string MetricsJson() { return std::string(ffi::metrics_json()); }
+
+void SetLogCallback(std::function<void(const LogRecord&)> sink) {
+  std::unique_ptr<detail::LogSinkHolder> h;
+  if (sink) h = std::make_unique<detail::LogSinkHolder>(detail::LogSinkHolder{std::move(sink)});
+  ffi::set_log_sink(std::move(h));
+}
+
+void SetLogLevel(LogLevel level) { ffi::set_log_level(static_cast<int32_t>(level)); }
+
+StatisticsReporter& StatisticsReporter::operator=(StatisticsReporter&& o) noexcept {
+  if (this != &o) {
+    Stop();
+    impl_ = std::exchange(o.impl_, nullptr);
+  }
+  return *this;
+}
+
+Result StatisticsReporter::Start(std::chrono::milliseconds interval, std::function<void(const std::string&)> callback,
+                                 StatisticsReporter& out) {
+  if (!callback) return internal::ClientError(ClientCode::InvalidConfig, "StatisticsReporter::Start: no callback");
+  auto h = std::make_unique<detail::StatsSinkHolder>(detail::StatsSinkHolder{std::move(callback)});
+  ffi::FfiStatus st;
+  rust::Box<ffi::RStatsReporter> r = ffi::stats_reporter_start(interval.count(), std::move(h), st);
+  if (st.code != 0) return ToResult(st);
+  out.Stop();
+  out.impl_ = r.into_raw();
+  return Result{};
+}
+
+void StatisticsReporter::Stop() noexcept {
+  if (impl_ != nullptr) ffi::stats_reporter_destroy(rust::Box<ffi::RStatsReporter>::from_raw(std::exchange(impl_, nullptr)));
 }
 
 fluss_writer::Table WriterBase::Table() const {

@@ -35,7 +35,7 @@ from __future__ import annotations
 import atexit
 import os
 
-from . import _native
+from . import _native, metrics
 from ._native import (
     CLIENT_CODES,
     SERVER_CODES,
@@ -132,6 +132,7 @@ __all__ = [
     "WriterClosedError",
     "__version__",
     "connect",
+    "metrics",
 ]
 
 # Drain open connections (and their writers) before the interpreter finalizes.

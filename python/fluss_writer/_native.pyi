@@ -63,6 +63,8 @@ __all__ = [
     "BucketResult",
     "BufferExhaustedError",
     "CLIENT_CODES",
+    "METRICS",
+    "BUCKET_METRICS",
     "SERVER_CODES",
     "CallbackFailedError",
     "CalledFromCallbackError",
@@ -105,6 +107,8 @@ __all__ = [
     "_at_exit",
     "_flush_logs",
     "connect",
+    "metrics_prometheus_text",
+    "metrics_snapshot",
 ]
 CLIENT_CODES: List[Tuple[str, int, bool, str]]
 #: Fluss server codes that have a name: (name, code, retriable). A ServerError carries the code
@@ -128,6 +132,62 @@ class WriterStats(TypedDict):
     ack_to_callback_p99_nanos: int
     ack_to_callback_max_nanos: int
     open_partitions: int
+    records_sent: int
+    bytes_sent: int
+    batches_sent: int
+    records_failed: int
+    operations_rejected: int
+    requests_sent: int
+    retries: int
+    slow_callbacks: int
+    oldest_pending_batch_age_nanos: int
+    request_latency_count: int
+    request_latency_p50_nanos: int
+    request_latency_p99_nanos: int
+    request_latency_max_nanos: int
+    batch_records_p50: int
+    batch_records_p99: int
+    batch_bytes_p50: int
+    batch_bytes_p99: int
+
+class ErrorCount(TypedDict):
+    """``error_counts()``: how often one error code ended batches or caused retries."""
+
+    code: int
+    name: str
+    records_failed: int
+    retries: int
+    rejected: int
+
+class BucketCount(TypedDict):
+    """``bucket_counts()``: what one bucket (of one open partition) sent, failed and retried."""
+
+    partition: Optional[str]
+    bucket: int
+    records_sent: int
+    bytes_sent: int
+    batches_sent: int
+    records_failed: int
+    retries: int
+
+class WriterMetrics(TypedDict):
+    """One live writer in ``metrics_snapshot()``."""
+
+    client_id: str
+    table: str
+    writer: int
+    stats: WriterStats
+    errors: List[ErrorCount]
+    buckets: List[BucketCount]
+
+#: ``(field, prometheus_name, kind, unit, help)`` per ``WriterStats`` field, in order.
+METRICS: List[Tuple[str, str, str, str, str]]
+#: ``(field, prometheus_name, help)`` per ``BucketCount`` counter; the Prometheus name follows
+#: ``fluss_writer_bucket_``.
+BUCKET_METRICS: List[Tuple[str, str, str]]
+
+def metrics_snapshot() -> List[WriterMetrics]: ...
+def metrics_prometheus_text() -> str: ...
 
 # ----- exceptions -----
 
@@ -472,6 +532,8 @@ class AppendWriter:
         complete with WRITER_CLOSED and this raises TimeoutError."""
     def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
     def stats(self) -> WriterStats: ...
+    def error_counts(self) -> List[ErrorCount]: ...
+    def bucket_counts(self) -> List[BucketCount]: ...
     def __exit__(self, *_args: object) -> bool: ...
     def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
     @overload
@@ -510,6 +572,8 @@ class UpsertWriter:
         complete with WRITER_CLOSED and this raises TimeoutError."""
     def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
     def stats(self) -> WriterStats: ...
+    def error_counts(self) -> List[ErrorCount]: ...
+    def bucket_counts(self) -> List[BucketCount]: ...
     def __exit__(self, *_args: object) -> bool: ...
     def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
     @overload

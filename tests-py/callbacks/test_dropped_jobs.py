@@ -22,6 +22,23 @@ FIELDS = {
     "ack_to_callback_p99_nanos",
     "ack_to_callback_max_nanos",
     "open_partitions",
+    "records_sent",
+    "bytes_sent",
+    "batches_sent",
+    "records_failed",
+    "operations_rejected",
+    "requests_sent",
+    "retries",
+    "slow_callbacks",
+    "oldest_pending_batch_age_nanos",
+    "request_latency_count",
+    "request_latency_p50_nanos",
+    "request_latency_p99_nanos",
+    "request_latency_max_nanos",
+    "batch_records_p50",
+    "batch_records_p99",
+    "batch_bytes_p50",
+    "batch_bytes_p99",
 }
 
 

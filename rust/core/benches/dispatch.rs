@@ -18,7 +18,12 @@ fn main() {
     let per_job: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(256);
     let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(7);
     let scope = Scope::new(
-        ScopeOptions { max_pending_callbacks: (jobs * per_job) as u64 + 1, error_handler: None },
+        ScopeOptions {
+            max_pending_callbacks: (jobs * per_job) as u64 + 1,
+            error_handler: None,
+            // As writers have it by default (client.writer.slow-callback-threshold = 1s).
+            slow_callback_threshold: Some(std::time::Duration::from_secs(1)),
+        },
         Executor::fifo("bench", None),
         Arc::new(SystemClock::new()),
     );

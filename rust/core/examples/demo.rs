@@ -4,12 +4,15 @@
 //! ```text
 //! cargo run --release -p fluss-writer --example demo [-- --records N --buckets B --bootstrap embedded|host:port]
 //! ```
+//!
+//! While it runs it prints one line a second from the writer's metrics (records and callbacks per
+//! second, pending callbacks, p99 acknowledgement-to-callback latency) with a progress bar.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use fluss_writer::{row, Config, Connection, DataType, Schema, TableDescriptor, TablePath, Timestamp, Value, WriterOptions};
+use fluss_writer::{row, AppendWriter, Config, Connection, DataType, Schema, TableDescriptor, TablePath, Timestamp, Value, WriterOptions};
 
 struct Check {
     /// Times each record's callback ran.
@@ -24,6 +27,36 @@ struct Check {
 fn arg(name: &str, default: &str) -> String {
     let args: Vec<String> = std::env::args().collect();
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned()).unwrap_or_else(|| default.to_string())
+}
+
+/// Prints one line a second until `done`: rates over the last second, pending callbacks, the p99
+/// acknowledgement-to-callback latency, and a progress bar of callbacks run out of `total`.
+fn report_every_second(writer: &AppendWriter, total: usize, done: &AtomicBool) {
+    let start = Instant::now();
+    let (mut last_sent, mut last_run, mut last_at) = (0u64, 0u64, Instant::now());
+    while !done.load(Ordering::Acquire) {
+        // Wake often enough to leave promptly once the run ends.
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_millis(100));
+            if done.load(Ordering::Acquire) {
+                return;
+            }
+        }
+        let s = writer.stats();
+        let secs = last_at.elapsed().as_secs_f64();
+        let filled = (s.callbacks_run as usize * 20 / total.max(1)).min(20);
+        println!(
+            "[{}{}] {:5.1}s  {:>9.0} records/s acknowledged  {:>9.0} callbacks/s  pending {:>7}  p99 ack->callback {:>7.1} us",
+            "#".repeat(filled),
+            ".".repeat(20 - filled),
+            start.elapsed().as_secs_f64(),
+            (s.records_sent - last_sent) as f64 / secs,
+            (s.callbacks_run - last_run) as f64 / secs,
+            s.pending_callbacks,
+            s.ack_to_callback.p99_nanos as f64 / 1e3
+        );
+        (last_sent, last_run, last_at) = (s.records_sent, s.callbacks_run, Instant::now());
+    }
 }
 
 fn main() -> fluss_writer::Result<()> {
@@ -53,29 +86,39 @@ fn main() -> fluss_writer::Result<()> {
         failures: AtomicU64::new(0),
     });
     println!("writing {records} records with callbacks into {path} ({buckets} buckets) on {bootstrap}");
-    let start = Instant::now();
-    let msg = "fluss-writer demo payload, forty-ish bytes";
-    for i in 0..records {
-        let c = check.clone();
-        let row = row![i as i64, Value::Timestamp(Timestamp::from_millis(1_700_000_000_000 + i as i64)), msg];
-        writer.append_with_callback(&row, move |done| {
-            c.seen[i].fetch_add(1, Ordering::Relaxed);
-            if done.error.is_some() {
-                c.failures.fetch_add(1, Ordering::Relaxed);
-                return;
+    let finished = AtomicBool::new(false);
+    let (submitted, elapsed) = std::thread::scope(|scope| -> fluss_writer::Result<_> {
+        scope.spawn(|| report_every_second(&writer, records, &finished));
+        let result = (|| {
+            let start = Instant::now();
+            let msg = "fluss-writer demo payload, forty-ish bytes";
+            for i in 0..records {
+                let c = check.clone();
+                let row = row![i as i64, Value::Timestamp(Timestamp::from_millis(1_700_000_000_000 + i as i64)), msg];
+                writer.append_with_callback(&row, move |done| {
+                    c.seen[i].fetch_add(1, Ordering::Relaxed);
+                    if done.error.is_some() {
+                        c.failures.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                    let b = done.bucket as usize;
+                    // Callbacks of one bucket run in submission order: ids and offsets only grow.
+                    let prev_id = c.last_id[b].swap(i as i64, Ordering::Relaxed);
+                    let prev_off = c.last_offset[b].swap(done.offset, Ordering::Relaxed);
+                    if prev_id >= i as i64 || prev_off >= done.offset {
+                        c.order_violations.fetch_add(1, Ordering::Relaxed);
+                    }
+                })?;
             }
-            let b = done.bucket as usize;
-            // Callbacks of one bucket run in submission order: ids and offsets only grow.
-            let prev_id = c.last_id[b].swap(i as i64, Ordering::Relaxed);
-            let prev_off = c.last_offset[b].swap(done.offset, Ordering::Relaxed);
-            if prev_id >= i as i64 || prev_off >= done.offset {
-                c.order_violations.fetch_add(1, Ordering::Relaxed);
-            }
-        })?;
-    }
-    let submitted = start.elapsed();
-    writer.flush(None)?;
-    let elapsed = start.elapsed();
+            let submitted = start.elapsed();
+            writer.flush(None)?;
+            let elapsed = start.elapsed();
+            Ok((submitted, elapsed))
+        })();
+        finished.store(true, Ordering::Release);
+        result
+    })?;
+    let ws = writer.stats();
     writer.close(None)?;
 
     let once = check.seen.iter().filter(|s| s.load(Ordering::Relaxed) == 1).count();
@@ -89,6 +132,10 @@ fn main() -> fluss_writer::Result<()> {
         stats.ack_to_callback.p50_nanos as f64 / 1e3,
         stats.ack_to_callback.p99_nanos as f64 / 1e3,
         stats.ack_to_callback.count
+    );
+    println!(
+        "sent: {} records in {} batches ({} bytes, median {} records a batch) by {} requests; {} retries; {} slow callbacks",
+        ws.records_sent, ws.batches_sent, ws.bytes_sent, ws.batch_records_p50, ws.requests_sent, ws.retries, ws.slow_callbacks
     );
     println!(
         "exactly once: {once}/{records} (never: {never}, more than once: {twice}); failures: {}; per-bucket order violations: {}",

@@ -153,7 +153,7 @@ impl Admin {
             match c {
                 TableChange::AddColumn(col) => r.add_columns.push(proto::PbAddColumn {
                     column_name: col.name.clone(),
-                    data_type_json: data_type_json(col.data_type, col.nullable).into(),
+                    data_type_json: data_type_json(&col.data_type, col.nullable).into(),
                     comment: col.comment.clone(),
                     column_position_type: 0, // LAST
                 }),

@@ -126,6 +126,12 @@ pub struct Config {
     /// nothing pending for this long; checked when the writer next opens a partition, and a later
     /// row for the partition opens it again.
     pub partition_idle_timeout: Duration,
+    /// `client.writer.slow-callback-threshold` (1 s, ours; 0 turns it off): a callback that runs
+    /// this long is counted (`WriterStats::slow_callbacks`) and logged with its operation and
+    /// what it held up.
+    pub slow_callback_threshold: Duration,
+    /// `client.id` (empty): names this connection in metrics (`fluss_writer::metrics`).
+    pub client_id: String,
     /// `client.writer.max-inflight-requests-per-bucket` (5; at most 5 with idempotence, forced to 1
     /// without it so that retries cannot reorder a bucket).
     pub max_inflight_per_bucket: usize,
@@ -180,6 +186,8 @@ impl Default for Config {
             enable_idempotence: true,
             dynamic_create_partition: true,
             partition_idle_timeout: Duration::from_secs(60),
+            slow_callback_threshold: Duration::from_secs(1),
+            client_id: String::new(),
             max_inflight_per_bucket: 5,
             request_max_size: 10 << 20,
             request_timeout: Duration::from_secs(30),
@@ -221,6 +229,8 @@ pub const KEYS: &[&str] = &[
     "client.writer.enable-idempotence",
     "client.writer.dynamic-create-partition.enabled",
     "client.writer.partition-idle-timeout",
+    "client.writer.slow-callback-threshold",
+    "client.id",
     "client.writer.max-inflight-requests-per-bucket",
     "client.writer.request-max-size",
     "client.request-timeout",
@@ -375,6 +385,8 @@ impl Config {
                 self.dynamic_create_partition = parse_bool(value).ok_or_else(|| invalid(key, value, "expected true or false"))?
             }
             "client.writer.partition-idle-timeout" => self.partition_idle_timeout = dur()?,
+            "client.writer.slow-callback-threshold" => self.slow_callback_threshold = dur()?,
+            "client.id" => self.client_id = value.to_string(),
             "client.writer.max-inflight-requests-per-bucket" => self.max_inflight_per_bucket = int(1, 1000)? as usize,
             "client.writer.request-max-size" => self.request_max_size = size()?,
             "client.request-timeout" => self.request_timeout = dur()?,

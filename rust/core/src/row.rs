@@ -215,7 +215,7 @@ macro_rules! row {
 /// have `nanos_of_milli < 1_000_000`.
 pub fn check_value(col: &Column, v: &Value) -> Result<()> {
     let mismatch = || Error::invalid_row(format!("column {:?} is {} but the value is {}", col.name, col.data_type, v.type_name()));
-    match (col.data_type, v) {
+    match (&col.data_type, v) {
         (_, Value::Null) if col.nullable => Ok(()),
         (_, Value::Null) => Err(Error::invalid_row(format!("column {:?} is NOT NULL but the value is null", col.name))),
         (DataType::Boolean, Value::Boolean(_))
@@ -229,7 +229,7 @@ pub fn check_value(col: &Column, v: &Value) -> Result<()> {
         | (DataType::Bytes, Value::Bytes(_))
         | (DataType::Date, Value::Date(_)) => Ok(()),
         (DataType::Binary { length }, Value::Bytes(b)) => {
-            if b.len() as u64 == u64::from(length) {
+            if b.len() as u64 == u64::from(*length) {
                 Ok(())
             } else {
                 Err(Error::invalid_row(format!("column {:?} is BINARY({length}) but the value has {} bytes", col.name, b.len())))
@@ -250,10 +250,10 @@ pub fn check_value(col: &Column, v: &Value) -> Result<()> {
             }
         }
         (DataType::Decimal { precision, scale }, Value::Decimal(d)) => {
-            if d.scale != scale {
+            if d.scale != *scale {
                 return Err(Error::invalid_row(format!("column {:?} is {} but the value has scale {}", col.name, col.data_type, d.scale)));
             }
-            if decimal_digits(d.unscaled) > precision as u32 {
+            if decimal_digits(d.unscaled) > *precision as u32 {
                 return Err(Error::invalid_row(format!(
                     "column {:?} is {}: unscaled value {} has more than {precision} digits",
                     col.name, col.data_type, d.unscaled

@@ -12,23 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arrow_array::{ArrayRef, BinaryArray, FixedSizeBinaryArray, Int32Array, RecordBatch, StringArray};
-use cluster_support::{bootstrap, bounded, connect, database, unique};
-use fluss_writer::{ClientCode, Config, Connection, DataType, Schema, TableDescriptor, TablePath, Value, WriterOptions};
+use cluster_support::{bootstrap, bounded, connect, create, embedded};
+use fluss_writer::{ClientCode, Connection, DataType, Schema, TableDescriptor, Value, WriterOptions};
 
 const LIMIT: Duration = Duration::from_secs(120);
-
-fn embedded() -> Connection {
-    let mut c = Config::default();
-    c.set("bootstrap.servers", "embedded").unwrap();
-    c.set("client.writer.batch-timeout", "5ms").unwrap();
-    Connection::connect(c).unwrap()
-}
-
-fn create(conn: &Connection, prefix: &str, d: &TableDescriptor) -> TablePath {
-    let path = TablePath::new(database(conn), unique(prefix)).unwrap();
-    conn.admin().create_table(&path, d, false).unwrap();
-    path
-}
 
 fn bin(i: i32) -> Vec<u8> {
     (i as u32).to_be_bytes().to_vec()

@@ -393,7 +393,7 @@ fn partition_names_match_java() {
                 if i > 0 {
                     ours.push('$');
                 }
-                result = result.and_then(|_| format_partition_value(&Column::new("k", *t), v, &mut ours));
+                result = result.and_then(|_| format_partition_value(&Column::new("k", t.clone()), v, &mut ours));
             }
             match result {
                 Ok(()) if &ours != j && old_jdk && same_floats(types, &ours, j) => {
@@ -421,7 +421,7 @@ fn partition_names_match_java() {
     let mut total = 0;
     for (name, t, values) in &cases {
         let rows: Vec<Vec<Value>> = values.iter().map(|v| vec![v.clone()]).collect();
-        let (same, refused) = check(&[(name, *t)], &rows);
+        let (same, refused) = check(&[(name, t.clone())], &rows);
         eprintln!("partition names, {name}: {same} equal to Java's, {refused} refused (invalid names on the server too)");
         assert!(same > 0, "{name}: no value formed a valid name");
         total += same;
@@ -561,6 +561,7 @@ fn random_key_value(t: DataType, seed: &mut u64) -> Value {
                 Value::TimestampLtz(ts)
             }
         }
+        other => unreachable!("keys are scalar, not {other}"),
     }
 }
 
@@ -568,7 +569,7 @@ fn random_key_value(t: DataType, seed: &mut u64) -> Value {
 fn lake_key_table(format: &str, types: &[DataType], buckets: i32) -> TableInfo {
     let mut b = Schema::builder();
     for (i, t) in types.iter().enumerate() {
-        b = b.column_not_null(format!("k{i}"), *t);
+        b = b.column_not_null(format!("k{i}"), t.clone());
     }
     let names: Vec<String> = (0..types.len()).map(|i| format!("k{i}")).collect();
     let mut d = TableDescriptor::new(b.build().unwrap()).with_bucket_count(buckets).with_bucket_key(names);
@@ -622,7 +623,7 @@ fn lake_key_bytes_and_buckets_match_java() {
     ];
     let mut cases: Vec<(&str, Vec<DataType>)> = Vec::new();
     for format in ["paimon", "iceberg", "lance", "none"] {
-        cases.extend(scalar.iter().map(|t| (format, vec![*t])));
+        cases.extend(scalar.iter().map(|t| (format, vec![t.clone()])));
     }
     for format in ["paimon", "lance"] {
         cases.push((
@@ -640,7 +641,7 @@ fn lake_key_bytes_and_buckets_match_java() {
         let buckets = [7, 16, 1][compared % 3];
         let info = lake_key_table(format, types, buckets);
         let spec = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(";");
-        let rows: Vec<Row> = (0..60).map(|_| types.iter().map(|t| random_key_value(*t, &mut seed)).collect()).collect();
+        let rows: Vec<Row> = (0..60).map(|_| types.iter().map(|t| random_key_value(t.clone(), &mut seed)).collect()).collect();
         let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
         let java = java_oracle(&["--key-vectors", format, &spec, &buckets.to_string()], input);
         assert_eq!(java.len(), rows.len(), "{format} {spec}: one answer per key");

@@ -12,47 +12,21 @@
 mod cluster_support;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use cluster_support::{bootstrap, bounded, connect, database, unique};
+use cluster_support::{bootstrap, bounded, connect, create, database, embedded, unique, Seen};
 use fluss_writer::embedded::ChangeType;
 use fluss_writer::wire::{bucket_for_key, encode_key, lake};
 use fluss_writer::{
-    ClientCode, Config, Connection, DataType, FlussCode, Schema, TableDescriptor, TablePath, Value, WriteCompletion, WriterOptions,
+    ClientCode, Connection, DataType, FlussCode, Schema, TableDescriptor, TablePath, Value, WriteCompletion, WriterOptions,
 };
 
 const LIMIT: Duration = Duration::from_secs(120);
 
-fn embedded() -> Connection {
-    let mut c = Config::default();
-    c.set("bootstrap.servers", "embedded").unwrap();
-    c.set("client.writer.batch-timeout", "5ms").unwrap();
-    Connection::connect(c).unwrap()
-}
-
-fn create(conn: &Connection, prefix: &str, d: &TableDescriptor) -> TablePath {
-    let path = TablePath::new(database(conn), unique(prefix)).unwrap();
-    conn.admin().create_table(&path, d, false).unwrap();
-    path
-}
-
-#[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<WriteCompletion>>>);
-
-impl Seen {
-    fn cb(&self) -> impl FnOnce(&WriteCompletion) + Send + 'static {
-        let s = self.0.clone();
-        move |c: &WriteCompletion| s.lock().unwrap().push(c.clone())
-    }
-    fn all(&self) -> Vec<WriteCompletion> {
-        self.0.lock().unwrap().clone()
-    }
-}
-
 /// The bucket a lake format gives a key of `(type, value)` columns, from the format's encoder and
 /// hash (not from the writer's per-table codec).
-fn lake_bucket(format: &str, key: &[(DataType, &Value)], buckets: i32) -> i32 {
+fn lake_bucket(format: &str, key: &[(&DataType, &Value)], buckets: i32) -> i32 {
     let mut bytes = Vec::new();
     match format {
         "paimon" => {
@@ -68,10 +42,10 @@ fn lake_bucket(format: &str, key: &[(DataType, &Value)], buckets: i32) -> i32 {
 }
 
 /// The bucket without a lake (compacted key bytes, Fluss's hash).
-fn fluss_bucket(key: &[(DataType, &Value)], buckets: i32) -> i32 {
+fn fluss_bucket(key: &[(&DataType, &Value)], buckets: i32) -> i32 {
     let mut b = Schema::builder();
     for (i, (t, _)) in key.iter().enumerate() {
-        b = b.column_not_null(format!("c{i}"), *t);
+        b = b.column_not_null(format!("c{i}"), (*t).clone());
     }
     let schema = b.build().unwrap();
     let row: Vec<Value> = key.iter().map(|(_, v)| (*v).clone()).collect();
@@ -132,12 +106,12 @@ fn pk_tables(conn: &Connection) {
         assert_eq!(all.len(), rows.len() + deleted.len(), "{path}: one completion per operation");
         assert!(all.iter().all(WriteCompletion::is_ok), "{path}: {:?}", all.iter().find(|c| !c.is_ok()));
         // Where every row went.
-        let types: Vec<DataType> = table.info().schema().columns().iter().map(|c| c.data_type).collect();
+        let types: Vec<DataType> = table.info().schema().columns().iter().map(|c| c.data_type.clone()).collect();
         let mut in_bucket: BTreeMap<i32, i32> = BTreeMap::new();
         let mut differs = 0;
         for b in 0..buckets {
             for s in table.scan(b, 0).unwrap() {
-                let key: Vec<(DataType, &Value)> = bucket_cols.iter().map(|&c| (types[c], &s.row[c])).collect();
+                let key: Vec<(&DataType, &Value)> = bucket_cols.iter().map(|&c| (&types[c], &s.row[c])).collect();
                 let want = lake_bucket(format, &key, buckets);
                 assert_eq!(b, want, "{path} ({format}): row {:?} in bucket {b}, the lake rule says {want}", s.row);
                 if s.change_type == ChangeType::Insert {
@@ -208,7 +182,7 @@ fn log_tables(conn: &Connection) {
     let mut count = 0;
     for b in 0..buckets {
         for s in table.scan(b, 0).unwrap() {
-            let want = lake_bucket("paimon", &[(DataType::Int, &s.row[0]), (DataType::String, &s.row[1])], buckets);
+            let want = lake_bucket("paimon", &[(&DataType::Int, &s.row[0]), (&DataType::String, &s.row[1])], buckets);
             assert_eq!(b, want, "{path}: row {:?}", s.row);
             count += 1;
         }

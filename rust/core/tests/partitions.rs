@@ -192,9 +192,11 @@ fn routing(conn: &Connection) {
     }
     // Read every bucket of every partition back: each row is in the partition of its dt, once.
     let mut count = 0;
+    let mut stored: BTreeMap<(String, i32), u64> = BTreeMap::new();
     for day in days {
         for b in 0..3 {
             for r in table.scan_partition(day, b, 0).unwrap() {
+                *stored.entry((day.to_string(), b)).or_default() += 1;
                 assert_eq!(r.change_type, ChangeType::AppendOnly);
                 assert_eq!(r.row[1], Value::String(day.into()));
                 let Value::BigInt(id) = r.row[0] else { panic!("{:?}", r.row) };
@@ -209,6 +211,10 @@ fn routing(conn: &Connection) {
     }
     assert_eq!(count, n + 30);
     assert!(at.values().all(|&v| v >= 0));
+    // The writer's per-bucket metrics name each (partition, bucket) with what it stored there.
+    let counted: BTreeMap<(String, i32), u64> =
+        w.bucket_counts().into_iter().map(|c| ((c.partition.clone().expect("a partition"), c.bucket), c.records_sent)).collect();
+    assert_eq!(counted, stored);
     let e = table.scan_partition("2027-01-01", 0, 0).unwrap_err();
     assert_eq!(e.code(), FlussCode::PARTITION_NOT_EXISTS, "{e}");
     w.close(None).unwrap();

@@ -7,38 +7,18 @@
 
 mod cluster_support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use cluster_support::{bootstrap, bounded, connect, database, unique};
+use cluster_support::{bootstrap, bounded, connect, create, database, embedded, unique, Seen};
 use fluss_writer::{
-    Column, Config, Connection, DataType, FlussCode, PartitionSpec, Schema, TableChange, TableDescriptor, TablePath, Value,
-    WriteCompletion, WriterOptions,
+    Column, Connection, DataType, FlussCode, PartitionSpec, Schema, TableChange, TableDescriptor, TablePath, Value, WriteCompletion,
+    WriterOptions,
 };
 
 const LIMIT: Duration = Duration::from_secs(120);
 
-fn embedded() -> Connection {
-    let mut c = Config::default();
-    c.set("bootstrap.servers", "embedded").unwrap();
-    c.set("client.writer.batch-timeout", "5ms").unwrap();
-    Connection::connect(c).unwrap()
-}
-
-fn create(conn: &Connection, prefix: &str, d: &TableDescriptor) -> TablePath {
-    let path = TablePath::new(database(conn), unique(prefix)).unwrap();
-    conn.admin().create_table(&path, d, false).unwrap();
-    path
-}
-
-#[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<WriteCompletion>>>);
-
 impl Seen {
-    fn cb(&self) -> impl FnOnce(&WriteCompletion) + Send + 'static {
-        let s = self.0.clone();
-        move |c: &WriteCompletion| s.lock().unwrap().push(c.clone())
-    }
     fn check(&self, n: usize) {
         let all = self.0.lock().unwrap();
         assert_eq!(all.len(), n, "one completion per operation");

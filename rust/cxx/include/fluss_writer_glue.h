@@ -23,6 +23,14 @@ struct ErrorHandlerHolder {
   std::function<void(const CallbackError&)> fn;
 };
 
+struct LogSinkHolder {
+  std::function<void(const LogRecord&)> fn;
+};
+
+struct StatsSinkHolder {
+  std::function<void(const std::string&)> fn;
+};
+
 // Calls a WriteCallback's callable and destroys it (also when it threw); returns whether it threw
 // (then `thrown` holds the text). Never throws.
 bool invoke_write_callback(const ffi::FfiCallback& cb, const ffi::CompletionHead& head, const ffi::RCompletion& c,
@@ -34,6 +42,10 @@ bool invoke_shared_callback(const SharedCallbackBase& cb, const ffi::CompletionH
                             rust::String& thrown) noexcept;
 // Calls the error handler; swallows what it throws.
 void call_error_handler(const ErrorHandlerHolder& h, rust::Str message, rust::Str operation) noexcept;
+// Calls the log sink; swallows what it throws.
+void call_log_sink(const LogSinkHolder& h, int32_t level, rust::Str target, rust::Str message) noexcept;
+// Calls the statistics callback; swallows what it throws.
+void call_stats_sink(const StatsSinkHolder& h, rust::Str json) noexcept;
 // Hands a job to a user executor; a throwing Execute drops the job (retired and reported).
 void execute_job(const CallbackExecutor& e, rust::Box<ffi::RJob> job) noexcept;
 // Fills a C++ completion from the Rust one; `table` is set to `name` ("database.table", which the

@@ -147,6 +147,44 @@ pub mod ffi {
         ack_to_callback_max_nanos: u64,
         jobs_dropped: u64,
         open_partitions: u64,
+        records_sent: u64,
+        bytes_sent: u64,
+        batches_sent: u64,
+        records_failed: u64,
+        operations_rejected: u64,
+        requests_sent: u64,
+        retries: u64,
+        slow_callbacks: u64,
+        oldest_pending_batch_age_nanos: u64,
+        request_latency_count: u64,
+        request_latency_p50_nanos: u64,
+        request_latency_p99_nanos: u64,
+        request_latency_max_nanos: u64,
+        batch_records_p50: u64,
+        batch_records_p99: u64,
+        batch_bytes_p50: u64,
+        batch_bytes_p99: u64,
+    }
+
+    /// How often one error code ended batches or caused retries (`fluss_writer::CodeCount`).
+    struct FfiCodeCount {
+        code: i32,
+        name: String,
+        records_failed: u64,
+        retries: u64,
+        rejected: u64,
+    }
+
+    /// What one bucket sent, failed and retried (`fluss_writer::BucketCount`); `partition` empty
+    /// for a table without partitions.
+    struct FfiBucketCount {
+        partition: String,
+        bucket: i32,
+        records_sent: u64,
+        bytes_sent: u64,
+        batches_sent: u64,
+        records_failed: u64,
+        retries: u64,
     }
 
     /// One ACL (`fluss_writer::AclBinding` in the C++ header). `resource_type` and `operation`
@@ -201,6 +239,8 @@ pub mod ffi {
 
     extern "Rust" {
         type RConnection;
+        /// `fluss_writer::metrics::StatisticsReporter` (C++ `StatisticsReporter`).
+        type RStatsReporter;
         type RTable;
         type RWriter;
         type RWriteResult;
@@ -301,6 +341,17 @@ pub mod ffi {
         fn writer_close(w: &RWriter, timeout_ms: i64) -> FfiStatus;
         fn writer_is_closed(w: &RWriter) -> bool;
         fn writer_stats(w: &RWriter) -> FfiWriterStats;
+        fn writer_error_counts(w: &RWriter) -> Vec<FfiCodeCount>;
+        fn writer_bucket_counts(w: &RWriter) -> Vec<FfiBucketCount>;
+        /// Every live writer of the process as JSON (`fluss_writer::metrics::to_json`).
+        fn metrics_json() -> String;
+        /// `SetLogCallback` (null: back to stderr) and `SetLogLevel` (0 off .. 5 trace).
+        fn set_log_sink(sink: UniquePtr<LogSinkHolder>);
+        fn set_log_level(level: i32);
+        /// `StatisticsReporter::Start`: `sink` gets `MetricsJson()` every `interval_ms`.
+        fn stats_reporter_start(interval_ms: i64, sink: UniquePtr<StatsSinkHolder>, st: &mut FfiStatus) -> Box<RStatsReporter>;
+        /// `StatisticsReporter::Stop` and its destructor (the drop stops too).
+        fn stats_reporter_destroy(r: Box<RStatsReporter>);
         /// The writer's table (`AppendWriter::table` / `UpsertWriter::table`).
         fn writer_table(w: &RWriter, st: &mut FfiStatus) -> Box<RTable>;
         /// `~AppendWriter`/`~UpsertWriter`: close with `timeout_ms` (negative: no bound) and drop;
@@ -436,6 +487,10 @@ pub mod ffi {
         type SharedCallbackBase;
         /// A user error handler (`std::function<void(const CallbackError&)>`).
         type ErrorHandlerHolder;
+        /// The application's log sink (`std::function<void(const LogRecord&)>`).
+        type LogSinkHolder;
+        /// A statistics callback (`std::function<void(const std::string&)>`).
+        type StatsSinkHolder;
         /// The user's `fluss_writer::CallbackExecutor`.
         #[namespace = "fluss_writer"]
         type CallbackExecutor;
@@ -449,6 +504,10 @@ pub mod ffi {
         fn invoke_shared_callback(cb: &SharedCallbackBase, head: &CompletionHead, c: &RCompletion, thrown: &mut String) -> bool;
         /// Calls the handler; exceptions are swallowed.
         fn call_error_handler(h: &ErrorHandlerHolder, message: &str, operation: &str);
+        /// Calls the log sink; exceptions are swallowed.
+        fn call_log_sink(h: &LogSinkHolder, level: i32, target: &str, message: &str);
+        /// Calls the statistics callback; exceptions are swallowed.
+        fn call_stats_sink(h: &StatsSinkHolder, json: &str);
         /// Hands a job to the user executor; if it throws, the job is dropped (and reported).
         fn execute_job(e: &CallbackExecutor, job: Box<RJob>);
     }

@@ -37,6 +37,14 @@ unsafe impl Sync for SharedCallbackBase {}
 // documents that an error handler may be called from several executor threads at once and must
 // be thread-safe.
 unsafe impl Send for ErrorHandlerHolder {}
+// SAFETY: the holder wraps a std::function that SetLogCallback's contract requires to be callable
+// from any thread; Rust only calls it through a shared reference.
+unsafe impl Send for crate::bridge::ffi::LogSinkHolder {}
+unsafe impl Sync for crate::bridge::ffi::LogSinkHolder {}
+// SAFETY: as the log sink: StatisticsReporter::Start requires a callable that may run on another
+// thread; Rust only calls it through a shared reference.
+unsafe impl Send for crate::bridge::ffi::StatsSinkHolder {}
+unsafe impl Sync for crate::bridge::ffi::StatsSinkHolder {}
 unsafe impl Sync for ErrorHandlerHolder {}
 
 // SAFETY: `CallbackExecutor::Execute` is documented as callable from any thread, concurrently

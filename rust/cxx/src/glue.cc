@@ -174,6 +174,26 @@ void call_error_handler(const ErrorHandlerHolder& h, rust::Str message, rust::St
   }
 }
 
+void call_log_sink(const LogSinkHolder& h, int32_t level, rust::Str target, rust::Str message) noexcept {
+  try {
+    if (h.fn) {
+      h.fn(LogRecord{static_cast<LogLevel>(level), ToStd(target), ToStd(message)});
+    }
+  } catch (...) {
+    std::fputs("fluss_writer: the log callback threw; ignored\n", stderr);
+  }
+}
+
+void call_stats_sink(const StatsSinkHolder& h, rust::Str json) noexcept {
+  try {
+    if (h.fn) {
+      h.fn(ToStd(json));
+    }
+  } catch (...) {
+    std::fputs("fluss_writer: the statistics callback threw; ignored\n", stderr);
+  }
+}
+
 void execute_job(const CallbackExecutor& e, rust::Box<ffi::RJob> job) noexcept {
   try {
     // Execute is non-const; the executor object itself is not const (it is held by shared_ptr).

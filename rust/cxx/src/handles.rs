@@ -12,7 +12,8 @@ use fluss_writer::{
 };
 
 use crate::bridge::ffi::{
-    CallbackExecutor, ErrorHandlerHolder, FfiCallback, FfiColumn, FfiDescriptor, FfiStatus, FfiTableInfo, FfiWriterOptions, FfiWriterStats,
+    CallbackExecutor, ErrorHandlerHolder, FfiBucketCount, FfiCallback, FfiCodeCount, FfiColumn, FfiDescriptor, FfiStatus, FfiTableInfo,
+    FfiWriterOptions, FfiWriterStats,
 };
 use crate::callbacks::{error_handler, CxxCallback, CxxExecutor, RCompletion, RSharedCallback};
 use crate::status::{fill, guard, guard_or, ok, status, status_of};
@@ -42,6 +43,7 @@ impl RConnection {
 
 #[allow(clippy::ptr_arg)] // cxx passes rust::Vec as &Vec
 pub(crate) fn connection_create(bootstrap: &str, keys: &Vec<String>, values: &Vec<String>, st: &mut FfiStatus) -> Box<RConnection> {
+    crate::logging::install();
     fill(
         st,
         || Box::new(RConnection(None)),
@@ -144,7 +146,7 @@ pub(crate) fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &m
 /// `Admin::get_table_info`, converted for C++ (`values::ffi_table_info`).
 pub(crate) fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus {
     status(guard(|| {
-        *out = ffi_table_info(&c.get()?.admin().get_table_info(&path(db, table)?)?);
+        *out = ffi_table_info(&c.get()?.admin().get_table_info(&path(db, table)?)?)?;
         Ok(())
     }))
 }
@@ -461,7 +463,72 @@ fn writer_stats_of(s: fluss_writer::WriterStats) -> FfiWriterStats {
         ack_to_callback_max_nanos: s.ack_to_callback.max_nanos,
         jobs_dropped: s.jobs_dropped,
         open_partitions: s.open_partitions,
+        records_sent: s.records_sent,
+        bytes_sent: s.bytes_sent,
+        batches_sent: s.batches_sent,
+        records_failed: s.records_failed,
+        operations_rejected: s.operations_rejected,
+        requests_sent: s.requests_sent,
+        retries: s.retries,
+        slow_callbacks: s.slow_callbacks,
+        oldest_pending_batch_age_nanos: s.oldest_pending_batch_age_nanos,
+        request_latency_count: s.request_latency.count,
+        request_latency_p50_nanos: s.request_latency.p50_nanos,
+        request_latency_p99_nanos: s.request_latency.p99_nanos,
+        request_latency_max_nanos: s.request_latency.max_nanos,
+        batch_records_p50: s.batch_records_p50,
+        batch_records_p99: s.batch_records_p99,
+        batch_bytes_p50: s.batch_bytes_p50,
+        batch_bytes_p99: s.batch_bytes_p99,
     }
+}
+
+pub(crate) fn writer_error_counts(w: &RWriter) -> Vec<FfiCodeCount> {
+    guard_or(Vec::new, || {
+        let codes = match w {
+            RWriter::Append(w) => w.error_counts(),
+            RWriter::Upsert(w) => w.error_counts(),
+            RWriter::None => Vec::new(),
+        };
+        codes
+            .into_iter()
+            .map(|c| FfiCodeCount {
+                code: c.code,
+                name: c.name.to_string(),
+                records_failed: c.records_failed,
+                retries: c.retries,
+                rejected: c.rejected,
+            })
+            .collect()
+    })
+}
+
+pub(crate) fn writer_bucket_counts(w: &RWriter) -> Vec<FfiBucketCount> {
+    guard_or(Vec::new, || {
+        let buckets = match w {
+            RWriter::Append(w) => w.bucket_counts(),
+            RWriter::Upsert(w) => w.bucket_counts(),
+            RWriter::None => Vec::new(),
+        };
+        buckets
+            .into_iter()
+            .map(|b| FfiBucketCount {
+                partition: b.partition.unwrap_or_default(),
+                bucket: b.bucket,
+                records_sent: b.records_sent,
+                bytes_sent: b.bytes_sent,
+                batches_sent: b.batches_sent,
+                records_failed: b.records_failed,
+                retries: b.retries,
+            })
+            .collect()
+    })
+}
+
+pub(crate) use crate::logging::{set_log_level, set_log_sink, stats_reporter_destroy, stats_reporter_start, RStatsReporter};
+
+pub(crate) fn metrics_json() -> String {
+    guard_or(|| "{\"writers\":[]}".to_string(), || fluss_writer::metrics::to_json(&fluss_writer::metrics::snapshot()))
 }
 
 /// `~AppendWriter`/`~UpsertWriter`: close with the C++ close timeout, then drop. When the close

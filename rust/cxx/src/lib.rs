@@ -27,6 +27,7 @@ mod arrow;
 mod bridge;
 mod callbacks;
 mod handles;
+mod logging;
 mod partitions;
 mod status;
 #[cfg(feature = "test-hooks")]

@@ -2,7 +2,7 @@
 //! descriptors. Only conversion happens here; whether a row fits a table is decided by the core
 //! when the row is written.
 
-use fluss_writer::{Column, DataType, Decimal, Error, Result, Schema, TableDescriptor, TableInfo, Timestamp, Value};
+use fluss_writer::{ClientCode, Column, DataType, Decimal, Error, Result, Schema, TableDescriptor, TableInfo, Timestamp, Value};
 
 use crate::bridge::ffi::{FfiColumn, FfiDescriptor, FfiTableInfo};
 use crate::status::guard_or;
@@ -299,8 +299,9 @@ pub(crate) fn descriptor(d: &FfiDescriptor) -> Result<TableDescriptor> {
 
 /// The C++ `TypeId` number and parameters of a core type (the inverse of [`data_type`]; the match
 /// is exhaustive, so a type added to the core fails to compile here until it has a `TypeId`).
-fn ffi_type(t: &DataType) -> (i32, i32, i32) {
-    match *t {
+/// ARRAY, MAP and ROW have none yet: `UNSUPPORTED`, naming the column.
+fn ffi_type(column: &str, t: &DataType) -> Result<(i32, i32, i32)> {
+    Ok(match *t {
         DataType::Boolean => (0, 0, 0),
         DataType::TinyInt => (1, 0, 0),
         DataType::SmallInt => (2, 0, 0),
@@ -317,7 +318,13 @@ fn ffi_type(t: &DataType) -> (i32, i32, i32) {
         DataType::TimestampLtz { precision } => (13, precision.into(), 0),
         DataType::Char { length } => (14, length as i32, 0),
         DataType::Binary { length } => (15, length as i32, 0),
-    }
+        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => {
+            return Err(Error::client(
+                ClientCode::Unsupported,
+                format!("column {column:?} is {t}: the C++ API has no ARRAY, MAP or ROW types yet (docs/nested-types.md)"),
+            ))
+        }
+    })
 }
 
 fn split_map<'a>(m: impl IntoIterator<Item = (&'a String, &'a String)>) -> (Vec<String>, Vec<String>) {
@@ -325,18 +332,18 @@ fn split_map<'a>(m: impl IntoIterator<Item = (&'a String, &'a String)>) -> (Vec<
 }
 
 /// A core descriptor for C++ (the inverse of [`descriptor`]; `custom_properties` travel apart).
-fn ffi_descriptor(d: &TableDescriptor) -> FfiDescriptor {
+fn ffi_descriptor(d: &TableDescriptor) -> Result<FfiDescriptor> {
     let columns = d
         .schema
         .columns()
         .iter()
         .map(|c| {
-            let (type_id, precision, scale) = ffi_type(&c.data_type);
-            FfiColumn { name: c.name.clone(), type_id, precision, scale, nullable: c.nullable }
+            let (type_id, precision, scale) = ffi_type(&c.name, &c.data_type)?;
+            Ok(FfiColumn { name: c.name.clone(), type_id, precision, scale, nullable: c.nullable })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let (property_keys, property_values) = split_map(&d.properties);
-    FfiDescriptor {
+    Ok(FfiDescriptor {
         columns,
         primary_key: d.schema.primary_key().to_vec(),
         bucket_count: d.bucket_count.unwrap_or(0),
@@ -345,21 +352,21 @@ fn ffi_descriptor(d: &TableDescriptor) -> FfiDescriptor {
         property_keys,
         property_values,
         comment: d.comment.clone().unwrap_or_default(),
-    }
+    })
 }
 
 /// The core's `TableInfo` for C++ (`Admin::GetTableInfo`).
-pub(crate) fn ffi_table_info(info: &TableInfo) -> FfiTableInfo {
+pub(crate) fn ffi_table_info(info: &TableInfo) -> Result<FfiTableInfo> {
     let (custom_property_keys, custom_property_values) = split_map(&info.descriptor.custom_properties);
-    FfiTableInfo {
+    Ok(FfiTableInfo {
         database: info.path.database.clone(),
         table: info.path.table.clone(),
         table_id: info.table_id,
         schema_id: info.schema_id,
-        descriptor: ffi_descriptor(&info.descriptor),
+        descriptor: ffi_descriptor(&info.descriptor)?,
         custom_property_keys,
         custom_property_values,
         created_time: info.created_time,
         modified_time: info.modified_time,
-    }
+    })
 }

@@ -20,7 +20,7 @@ const JOBS: usize = 40_000;
 
 fn run(boxed: bool, jobs: usize) -> f64 {
     let scope = Scope::new(
-        ScopeOptions { max_pending_callbacks: u64::MAX, error_handler: None },
+        ScopeOptions { max_pending_callbacks: u64::MAX, error_handler: None, slow_callback_threshold: None },
         Executor::fifo("bench", None),
         Arc::new(SystemClock::new()),
     );

@@ -222,6 +222,26 @@ impl Executor {
         worker_of() == self.inner.id
     }
 
+    /// What a slow callback on this executor held up, and what to do about it (for the
+    /// slow-callback warning).
+    pub fn stall_advice(&self) -> String {
+        let queued = self.inner.counters.queued.load(Relaxed);
+        match &self.inner.kind {
+            Kind::Workers { shards, .. } if shards.len() == 1 => format!(
+                "it ran on the FIFO callback worker '{}', so every callback queued behind it waited ({queued} jobs queued now): \
+                 hand slow work to a thread of your own, or give the writer a sharded executor or an executor of your own",
+                self.inner.name
+            ),
+            Kind::Workers { shards, .. } => format!(
+                "it ran on one of the {} workers of '{}', so the callbacks of the buckets on that worker waited ({queued} jobs queued now): \
+                 hand slow work to a thread of your own, or use more shards",
+                shards.len(),
+                self.inner.name
+            ),
+            Kind::User(_) => "it ran on the application's executor".to_string(),
+        }
+    }
+
     /// The executor's name.
     pub fn name(&self) -> &str {
         &self.inner.name
@@ -381,7 +401,11 @@ mod tests {
 
     fn scope_on(executor: Executor, max: u64) -> (Scope, Arc<std::sync::Mutex<Vec<crate::CallbackError>>>) {
         let (h, errors) = recording_handler();
-        let scope = Scope::new(ScopeOptions { max_pending_callbacks: max, error_handler: Some(h) }, executor, Arc::new(SystemClock::new()));
+        let scope = Scope::new(
+            ScopeOptions { max_pending_callbacks: max, error_handler: Some(h), slow_callback_threshold: None },
+            executor,
+            Arc::new(SystemClock::new()),
+        );
         (scope, errors)
     }
 
@@ -547,7 +571,11 @@ mod tests {
     fn a_panicking_body_or_error_handler_is_contained() {
         let ex = Executor::fifo("body-panics", None);
         let scope = Scope::new(
-            ScopeOptions { max_pending_callbacks: 8, error_handler: Some(Arc::new(|_: &crate::CallbackError| panic!("handler"))) },
+            ScopeOptions {
+                max_pending_callbacks: 8,
+                error_handler: Some(Arc::new(|_: &crate::CallbackError| panic!("handler"))),
+                slow_callback_threshold: None,
+            },
             ex,
             Arc::new(SystemClock::new()),
         );

@@ -151,9 +151,30 @@ impl JobContext<'_> {
     #[inline]
     pub fn invoke<F: FnOnce()>(&mut self, f: F, operation: &dyn Fn() -> String) {
         self.callbacks += 1;
+        let started = self.scope.slow_watch().map(|_| crate::slow::now_ms());
         if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
             self.on_panic(payload, operation);
         }
+        if let (Some(started), Some(watch)) = (started, self.scope.slow_watch()) {
+            let ran = crate::slow::now_ms().saturating_sub(started);
+            if ran >= watch.threshold_ms {
+                self.on_slow(ran, operation);
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn on_slow(&mut self, ran_ms: u64, operation: &dyn Fn() -> String) {
+        let Some(watch) = self.scope.slow_watch() else { return };
+        let Some(unlogged) = watch.record(crate::slow::now_ms()) else { return };
+        let operation = catch_unwind(AssertUnwindSafe(operation)).unwrap_or_else(|_| "<operation description panicked>".to_string());
+        let more = if unlogged > 0 { format!(" ({unlogged} more slow callbacks since the last warning)") } else { String::new() };
+        log::warn!(
+            "slow callback: the callback of {operation} ran for about {ran_ms} ms (threshold {} ms){more}; {}",
+            watch.threshold_ms,
+            self.scope.executor().stall_advice()
+        );
     }
 
     #[cold]

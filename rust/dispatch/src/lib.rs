@@ -55,6 +55,7 @@
 //! * [`barrier`]: the flush barrier's algorithm.
 //! * [`context`]: the in-callback flag.
 //! * [`stats`]: counters and latency histogram.
+//! * [`slow`]: slow-callback detection on a coarse clock.
 
 #![warn(missing_docs)]
 
@@ -68,6 +69,7 @@ pub mod job;
 pub(crate) mod loom;
 pub mod permits;
 pub mod scope;
+pub mod slow;
 pub mod stats;
 #[cfg(all(test, not(loom)))]
 mod test_util;
@@ -80,7 +82,7 @@ pub use executor::{Executor, UserExecutor, WorkerHooks, GROUP_CAP};
 pub use job::{Job, JobBody, JobContext};
 pub use permits::{AcquireError, Permits};
 pub use scope::{AdmitError, CallbackError, ErrorHandler, Scope, ScopeOptions, ScopeStats, Ticket, TicketSet};
-pub use stats::{ExecutorStats, LatencySnapshot};
+pub use stats::{ExecutorStats, Histogram, LatencySnapshot};
 
 #[cfg(test)]
 mod send_sync {

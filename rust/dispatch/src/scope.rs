@@ -30,6 +30,7 @@ use crate::executor::Executor;
 use crate::job::Job;
 use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::permits::{AcquireError, Permits};
+use crate::slow::SlowWatch;
 
 /// Receives errors raised by callbacks (panics) and by the dispatcher (jobs dropped unrun).
 pub type ErrorHandler = Arc<dyn Fn(&CallbackError) + Send + Sync>;
@@ -59,6 +60,11 @@ pub struct ScopeOptions {
     pub max_pending_callbacks: u64,
     /// Where callback errors go; `None` logs them with `log::error!` and the operation's identity.
     pub error_handler: Option<ErrorHandler>,
+    /// A callback that runs at least this long is counted in [`ScopeStats::slow_callbacks`] and
+    /// logged with its operation (`log::warn!`, at most one line per 10 s per scope, which counts
+    /// the ones in between). `None`: not watched. Measured with a coarse clock (see
+    /// [`crate::slow`]), in real time whatever the scope's [`Clock`].
+    pub slow_callback_threshold: Option<std::time::Duration>,
 }
 
 impl ScopeOptions {
@@ -71,7 +77,7 @@ impl ScopeOptions {
 
 impl Default for ScopeOptions {
     fn default() -> Self {
-        ScopeOptions { max_pending_callbacks: Self::DEFAULT_MAX_PENDING_CALLBACKS, error_handler: None }
+        ScopeOptions { max_pending_callbacks: Self::DEFAULT_MAX_PENDING_CALLBACKS, error_handler: None, slow_callback_threshold: None }
     }
 }
 
@@ -80,6 +86,7 @@ impl fmt::Debug for ScopeOptions {
         f.debug_struct("ScopeOptions")
             .field("max_pending_callbacks", &self.max_pending_callbacks)
             .field("error_handler", &self.error_handler.is_some())
+            .field("slow_callback_threshold", &self.slow_callback_threshold)
             .finish()
     }
 }
@@ -178,6 +185,8 @@ pub struct ScopeStats {
     /// Jobs dropped without being run (their tickets were retired anyway; each is also counted
     /// in `callback_errors`).
     pub jobs_dropped_unrun: u64,
+    /// Callbacks that ran at least `slow_callback_threshold`.
+    pub slow_callbacks: u64,
 }
 
 struct ScopeInner {
@@ -190,6 +199,7 @@ struct ScopeInner {
     callbacks_run: StdAtomicU64,
     callback_errors: StdAtomicU64,
     jobs_dropped_unrun: StdAtomicU64,
+    slow: Option<SlowWatch>,
 }
 
 /// Per-writer callback state. Cheap to clone (one `Arc`).
@@ -219,6 +229,7 @@ impl Scope {
                 callbacks_run: StdAtomicU64::new(0),
                 callback_errors: StdAtomicU64::new(0),
                 jobs_dropped_unrun: StdAtomicU64::new(0),
+                slow: opts.slow_callback_threshold.filter(|t| !t.is_zero()).map(SlowWatch::new),
             }),
         }
     }
@@ -351,6 +362,12 @@ impl Scope {
         }
     }
 
+    /// The slow-callback watch, if this scope has one.
+    #[inline]
+    pub(crate) fn slow_watch(&self) -> Option<&SlowWatch> {
+        self.inner.slow.as_ref()
+    }
+
     pub(crate) fn count_dropped_job(&self) {
         self.inner.jobs_dropped_unrun.fetch_add(1, Relaxed);
         self.inner.callback_errors.fetch_add(1, Relaxed);
@@ -363,6 +380,7 @@ impl Scope {
             callbacks_run: self.inner.callbacks_run.load(Relaxed),
             callback_errors: self.inner.callback_errors.load(Relaxed),
             jobs_dropped_unrun: self.inner.jobs_dropped_unrun.load(Relaxed),
+            slow_callbacks: self.inner.slow.as_ref().map_or(0, |w| w.count.load(Relaxed)),
         }
     }
 }
@@ -393,7 +411,11 @@ mod tests {
     fn admit_waits_for_a_slot_and_times_out_on_the_injected_clock() {
         let holding = std::sync::Arc::new(crate::test_util::Holding::default());
         let clock = Arc::new(ManualClock::new());
-        let scope = Scope::new(ScopeOptions { max_pending_callbacks: 1, error_handler: None }, Executor::user(holding), clock.clone());
+        let scope = Scope::new(
+            ScopeOptions { max_pending_callbacks: 1, error_handler: None, slow_callback_threshold: None },
+            Executor::user(holding),
+            clock.clone(),
+        );
         let t0 = scope.admit(Deadline::never()).unwrap();
         // Times out when the manual clock passes the deadline.
         let s2 = scope.clone();
@@ -461,7 +483,7 @@ mod tests {
     fn flush_watermark_under_concurrent_admits_and_flushes() {
         const OPS: usize = 4000;
         let scope = Scope::new(
-            ScopeOptions { max_pending_callbacks: 64, error_handler: None },
+            ScopeOptions { max_pending_callbacks: 64, error_handler: None, slow_callback_threshold: None },
             Executor::fifo("flush-stress", None),
             Arc::new(SystemClock::new()),
         );
@@ -558,9 +580,13 @@ mod tests {
     fn options_are_clamped() {
         let h = Executor::user(Arc::new(crate::test_util::Holding::default()));
         let clock: Arc<dyn Clock> = Arc::new(SystemClock::new());
-        let s = Scope::new(ScopeOptions { max_pending_callbacks: 0, error_handler: None }, h.clone(), clock.clone());
+        let s = Scope::new(
+            ScopeOptions { max_pending_callbacks: 0, error_handler: None, slow_callback_threshold: None },
+            h.clone(),
+            clock.clone(),
+        );
         assert_eq!(s.max_pending_callbacks(), 1);
-        let s = Scope::new(ScopeOptions { max_pending_callbacks: u64::MAX, error_handler: None }, h, clock);
+        let s = Scope::new(ScopeOptions { max_pending_callbacks: u64::MAX, error_handler: None, slow_callback_threshold: None }, h, clock);
         assert_eq!(s.max_pending_callbacks(), MAX_TICKETS);
         assert_eq!(ScopeOptions::default().max_pending_callbacks, 262_144);
     }

@@ -45,7 +45,7 @@ pub(crate) fn held_scope(max: u64) -> (Scope, Arc<Holding>, Arc<Mutex<Vec<Callba
     let holding = Arc::new(Holding::default());
     let (h, errors) = recording_handler();
     let scope = Scope::new(
-        ScopeOptions { max_pending_callbacks: max, error_handler: Some(h) },
+        ScopeOptions { max_pending_callbacks: max, error_handler: Some(h), slow_callback_threshold: None },
         Executor::user(holding.clone()),
         Arc::new(SystemClock::new()),
     );

@@ -19,7 +19,7 @@ impl UserExecutor for Drop1 {
 
 fn scope() -> Scope {
     Scope::new(
-        ScopeOptions { max_pending_callbacks: 2, error_handler: Some(Arc::new(|_: &CallbackError| {})) },
+        ScopeOptions { max_pending_callbacks: 2, error_handler: Some(Arc::new(|_: &CallbackError| {})), slow_callback_threshold: None },
         Executor::user(Arc::new(Drop1)),
         Arc::new(ManualClock::new()),
     )
@@ -101,6 +101,7 @@ fn shutdown_races_dispatch_on_fifo_worker() {
                 error_handler: Some(Arc::new(move |_: &CallbackError| {
                     rep.fetch_add(1, SeqCst);
                 })),
+                slow_callback_threshold: None,
             },
             ex.clone(),
             Arc::new(ManualClock::new()),

@@ -18,7 +18,7 @@ impl UserExecutor for Never {
 
 fn scope() -> Scope {
     Scope::new(
-        ScopeOptions { max_pending_callbacks: 4, error_handler: None },
+        ScopeOptions { max_pending_callbacks: 4, error_handler: None, slow_callback_threshold: None },
         Executor::user(Arc::new(Never)),
         Arc::new(ManualClock::new()),
     )

@@ -26,7 +26,7 @@ impl Drop for Capture {
 fn slot_released_after_captures_dropped() {
     loom::model(|| {
         let scope = Scope::new(
-            ScopeOptions { max_pending_callbacks: 1, error_handler: None },
+            ScopeOptions { max_pending_callbacks: 1, error_handler: None, slow_callback_threshold: None },
             Executor::user(Arc::new(Never)),
             Arc::new(ManualClock::new()),
         );

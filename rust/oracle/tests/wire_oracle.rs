@@ -45,11 +45,12 @@ fn rs_type(t: DataType) -> RsType {
         DataType::Time { precision } => DataTypes::time_with_precision(precision as u32),
         DataType::Timestamp { precision } => DataTypes::timestamp_with_precision(precision as u32),
         DataType::TimestampLtz { precision } => DataTypes::timestamp_ltz_with_precision(precision as u32),
+        other => unreachable!("the oracle compares scalar types only, not {other}"),
     }
 }
 
 fn rs_row_type(schema: &Schema) -> RowType {
-    RowType::new(schema.columns().iter().map(|c| DataField::new(c.name.clone(), rs_type(c.data_type), None)).collect())
+    RowType::new(schema.columns().iter().map(|c| DataField::new(c.name.clone(), rs_type(c.data_type.clone()), None)).collect())
 }
 
 fn rs_datum(v: &Value) -> Datum<'static> {
@@ -154,13 +155,14 @@ fn arb_value(t: DataType) -> BoxedStrategy<Value> {
         // as given for p > 3.
         DataType::Timestamp { .. } => arb_ts().prop_map(Value::Timestamp).boxed(),
         DataType::TimestampLtz { .. } => arb_ts().prop_map(Value::TimestampLtz).boxed(),
+        other => unreachable!("the oracle generates scalar types only, not {other}"),
     }
 }
 
 fn arb_schema_and_row() -> impl Strategy<Value = (Schema, Row)> {
     proptest::collection::vec(arb_type(), 1..20).prop_flat_map(|types| {
-        let schema = Schema::new(types.iter().enumerate().map(|(i, t)| Column::new(format!("f{i}"), *t)).collect(), vec![]).unwrap();
-        let row: Vec<_> = types.iter().map(|t| prop_oneof![1 => Just(Value::Null), 4 => arb_value(*t)]).collect();
+        let schema = Schema::new(types.iter().enumerate().map(|(i, t)| Column::new(format!("f{i}"), t.clone())).collect(), vec![]).unwrap();
+        let row: Vec<_> = types.iter().map(|t| prop_oneof![1 => Just(Value::Null), 4 => arb_value(t.clone())]).collect();
         (Just(schema), row)
     })
 }
@@ -235,7 +237,7 @@ fn compacted_edge_values_match_fluss_rs() {
         (DataType::TimestampLtz { precision: 9 }, Value::TimestampLtz(ts(i64::MAX, 999_999))),
     ];
     for (t, v) in cases {
-        let schema = Schema::new(vec![Column::new("a", t), Column::new("b", DataType::Int)], vec![]).unwrap();
+        let schema = Schema::new(vec![Column::new("a", t.clone()), Column::new("b", DataType::Int)], vec![]).unwrap();
         for row in [vec![v.clone(), Value::Int(7)], vec![Value::Null, Value::Int(7)], vec![v.clone(), Value::Null]] {
             assert_eq!(our_row(&schema, &row), rs_encode_row(&schema, &row), "{t} {v:?}");
         }
@@ -339,9 +341,9 @@ fn arrow_type_mapping_matches_fluss_rs() {
         types.extend([DataType::Time { precision: p }, DataType::Timestamp { precision: p }, DataType::TimestampLtz { precision: p }]);
     }
     for t in types {
-        let ours = wire::arrow::arrow_type(t);
-        let theirs = fluss::record::to_arrow_type(&rs_type(t)).unwrap();
-        match (t, &theirs) {
+        let ours = wire::arrow::arrow_type(&t);
+        let theirs = fluss::record::to_arrow_type(&rs_type(t.clone())).unwrap();
+        match (t.clone(), &theirs) {
             // fluss-rs labels LTZ columns "UTC"; Java (and we) use no time zone. No schema travels
             // with a log batch, so this is invisible on the wire: same unit, same values.
             (DataType::TimestampLtz { .. }, ArrowType::Timestamp(unit, Some(tz))) => {

@@ -23,7 +23,7 @@ pub fn bench_dispatch(py: Python<'_>, callback: Py<PyAny>, n: usize, per_job: us
     let per_job = per_job.max(1);
     let hooks = Arc::new(PyWorkerHooks::default());
     let exec = Executor::fifo("fluss-writer-bench", Some(hooks.clone()));
-    let scope = Scope::new(ScopeOptions { max_pending_callbacks: n as u64 + 1, error_handler: None }, exec, Arc::new(SystemClock::new()));
+    let scope = Scope::new(ScopeOptions { max_pending_callbacks: n as u64 + 1, error_handler: None, slow_callback_threshold: None }, exec, Arc::new(SystemClock::new()));
     let completion = WriteCompletion {
         error: None,
         table: Arc::new(TablePath::new("bench", "t").py_err()?),

@@ -239,6 +239,11 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             }
         }
         DataType::Decimal { precision, scale } => decimal_value(col, obj, precision, scale)?,
+        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => {
+            return Err(crate::error::to_py(
+                fluss_writer::metadata::nested_unsupported(&col.data_type).context(format!("column {:?}", col.name)),
+            ))
+        }
         DataType::Date => {
             let t = types(py);
             if !obj.is_instance(t.date.bind(py))? || obj.is_instance(t.datetime.bind(py))? {

@@ -35,6 +35,7 @@ mod exceptions;
 mod fastcall;
 mod gil;
 mod logging;
+mod metrics;
 mod partition;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
@@ -53,6 +54,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gil::_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(gil::_after_fork_in_child, m)?)?;
     m.add_function(wrap_pyfunction!(logging::_flush_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(metrics::metrics_snapshot, m)?)?;
+    m.add_function(wrap_pyfunction!(metrics::metrics_prometheus_text, m)?)?;
+    m.add("METRICS", metrics::metric_table(m.py())?)?;
+    m.add("BUCKET_METRICS", metrics::bucket_metric_table(m.py())?)?;
     #[cfg(feature = "bench")]
     m.add_function(wrap_pyfunction!(bench::bench_dispatch, m)?)?;
     // Plain attributes, not exports: `add_function` would list them in `__all__`, which the stub

@@ -13,12 +13,15 @@ use fluss_writer::{AppendWriter, Schema, Table, UpsertWriter, WriterStats};
 use pyo3::prelude::*;
 
 use crate::entry::entry_points;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 use pyo3_arrow::input::AnyRecordBatch;
 
 use crate::callbacks::{python_callback, writer_options, SharedSlot};
 use crate::completion::{timeout, PyWriteResult};
 use crate::convert::{key_from_py, row_from_py};
+
+/// The code a value the binding cannot convert is refused with.
+const INVALID_ROW: i32 = fluss_writer::ClientCode::InvalidRow as i32;
 use crate::error::{invalid_row, IntoPyResult};
 use crate::gil::{blocking, check_fork, drop_core, interruptible, LiveConn};
 
@@ -147,7 +150,7 @@ impl PyTableUpsert {
 
 /// The core's `WriterStats` as a dict, field for field (the latency snapshot flattened as in
 /// C++: `ack_to_callback_count`, `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`).
-fn stats_dict<'py>(py: Python<'py>, s: WriterStats) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn stats_dict<'py>(py: Python<'py>, s: WriterStats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, value) in s.fields() {
         d.set_item(name, value)?;
@@ -247,13 +250,24 @@ macro_rules! pymethods_with_common {
             self.w.is_closed()
         }
 
-        /// Counters (the core's WriterStats): pending_callbacks, callbacks_run,
-        /// callback_errors (raised callbacks and dropped jobs), jobs_dropped (jobs a user
-        /// executor dropped without running them), queued_jobs, buffer_bytes_in_use, and the acknowledgement-to-callback
-        /// latency (ack_to_callback_count, ack_to_callback_p50_nanos, ack_to_callback_p99_nanos,
-        /// ack_to_callback_max_nanos).
+        /// Counters, gauges and latency percentiles (the core's WriterStats, field for field;
+        /// ``fluss_writer.metrics.METRICS`` describes each).
         fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
             stats_dict(py, self.w.stats())
+        }
+
+        /// Records that failed for good and attempts that were retried, per error code: a list
+        /// of dicts with ``code``, ``name``, ``records_failed`` and ``retries``.
+        fn error_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+            crate::metrics::code_counts(py, &self.w.error_counts())
+        }
+
+        /// What each bucket (of each open partition) sent, failed and retried: a list of dicts
+        /// with ``partition`` (None for a table without partitions), ``bucket``,
+        /// ``records_sent``, ``bytes_sent``, ``batches_sent``, ``records_failed`` and ``retries``;
+        /// buckets with nothing yet are left out.
+        fn bucket_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+            crate::metrics::bucket_counts(py, &self.w.bucket_counts())
         }
 
         #[getter]
@@ -305,7 +319,7 @@ pymethods_with_common!(PyAppendWriter {
     #[pyo3(signature = (row, callback=None))]
     pub(crate) fn append(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
         self.check()?;
-        let values = row_from_py(&self.schema, row)?;
+        let values = row_from_py(&self.schema, row).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
@@ -323,7 +337,7 @@ pymethods_with_common!(PyAppendWriter {
     /// Append one row without any notification (`flush` still covers it).
     pub(crate) fn append_detached(&self, py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<()> {
         self.check()?;
-        let values = row_from_py(&self.schema, row)?;
+        let values = row_from_py(&self.schema, row).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
         interruptible(py, || w.append_detached(&values))
     }
@@ -420,7 +434,7 @@ pymethods_with_common!(PyUpsertWriter {
     #[pyo3(signature = (row, callback=None))]
     pub(crate) fn upsert(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
         self.check()?;
-        let values = row_from_py(&self.schema, row)?;
+        let values = row_from_py(&self.schema, row).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
@@ -437,7 +451,7 @@ pymethods_with_common!(PyUpsertWriter {
     #[pyo3(signature = (key, callback=None))]
     pub(crate) fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
         self.check()?;
-        let values = key_from_py(&self.schema, key)?;
+        let values = key_from_py(&self.schema, key).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
@@ -452,7 +466,7 @@ pymethods_with_common!(PyUpsertWriter {
     /// `upsert` without any notification (`flush` still covers it).
     pub(crate) fn upsert_detached(&self, py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<()> {
         self.check()?;
-        let values = row_from_py(&self.schema, row)?;
+        let values = row_from_py(&self.schema, row).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
         interruptible(py, || w.upsert_detached(&values))
     }
@@ -460,7 +474,7 @@ pymethods_with_common!(PyUpsertWriter {
     /// `delete` without any notification (`flush` still covers it).
     pub(crate) fn delete_detached(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         self.check()?;
-        let values = key_from_py(&self.schema, key)?;
+        let values = key_from_py(&self.schema, key).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
         interruptible(py, || w.delete_detached(&values))
     }

@@ -85,7 +85,7 @@ fn table(conn: &Connection, name: &str, buckets: i32) -> TablePath {
 fn bench_dispatch() {
     let (jobs, per_job, rounds) = (4000usize, 256usize, 7usize);
     let scope = Scope::new(
-        ScopeOptions { max_pending_callbacks: (jobs * per_job) as u64 + 1, error_handler: None },
+        ScopeOptions { max_pending_callbacks: (jobs * per_job) as u64 + 1, error_handler: None, slow_callback_threshold: None },
         Executor::fifo("bench", None),
         Arc::new(SystemClock::new()),
     );

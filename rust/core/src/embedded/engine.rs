@@ -17,7 +17,8 @@ use crate::config::Config;
 use crate::error::{ClientCode, Error, FlussCode, Result};
 use crate::metadata::partition::{AutoPartition, PartitionSpec};
 use crate::metadata::{
-    data_type_from_json, descriptor_from_json, schema_to_json, validate_name, Column, Schema, TableDescriptor, TableInfo, TablePath,
+    check_field_ids, data_type_from_json, descriptor_from_json, schema_to_json, validate_name, Column, Schema, TableDescriptor, TableInfo,
+    TablePath,
 };
 use crate::wire::compacted::encode_row;
 use crate::wire::key::KV_FORMAT_VERSION_PROPERTY;
@@ -449,6 +450,7 @@ impl EmbeddedEngine {
         let invalid = |m: String| server(FlussCode::INVALID_TABLE, m);
         let path = table_path(&r.table_path);
         validate_name(&path.table, "table").map_err(|e| invalid(e.message().to_string()))?;
+        check_field_ids(&r.table_json)?;
         let descriptor = descriptor_from_json(&r.table_json).and_then(|d| d.normalized(self.default_buckets)).map_err(|e| {
             // The server refuses bad options with INVALID_CONFIG, everything else with INVALID_TABLE.
             let code =

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{Column, DataType, Schema, TableDescriptor};
+use super::{Column, DataType, Nested, RowField, Schema, TableDescriptor};
 use crate::error::{Error, Result};
 
 /// A column type in Fluss's data-type JSON (`data_type_json` of AlterTable's added columns).
-pub(crate) fn data_type_json(t: DataType, nullable: bool) -> Vec<u8> {
-    serde_json::to_vec(&type_to_json(t, nullable)).expect("JSON of plain values")
+pub(crate) fn data_type_json(t: &DataType, nullable: bool) -> Vec<u8> {
+    // The server numbers the fields of an added column itself (-1: unassigned, as Java writes it).
+    serde_json::to_vec(&type_to_json(t, nullable, &mut None)).expect("JSON of plain values")
 }
 
 /// Parse Fluss's data-type JSON: the type and whether it is nullable.
@@ -19,9 +20,41 @@ pub(crate) fn data_type_from_json(bytes: &[u8]) -> Result<(DataType, bool)> {
     type_from_json(&v)
 }
 
-fn type_to_json(t: DataType, nullable: bool) -> Json {
+/// `ids`: the schema's field-id counter, which ROW fields draw from depth-first (each field its
+/// id before its own type), as Fluss's schema builder numbers them; `None` writes -1.
+fn type_to_json(t: &DataType, nullable: bool, ids: &mut Option<i64>) -> Json {
     let mut m = Map::new();
-    let (name, params): (&str, Vec<(&str, i64)>) = match t {
+    let nested = |m: &mut Map<String, Json>, ids: &mut Option<i64>| match t {
+        DataType::Array { element } => {
+            m.insert("element_type".into(), type_to_json(&element.data_type, element.nullable, ids));
+        }
+        DataType::Map { key, value } => {
+            m.insert("key_type".into(), type_to_json(key, false, ids));
+            m.insert("value_type".into(), type_to_json(&value.data_type, value.nullable, ids));
+        }
+        DataType::Row { fields } => {
+            let fields: Vec<Json> = fields
+                .iter()
+                .map(|f| {
+                    let id = ids.as_mut().map_or(-1, |n| {
+                        *n += 1;
+                        *n
+                    });
+                    let mut o = Map::new();
+                    o.insert("name".into(), json!(f.name));
+                    o.insert("field_type".into(), type_to_json(&f.data_type, f.nullable, ids));
+                    o.insert("field_id".into(), json!(id));
+                    Json::Object(o)
+                })
+                .collect();
+            m.insert("fields".into(), Json::Array(fields));
+        }
+        _ => {}
+    };
+    let (name, params): (&str, Vec<(&str, i64)>) = match *t {
+        DataType::Array { .. } => ("ARRAY", vec![]),
+        DataType::Map { .. } => ("MAP", vec![]),
+        DataType::Row { .. } => ("ROW", vec![]),
         DataType::Char { length } => ("CHAR", vec![("length", length as i64)]),
         DataType::Binary { length } => ("BINARY", vec![("length", length as i64)]),
         DataType::Boolean => ("BOOLEAN", vec![]),
@@ -46,6 +79,7 @@ fn type_to_json(t: DataType, nullable: bool) -> Json {
     for (k, v) in params {
         m.insert(k.into(), json!(v));
     }
+    nested(&mut m, ids);
     Json::Object(m)
 }
 
@@ -79,6 +113,27 @@ fn type_from_json(v: &Json) -> Result<(DataType, bool)> {
         "TIME_WITHOUT_TIME_ZONE" => DataType::Time { precision: int("precision").unwrap_or(0) },
         "TIMESTAMP_WITHOUT_TIME_ZONE" => DataType::Timestamp { precision: int("precision").unwrap_or(6) },
         "TIMESTAMP_WITH_LOCAL_TIME_ZONE" => DataType::TimestampLtz { precision: int("precision").unwrap_or(6) },
+        "ARRAY" => {
+            let (t, nullable) = type_from_json(v.get("element_type").ok_or_else(|| bad("no element_type"))?)?;
+            DataType::Array { element: Box::new(Nested { data_type: t, nullable }) }
+        }
+        "MAP" => {
+            let (key, _) = type_from_json(v.get("key_type").ok_or_else(|| bad("no key_type"))?)?;
+            let (t, nullable) = type_from_json(v.get("value_type").ok_or_else(|| bad("no value_type"))?)?;
+            DataType::Map { key: Box::new(key), value: Box::new(Nested { data_type: t, nullable }) }
+        }
+        "ROW" => {
+            let fields = v.get("fields").and_then(Json::as_array).ok_or_else(|| bad("no fields"))?;
+            let fields = fields
+                .iter()
+                .map(|f| {
+                    let name = f.get("name").and_then(Json::as_str).ok_or_else(|| bad("a field without name"))?;
+                    let (t, nullable) = type_from_json(f.get("field_type").ok_or_else(|| bad("a field without field_type"))?)?;
+                    Ok(RowField { name: name.to_string(), data_type: t, nullable })
+                })
+                .collect::<Result<_>>()?;
+            DataType::Row { fields }
+        }
         other => {
             return Err(Error::client(
                 crate::error::ClientCode::Unsupported,
@@ -89,20 +144,71 @@ fn type_from_json(v: &Json) -> Result<(DataType, bool)> {
     Ok((t, nullable))
 }
 
+/// The server's check of a table's field ids (Fluss 0.9.1 `Schema.checkFieldIds`): column ids
+/// (0..n-1 when the columns carry none) and the `field_id`s of every nested ROW field must all
+/// differ, and `highest_field_id`, when given, must be at least the largest. The embedded engine
+/// runs it on CreateTable, as the server does.
+pub(crate) fn check_field_ids(table_json: &[u8]) -> Result<()> {
+    fn nested(t: &Json, out: &mut Vec<i64>) {
+        for k in ["element_type", "key_type", "value_type"] {
+            if let Some(x) = t.get(k) {
+                nested(x, out);
+            }
+        }
+        for f in t.get("fields").and_then(Json::as_array).into_iter().flatten() {
+            out.push(f.get("field_id").and_then(Json::as_i64).unwrap_or(-1));
+            if let Some(x) = f.get("field_type") {
+                nested(x, out);
+            }
+        }
+    }
+    // JSON that does not parse is refused by the descriptor's own parse, with its message.
+    let Ok(v) = serde_json::from_slice::<Json>(table_json) else { return Ok(()) };
+    let Some(schema) = v.get("schema") else { return Ok(()) };
+    let columns = schema.get("columns").and_then(Json::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut ids = Vec::new();
+    for (i, c) in columns.iter().enumerate() {
+        ids.push(c.get("id").and_then(Json::as_i64).unwrap_or(i as i64));
+        if let Some(t) = c.get("data_type") {
+            nested(t, &mut ids);
+        }
+    }
+    let unique: std::collections::HashSet<i64> = ids.iter().copied().collect();
+    let invalid = |m: String| Error::server(crate::error::FlussCode::INVALID_TABLE, m);
+    if unique.len() != ids.len() {
+        return Err(invalid(format!(
+            "All field IDs (including nested fields) must be unique. Found {} unique IDs but expected {}.",
+            unique.len(),
+            ids.len()
+        )));
+    }
+    let max = ids.iter().copied().max().unwrap_or(-1);
+    match schema.get("highest_field_id").and_then(Json::as_i64) {
+        Some(h) if h < max => Err(invalid(format!(
+            "Highest field ID ({h}) must be greater than or equal to the maximum field ID ({max}) including nested fields."
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The schema part (`schema` object / `schema_json`).
 pub fn schema_to_json(s: &Schema) -> Json {
+    // Ids as Fluss's schema builder gives them: each column the next, then the fields of the
+    // ROWs in its type, depth-first.
+    let mut ids = Some(-1i64);
     let columns: Vec<Json> = s
         .columns()
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
+        .map(|c| {
+            let id = ids.map_or(0, |n| n + 1);
+            ids = Some(id);
             let mut m = Map::new();
             m.insert("name".into(), json!(c.name));
-            m.insert("data_type".into(), type_to_json(c.data_type, c.nullable));
+            m.insert("data_type".into(), type_to_json(&c.data_type, c.nullable, &mut ids));
             if let Some(cm) = &c.comment {
                 m.insert("comment".into(), json!(cm));
             }
-            m.insert("id".into(), json!(i));
+            m.insert("id".into(), json!(id));
             Json::Object(m)
         })
         .collect();
@@ -112,7 +218,7 @@ pub fn schema_to_json(s: &Schema) -> Json {
     if s.has_primary_key() {
         m.insert("primary_key".into(), json!(s.primary_key()));
     }
-    m.insert("highest_field_id".into(), json!(s.len() as i64 - 1));
+    m.insert("highest_field_id".into(), json!(ids.unwrap_or(-1)));
     Json::Object(m)
 }
 
@@ -180,6 +286,76 @@ pub fn descriptor_from_json(bytes: &[u8]) -> Result<TableDescriptor> {
 mod tests {
     use super::*;
 
+    /// The schema JSON Fluss 0.9.1's own schema builder writes for these columns (probed with
+    /// the 0.9.1 client jar; docs/nested-types.md, section 1.3): nested ROW fields numbered
+    /// depth-first after their column, every id unique, `highest_field_id` the last one. The
+    /// server refuses a ROW of two fields without ids.
+    #[test]
+    fn nested_types_get_the_ids_and_json_of_the_java_schema_builder() {
+        let schema = Schema::builder()
+            .column_not_null("id", DataType::Int)
+            .column("r", DataType::parse("ROW<x INT, y ROW<z STRING>>").unwrap())
+            .column("m", DataType::parse("MAP<STRING, INT>").unwrap())
+            .column("l", DataType::parse("ARRAY<ROW<a INT, b STRING>>").unwrap())
+            .primary_key(["id"])
+            .build()
+            .unwrap();
+        let expected = r#"{"version":1,"columns":[
+ {"name":"id","data_type":{"type":"INTEGER","nullable":false},"id":0},
+ {"name":"r","data_type":{"type":"ROW","fields":[
+    {"name":"x","field_type":{"type":"INTEGER"},"field_id":2},
+    {"name":"y","field_type":{"type":"ROW","fields":[{"name":"z","field_type":{"type":"STRING"},"field_id":4}]},"field_id":3}]},"id":1},
+ {"name":"m","data_type":{"type":"MAP","key_type":{"type":"STRING","nullable":false},"value_type":{"type":"INTEGER"}},"id":5},
+ {"name":"l","data_type":{"type":"ARRAY","element_type":{"type":"ROW","fields":[
+    {"name":"a","field_type":{"type":"INTEGER"},"field_id":7},{"name":"b","field_type":{"type":"STRING"},"field_id":8}]}},"id":6}],
+ "primary_key":["id"],"highest_field_id":8}"#;
+        let ours = schema_to_json(&schema);
+        assert_eq!(ours, serde_json::from_str::<Json>(expected).unwrap());
+        assert_eq!(schema_from_json(&ours).unwrap(), schema);
+    }
+
+    #[test]
+    fn field_ids_are_checked_as_the_server_checks_them() {
+        let d = TableDescriptor::new(Schema::builder().column("r", DataType::parse("ROW<a INT, b INT>").unwrap()).build().unwrap());
+        let good = descriptor_to_json(&d);
+        check_field_ids(&good).unwrap();
+        let without: Json = serde_json::from_str(
+            &String::from_utf8(good.clone())
+                .unwrap()
+                .replace(r#""field_id":1"#, r#""field_id":-1"#)
+                .replace(r#""field_id":2"#, r#""field_id":-1"#),
+        )
+        .unwrap();
+        let e = check_field_ids(&serde_json::to_vec(&without).unwrap()).unwrap_err();
+        assert_eq!(e.message(), "All field IDs (including nested fields) must be unique. Found 2 unique IDs but expected 3.");
+        let low = String::from_utf8(good).unwrap().replace(r#""highest_field_id":2"#, r#""highest_field_id":1"#);
+        assert!(check_field_ids(low.as_bytes()).unwrap_err().message().starts_with("Highest field ID (1)"));
+    }
+
+    /// Single types as the 0.9.1 jar serializes them (docs/nested-types.md, section 1.1), and back.
+    #[test]
+    fn nested_type_json_matches_java() {
+        for (name, nullable, java) in [
+            ("ARRAY<INT>", true, r#"{"type":"ARRAY","element_type":{"type":"INTEGER"}}"#),
+            ("ARRAY<INT NOT NULL>", false, r#"{"type":"ARRAY","nullable":false,"element_type":{"type":"INTEGER","nullable":false}}"#),
+            ("MAP<STRING,INT>", true, r#"{"type":"MAP","key_type":{"type":"STRING","nullable":false},"value_type":{"type":"INTEGER"}}"#),
+            ("ARRAY<CHAR(3)>", true, r#"{"type":"ARRAY","element_type":{"type":"CHAR","length":3}}"#),
+            (
+                "ROW<a INT, b STRING>",
+                true,
+                r#"{"type":"ROW","fields":[{"name":"a","field_type":{"type":"INTEGER"},"field_id":-1},{"name":"b","field_type":{"type":"STRING"},"field_id":-1}]}"#,
+            ),
+        ] {
+            let t = DataType::parse(name).unwrap();
+            let java: Json = serde_json::from_str(java).unwrap();
+            assert_eq!(serde_json::from_slice::<Json>(&data_type_json(&t, nullable)).unwrap(), java, "{name}");
+            assert_eq!(data_type_from_json(&serde_json::to_vec(&java).unwrap()).unwrap(), (t, nullable), "{name}");
+        }
+        // A nullable map key in the JSON is read as NOT NULL, as Fluss's MapType makes it.
+        let (t, _) = data_type_from_json(br#"{"type":"MAP","key_type":{"type":"INTEGER"},"value_type":{"type":"INTEGER"}}"#).unwrap();
+        assert_eq!(t.to_string(), "MAP<INT, INT>");
+    }
+
     #[test]
     fn matches_the_documented_example_and_round_trips() {
         let schema = Schema::builder()
@@ -218,7 +394,7 @@ mod tests {
         ];
         for t in types {
             for nullable in [true, false] {
-                assert_eq!(type_from_json(&type_to_json(t, nullable)).unwrap(), (t, nullable));
+                assert_eq!(type_from_json(&type_to_json(&t, nullable, &mut None)).unwrap(), (t.clone(), nullable));
             }
         }
     }

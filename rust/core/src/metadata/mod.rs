@@ -13,6 +13,6 @@ mod json;
 pub mod partition;
 mod types;
 
-pub(crate) use json::{data_type_from_json, data_type_json, schema_from_json, schema_to_json};
+pub(crate) use json::{check_field_ids, data_type_from_json, data_type_json, schema_from_json, schema_to_json};
 pub use json::{descriptor_from_json, descriptor_to_json};
 pub use types::*;

@@ -116,7 +116,7 @@ impl PartitionSpec {
 
 /// Whether a column of this type may be a partition key (every type but DECIMAL).
 pub fn is_partition_key_type(t: &DataType) -> bool {
-    !matches!(t, DataType::Decimal { .. })
+    !matches!(t, DataType::Decimal { .. }) && !t.is_nested()
 }
 
 /// Why `value` is not a valid partition value (`None`: it is valid).
@@ -565,7 +565,7 @@ mod tests {
             (DataType::Decimal { precision: 5, scale: 2 }, Value::Null),
             (DataType::Int, Value::BigInt(1)),
         ] {
-            let e = name(t, v.clone()).unwrap_err();
+            let e = name(t.clone(), v.clone()).unwrap_err();
             assert_eq!(e.code(), ClientCode::InvalidRow as i32, "{t} {v:?}: {e}");
             assert!(e.message().contains("\"k\""), "{e}");
         }

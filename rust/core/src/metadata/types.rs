@@ -6,7 +6,7 @@ use std::fmt;
 use crate::error::{ClientCode, Error, Result};
 
 /// A Fluss data type, without nullability (nullability lives on [`Column`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DataType {
     /// BOOLEAN.
     Boolean,
@@ -62,6 +62,84 @@ pub enum DataType {
         /// Fractional-second digits, 0..=9.
         precision: u8,
     },
+    /// ARRAY<element>. Tables with ARRAY, MAP or ROW columns can be created and described;
+    /// writers and reads refuse them (`UNSUPPORTED`) until their formats are implemented
+    /// (docs/nested-types.md).
+    Array {
+        /// The element type and whether elements may be NULL.
+        element: Box<Nested>,
+    },
+    /// MAP<key, value>. Keys are never NULL (Fluss makes every map key type NOT NULL).
+    Map {
+        /// The key type.
+        key: Box<DataType>,
+        /// The value type and whether values may be NULL.
+        value: Box<Nested>,
+    },
+    /// ROW<name type, ...>: named fields (unique, not blank, at least one).
+    Row {
+        /// The fields in order.
+        fields: Vec<RowField>,
+    },
+}
+
+/// The error for writing or reading a value of an ARRAY, MAP or ROW type (not implemented yet);
+/// the bindings use it too.
+pub fn nested_unsupported(t: &DataType) -> Error {
+    Error::client(
+        ClientCode::Unsupported,
+        format!("{t} values are not written or read by this version of fluss-writer (ARRAY, MAP and ROW columns: docs/nested-types.md)"),
+    )
+}
+
+/// The element type of an ARRAY or the value type of a MAP, with its nullability.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Nested {
+    /// The type.
+    pub data_type: DataType,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+}
+
+impl Nested {
+    /// A nullable `data_type`.
+    pub fn nullable(data_type: DataType) -> Nested {
+        Nested { data_type, nullable: true }
+    }
+
+    /// A NOT NULL `data_type`.
+    pub fn not_null(data_type: DataType) -> Nested {
+        Nested { data_type, nullable: false }
+    }
+}
+
+impl fmt::Display for Nested {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.data_type, if self.nullable { "" } else { " NOT NULL" })
+    }
+}
+
+/// One field of a ROW type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RowField {
+    /// The field's name.
+    pub name: String,
+    /// Its type.
+    pub data_type: DataType,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+}
+
+impl RowField {
+    /// A nullable field.
+    pub fn new(name: impl Into<String>, data_type: DataType) -> RowField {
+        RowField { name: name.into(), data_type, nullable: true }
+    }
+
+    /// A NOT NULL field.
+    pub fn not_null(name: impl Into<String>, data_type: DataType) -> RowField {
+        RowField { name: name.into(), data_type, nullable: false }
+    }
 }
 
 impl DataType {
@@ -70,6 +148,51 @@ impl DataType {
     /// TIMESTAMP_LTZ default to precision 0, 6 and 6; DECIMAL(p) has scale 0). Every binding parses
     /// type names with this one function.
     pub fn parse(s: &str) -> Result<DataType> {
+        let t = s.trim();
+        if let Some(open) = t.find('<') {
+            return DataType::parse_nested(s, t, open);
+        }
+        DataType::parse_scalar(s)
+    }
+
+    /// `ARRAY<T>`, `MAP<K, V>`, `ROW<name T, ...>`, each part optionally `NOT NULL` (row field
+    /// names keep their case).
+    fn parse_nested(s: &str, t: &str, open: usize) -> Result<DataType> {
+        let bad = |why: &str| Error::client(ClientCode::InvalidTable, format!("malformed type {s:?}: {why}"));
+        if !t.ends_with('>') {
+            return Err(bad("no closing '>'"));
+        }
+        let inner = &t[open + 1..t.len() - 1];
+        let parts = split_top_level(inner).ok_or_else(|| bad("unbalanced brackets"))?;
+        let part = |p: &str| -> Result<Nested> {
+            let p = p.trim();
+            let upper = p.to_ascii_uppercase();
+            match upper.strip_suffix("NOT NULL") {
+                Some(rest) if rest.ends_with(char::is_whitespace) => Ok(Nested::not_null(DataType::parse(&p[..rest.len()])?)),
+                _ => Ok(Nested::nullable(DataType::parse(p)?)),
+            }
+        };
+        let t = match (t[..open].trim().to_ascii_uppercase().as_str(), parts.as_slice()) {
+            ("ARRAY", [e]) => DataType::Array { element: Box::new(part(e)?) },
+            ("MAP", [k, v]) => DataType::Map { key: Box::new(part(k)?.data_type), value: Box::new(part(v)?) },
+            ("ROW", fields) => DataType::Row {
+                fields: fields
+                    .iter()
+                    .map(|f| {
+                        let f = f.trim();
+                        let (name, rest) = f.split_once(char::is_whitespace).ok_or_else(|| bad("a ROW field needs a name and a type"))?;
+                        let n = part(rest)?;
+                        Ok(RowField { name: name.to_string(), data_type: n.data_type, nullable: n.nullable })
+                    })
+                    .collect::<Result<_>>()?,
+            },
+            _ => return Err(bad("expected ARRAY<T>, MAP<K, V> or ROW<name T, ...>")),
+        };
+        t.validate()?;
+        Ok(t)
+    }
+
+    fn parse_scalar(s: &str) -> Result<DataType> {
         let bad = || Error::client(ClientCode::InvalidTable, format!("unknown or malformed type {s:?}"));
         let u = s.trim().to_ascii_uppercase();
         let (name, args) = match u.find('(') {
@@ -139,8 +262,38 @@ impl DataType {
         Ok(DataType::Decimal { precision, scale })
     }
 
+    /// Whether this is ARRAY, MAP or ROW.
+    pub fn is_nested(&self) -> bool {
+        matches!(self, DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. })
+    }
+
     /// Validate type parameters.
     pub fn validate(&self) -> Result<()> {
+        let invalid = |m: String| Err(Error::client(ClientCode::InvalidTable, m));
+        match self {
+            DataType::Array { element } => return element.data_type.validate(),
+            DataType::Map { key, value } => {
+                key.validate()?;
+                return value.data_type.validate();
+            }
+            DataType::Row { fields } => {
+                if fields.is_empty() {
+                    return invalid(format!("{self}: a ROW needs at least one field"));
+                }
+                let mut seen = std::collections::HashSet::new();
+                for f in fields {
+                    if f.name.trim().is_empty() {
+                        return invalid(format!("{self}: field names must contain at least one non-whitespace character"));
+                    }
+                    if !seen.insert(f.name.as_str()) {
+                        return invalid(format!("{self}: field names must be unique; {:?} repeats", f.name));
+                    }
+                    f.data_type.validate()?;
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
         match *self {
             DataType::Decimal { precision, scale } => DataType::decimal(precision, scale).map(|_| ()),
             DataType::Time { precision } | DataType::Timestamp { precision } | DataType::TimestampLtz { precision } if precision > 9 => {
@@ -157,6 +310,7 @@ impl DataType {
     pub fn is_variable_length(&self) -> bool {
         matches!(self, DataType::String | DataType::Bytes | DataType::Char { .. } | DataType::Binary { .. })
             || matches!(self, DataType::Decimal { precision, .. } if *precision > 18)
+            || self.is_nested()
     }
 }
 
@@ -179,8 +333,40 @@ impl fmt::Display for DataType {
             DataType::Time { precision } => write!(f, "TIME({precision})"),
             DataType::Timestamp { precision } => write!(f, "TIMESTAMP({precision})"),
             DataType::TimestampLtz { precision } => write!(f, "TIMESTAMP_LTZ({precision})"),
+            DataType::Array { element } => write!(f, "ARRAY<{element}>"),
+            DataType::Map { key, value } => write!(f, "MAP<{key}, {value}>"),
+            DataType::Row { fields } => {
+                write!(f, "ROW<")?;
+                for (i, x) in fields.iter().enumerate() {
+                    write!(f, "{}{} {}{}", if i > 0 { ", " } else { "" }, x.name, x.data_type, if x.nullable { "" } else { " NOT NULL" })?;
+                }
+                write!(f, ">")
+            }
         }
     }
+}
+
+/// `s` split at its commas outside brackets (`None`: unbalanced).
+fn split_top_level(s: &str) -> Option<Vec<&str>> {
+    let (mut depth, mut start, mut out) = (0i32, 0, Vec::new());
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+    }
+    (depth == 0).then(|| {
+        out.push(&s[start..]);
+        out
+    })
 }
 
 /// One column of a schema.
@@ -313,7 +499,7 @@ impl Schema {
 
     /// The column types in order.
     pub fn types(&self) -> Vec<DataType> {
-        self.columns.iter().map(|c| c.data_type).collect()
+        self.columns.iter().map(|c| c.data_type.clone()).collect()
     }
 }
 
@@ -472,9 +658,23 @@ impl TableDescriptor {
             return Err(bad(format!("bucket count {n} is out of range 1..=128000")));
         }
         d.bucket_count = Some(n);
+        // The server's words (TableDescriptorValidation): keys hold scalar types only.
+        let nested = |k: &String| d.schema.index_of(k).map(|c| &d.schema.columns()[c].data_type).filter(|t| t.is_nested());
+        for k in d.schema.primary_key() {
+            if let Some(t) = nested(k) {
+                return Err(bad(format!(
+                    "Primary key column '{k}' has unsupported data type {t}. Currently, primary key column does not support types: [ARRAY, MAP, ROW]."
+                )));
+            }
+        }
         for k in &d.bucket_key {
             if d.schema.index_of(k).is_none() {
                 return Err(bad(format!("bucket key column {k:?} is not in the schema")));
+            }
+            if let Some(t) = nested(k) {
+                return Err(bad(format!(
+                    "Bucket key column '{k}' has unsupported data type {t}. Currently, bucket key column does not support types: [ARRAY, MAP, ROW]."
+                )));
             }
         }
         for (i, k) in d.partition_keys.iter().enumerate() {
@@ -569,5 +769,51 @@ impl TableInfo {
     /// Indexes of the bucket-key columns (empty for a log table without bucket key).
     pub fn bucket_key_indexes(&self) -> Vec<usize> {
         self.descriptor.bucket_key.iter().map(|k| self.schema().index_of(k).expect("validated")).collect()
+    }
+}
+
+#[cfg(test)]
+mod nested_type_tests {
+    use super::*;
+
+    #[test]
+    fn nested_type_names_parse_print_and_parse_again() {
+        for (name, printed) in [
+            ("ARRAY<INT>", "ARRAY<INT>"),
+            ("array<bigint not null>", "ARRAY<BIGINT NOT NULL>"),
+            ("MAP<STRING, ARRAY<DECIMAL(10, 2)>>", "MAP<STRING, ARRAY<DECIMAL(10, 2)>>"),
+            ("MAP<STRING NOT NULL, INT NOT NULL>", "MAP<STRING, INT NOT NULL>"),
+            (
+                "ROW<Name STRING NOT NULL, tags ARRAY<CHAR(3)>, at TIMESTAMP(3)>",
+                "ROW<Name STRING NOT NULL, tags ARRAY<CHAR(3)>, at TIMESTAMP(3)>",
+            ),
+            ("ARRAY<ROW<a INT, b MAP<INT, ROW<c BINARY(4)>>>>", "ARRAY<ROW<a INT, b MAP<INT, ROW<c BINARY(4)>>>>"),
+        ] {
+            let t = DataType::parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(t.to_string(), printed);
+            assert_eq!(DataType::parse(printed).unwrap(), t);
+            assert!(t.is_nested() && t.is_variable_length());
+        }
+        let row = DataType::parse("ROW<Name STRING NOT NULL, n INT>").unwrap();
+        assert_eq!(row, DataType::Row { fields: vec![RowField::not_null("Name", DataType::String), RowField::new("n", DataType::Int)] });
+    }
+
+    #[test]
+    fn malformed_and_invalid_nested_types_are_invalid_table() {
+        for bad in [
+            "ARRAY<INT",
+            "ARRAY<>",
+            "ARRAY<INT, INT>",
+            "MAP<INT>",
+            "ROW<>",
+            "ROW<a>",
+            "ROW<a INT, a STRING>",
+            "SET<INT>",
+            "ARRAY<DECIMAL(40, 2)>",
+            "ROW<a ARRAY<INT>>>",
+        ] {
+            let e = DataType::parse(bad).expect_err(bad);
+            assert_eq!(e.code(), ClientCode::InvalidTable as i32, "{bad}: {e}");
+        }
     }
 }

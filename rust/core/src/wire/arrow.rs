@@ -110,8 +110,8 @@ pub fn concat_batches(schema: &SchemaRef, batches: Vec<RecordBatch>) -> Result<R
     arrow_select::concat::concat_batches(schema, &batches).map_err(|e| Error::invalid_row(format!("concatenating the Arrow input: {e}")))
 }
 
-pub fn arrow_type(t: DataType) -> ArrowType {
-    match t {
+pub fn arrow_type(t: &DataType) -> ArrowType {
+    match *t {
         DataType::Boolean => ArrowType::Boolean,
         DataType::TinyInt => ArrowType::Int8,
         DataType::SmallInt => ArrowType::Int16,
@@ -129,6 +129,17 @@ pub fn arrow_type(t: DataType) -> ArrowType {
             u => ArrowType::Time64(u),
         },
         DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => ArrowType::Timestamp(time_unit(precision), None),
+        // As Fluss 0.9.1's ArrowUtils names them (docs/nested-types.md, section 5).
+        DataType::Array { ref element } => {
+            ArrowType::List(Arc::new(Field::new("element", arrow_type(&element.data_type), element.nullable)))
+        }
+        DataType::Map { ref key, ref value } => {
+            let entries = vec![Field::new("key", arrow_type(key), false), Field::new("value", arrow_type(&value.data_type), value.nullable)];
+            ArrowType::Map(Arc::new(Field::new("entries", ArrowType::Struct(entries.into()), false)), false)
+        }
+        DataType::Row { ref fields } => {
+            ArrowType::Struct(fields.iter().map(|f| Field::new(f.name.clone(), arrow_type(&f.data_type), f.nullable)).collect())
+        }
     }
 }
 
@@ -136,7 +147,7 @@ pub fn arrow_type(t: DataType) -> ArrowType {
 /// physical types.
 pub fn arrow_schema(schema: &Schema) -> SchemaRef {
     Arc::new(ArrowSchema::new(
-        schema.columns().iter().map(|c| Field::new(c.name.clone(), arrow_type(c.data_type), c.nullable)).collect::<Vec<_>>(),
+        schema.columns().iter().map(|c| Field::new(c.name.clone(), arrow_type(&c.data_type), c.nullable)).collect::<Vec<_>>(),
     ))
 }
 
@@ -163,12 +174,16 @@ enum ColumnBuilder {
     TsMs(TimestampMillisecondBuilder),
     TsUs(TimestampMicrosecondBuilder),
     TsNs(TimestampNanosecondBuilder),
+    /// An ARRAY, MAP or ROW column: only NULL can be written yet (a column added to a table
+    /// while a writer of its older schema goes on), kept as a count and finished as an
+    /// all-null array of the column's Arrow type.
+    Nulls(ArrowType, usize),
 }
 
 impl ColumnBuilder {
-    fn new(t: DataType) -> ColumnBuilder {
+    fn new(t: &DataType) -> ColumnBuilder {
         use ColumnBuilder as B;
-        match t {
+        match *t {
             DataType::Boolean => B::Boolean(BooleanBuilder::new()),
             DataType::TinyInt => B::Int8(Int8Builder::new()),
             DataType::SmallInt => B::Int16(Int16Builder::new()),
@@ -195,6 +210,7 @@ impl ColumnBuilder {
                 TimeUnit::Microsecond => B::TsUs(TimestampMicrosecondBuilder::new()),
                 TimeUnit::Nanosecond => B::TsNs(TimestampNanosecondBuilder::new()),
             },
+            DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => B::Nulls(arrow_type(t), 0),
         }
     }
 
@@ -222,6 +238,7 @@ impl ColumnBuilder {
             (B::TsMs(b), Value::Null) => b.append_null(),
             (B::TsUs(b), Value::Null) => b.append_null(),
             (B::TsNs(b), Value::Null) => b.append_null(),
+            (B::Nulls(_, n), Value::Null) => *n += 1,
             (B::Boolean(b), Value::Boolean(x)) => b.append_value(*x),
             (B::Int8(b), Value::TinyInt(x)) => b.append_value(*x),
             (B::Int16(b), Value::SmallInt(x)) => b.append_value(*x),
@@ -279,13 +296,14 @@ impl ColumnBuilder {
             B::TsMs(b) => Arc::new(b.finish()),
             B::TsUs(b) => Arc::new(b.finish()),
             B::TsNs(b) => Arc::new(b.finish()),
+            B::Nulls(t, n) => arrow_array::new_null_array(t, std::mem::take(n)),
         }
     }
 }
 
 /// Fixed bytes a value of `t` takes in an Arrow column (variable-length types add their data).
-fn fixed_width(t: DataType) -> usize {
-    match t {
+fn fixed_width(t: &DataType) -> usize {
+    match *t {
         DataType::Boolean | DataType::TinyInt => 1,
         DataType::SmallInt => 2,
         DataType::Int | DataType::Float | DataType::Date => 4,
@@ -318,9 +336,9 @@ pub fn check_arrow_row(schema: &Schema, row: &[Value]) -> Result<()> {
 pub fn check_arrow_ranges(schema: &Schema, row: &[Value]) -> Result<()> {
     for (c, v) in schema.columns().iter().zip(row) {
         if let (DataType::Timestamp { precision } | DataType::TimestampLtz { precision }, Value::Timestamp(ts) | Value::TimestampLtz(ts)) =
-            (c.data_type, v)
+            (&c.data_type, v)
         {
-            if !ts_fits(precision, ts) {
+            if !ts_fits(*precision, ts) {
                 return Err(Error::invalid_row(format!("column {:?}: {ts:?} is outside the range of {}", c.name, c.data_type)));
             }
         }
@@ -344,8 +362,8 @@ impl RowsToArrow {
         RowsToArrow {
             schema: schema.clone(),
             arrow: arrow_schema(schema),
-            columns: schema.columns().iter().map(|c| ColumnBuilder::new(c.data_type)).collect(),
-            fixed_row_bytes: schema.columns().iter().map(|c| fixed_width(c.data_type)).sum(),
+            columns: schema.columns().iter().map(|c| ColumnBuilder::new(&c.data_type)).collect(),
+            fixed_row_bytes: schema.columns().iter().map(|c| fixed_width(&c.data_type)).sum(),
             var_bytes: 0,
             len: 0,
         }
@@ -453,7 +471,7 @@ pub fn conform_record_batch(schema: &Schema, batch: &RecordBatch) -> Result<Reco
         if field.name() != &col.name {
             return Err(Error::invalid_row(format!("batch column {i} is named {:?} but the table column is {:?}", field.name(), col.name)));
         }
-        let target = arrow_type(col.data_type);
+        let target = arrow_type(&col.data_type);
         let array = batch.column(i);
         let converted = if array.data_type() == &target {
             array.clone()
@@ -580,7 +598,7 @@ fn rescale(array: &ArrayRef, from: i64, to: i64, target: &ArrowType) -> std::res
 
 // ===== Arrow -> values =====
 
-fn downcast<T: 'static>(array: &dyn Array, t: DataType) -> Result<&T> {
+fn downcast<'a, T: 'static>(array: &'a dyn Array, t: &DataType) -> Result<&'a T> {
     array
         .as_any()
         .downcast_ref::<T>()
@@ -589,14 +607,14 @@ fn downcast<T: 'static>(array: &dyn Array, t: DataType) -> Result<&T> {
 
 /// One cell of `array` (of the table type `t`, already conformed to [`arrow_type`]) as a
 /// [`Value`]. Timestamp arrays of any time zone are accepted.
-pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> {
+pub fn arrow_value(array: &dyn Array, t: &DataType, row: usize) -> Result<Value> {
     if row >= array.len() {
         return Err(Error::invalid_row(format!("row {row} is outside an array of {} values", array.len())));
     }
     if array.is_null(row) {
         return Ok(Value::Null);
     }
-    Ok(match t {
+    Ok(match *t {
         DataType::Boolean => Value::Boolean(downcast::<BooleanArray>(array, t)?.value(row)),
         DataType::TinyInt => Value::TinyInt(downcast::<Int8Array>(array, t)?.value(row)),
         DataType::SmallInt => Value::SmallInt(downcast::<Int16Array>(array, t)?.value(row)),
@@ -640,6 +658,7 @@ pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> 
                 Value::TimestampLtz(ts)
             }
         }
+        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => return Err(crate::metadata::nested_unsupported(t)),
     })
 }
 
@@ -647,7 +666,7 @@ pub fn arrow_value(array: &dyn Array, t: DataType, row: usize) -> Result<Value> 
 pub fn record_batch_to_rows(schema: &Schema, batch: &RecordBatch) -> Result<Vec<Row>> {
     let batch = conform_record_batch(schema, batch)?;
     let types = schema.types();
-    (0..batch.num_rows()).map(|r| types.iter().zip(batch.columns()).map(|(t, a)| arrow_value(a.as_ref(), *t, r)).collect()).collect()
+    (0..batch.num_rows()).map(|r| types.iter().zip(batch.columns()).map(|(t, a)| arrow_value(a.as_ref(), t, r)).collect()).collect()
 }
 
 #[cfg(test)]
@@ -692,7 +711,7 @@ mod tests {
             DataType::TimestampLtz { precision: 6 },
             DataType::TimestampLtz { precision: 9 },
         ];
-        Schema::new(types.iter().enumerate().map(|(i, t)| Column::new(format!("c{i}"), *t)).collect(), vec![]).unwrap()
+        Schema::new(types.iter().enumerate().map(|(i, t)| Column::new(format!("c{i}"), t.clone())).collect(), vec![]).unwrap()
     }
 
     fn every_type_row() -> Row {
@@ -956,14 +975,14 @@ mod tests {
     #[test]
     fn arrow_value_checks_type_and_bounds() {
         let a = Int32Array::from(vec![Some(5), None]);
-        assert_eq!(arrow_value(&a, DataType::Int, 0).unwrap(), Value::Int(5));
-        assert_eq!(arrow_value(&a, DataType::Int, 1).unwrap(), Value::Null);
-        assert!(arrow_value(&a, DataType::Int, 2).is_err());
-        assert!(arrow_value(&a, DataType::BigInt, 0).is_err());
+        assert_eq!(arrow_value(&a, &DataType::Int, 0).unwrap(), Value::Int(5));
+        assert_eq!(arrow_value(&a, &DataType::Int, 1).unwrap(), Value::Null);
+        assert!(arrow_value(&a, &DataType::Int, 2).is_err());
+        assert!(arrow_value(&a, &DataType::BigInt, 0).is_err());
         let t = arrow_array::PrimitiveArray::<Int64Type>::from(vec![1]);
-        assert!(arrow_value(&t, DataType::Timestamp { precision: 6 }, 0).is_err());
+        assert!(arrow_value(&t, &DataType::Timestamp { precision: 6 }, 0).is_err());
         let ts = TimestampMillisecondArray::from(vec![7]).with_timezone("UTC");
-        assert_eq!(arrow_value(&ts, DataType::TimestampLtz { precision: 3 }, 0).unwrap(), Value::TimestampLtz(Timestamp::from_millis(7)));
+        assert_eq!(arrow_value(&ts, &DataType::TimestampLtz { precision: 3 }, 0).unwrap(), Value::TimestampLtz(Timestamp::from_millis(7)));
     }
 
     proptest! {
@@ -999,7 +1018,7 @@ mod tests {
         );
         for t in ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING", "BYTES", "DECIMAL(12, 3)", "DATE", "TIME(3)", "TIMESTAMP(9)"] {
             let t = DataType::parse(t).unwrap();
-            assert_eq!(DataType::from_arrow("c", &arrow_type(t)).unwrap(), t);
+            assert_eq!(DataType::from_arrow("c", &arrow_type(&t)).unwrap(), t);
         }
         let e = DataType::from_arrow("tags", &ArrowType::List(Arc::new(Field::new("x", ArrowType::Int32, true)))).unwrap_err();
         assert!(e.message().contains("\"tags\""), "{e}");

@@ -56,7 +56,7 @@ pub fn encode_row(schema: &Schema, row: &[Value], out: &mut Vec<u8>) -> Result<(
         if v.is_null() {
             out[start + i / 8] |= 1 << (i % 8);
         } else {
-            encode_value(col.data_type, v, out);
+            encode_value(&col.data_type, v, out);
         }
     }
     Ok(())
@@ -65,7 +65,7 @@ pub fn encode_row(schema: &Schema, row: &[Value], out: &mut Vec<u8>) -> Result<(
 /// Append the encoding of one non-null value of type `t`. The value must already have passed
 /// [`check_value`] for a column of that type; a value of another type is a bug in the caller
 /// and panics.
-pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
+pub fn encode_value(t: &DataType, v: &Value, out: &mut Vec<u8>) {
     match (t, v) {
         (DataType::Boolean, Value::Boolean(b)) => out.push(*b as u8),
         (DataType::TinyInt, Value::TinyInt(x)) => out.push(*x as u8),
@@ -80,7 +80,7 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
         (DataType::String | DataType::Char { .. }, Value::String(s)) => put_bytes(out, s.as_bytes()),
         (DataType::Bytes | DataType::Binary { .. }, Value::Bytes(b)) => put_bytes(out, b),
         (DataType::Decimal { precision, .. }, Value::Decimal(d)) => {
-            if precision <= MAX_COMPACT_DECIMAL_PRECISION {
+            if *precision <= MAX_COMPACT_DECIMAL_PRECISION {
                 put_u64(out, d.unscaled as i64 as u64);
             } else {
                 put_bytes(out, minimal_be_bytes(&d.unscaled.to_be_bytes()));
@@ -88,7 +88,7 @@ pub fn encode_value(t: DataType, v: &Value, out: &mut Vec<u8>) {
         }
         (DataType::Timestamp { precision }, Value::Timestamp(ts)) | (DataType::TimestampLtz { precision }, Value::TimestampLtz(ts)) => {
             put_u64(out, ts.millis as u64);
-            if precision > MAX_COMPACT_TIMESTAMP_PRECISION {
+            if *precision > MAX_COMPACT_TIMESTAMP_PRECISION {
                 put_u32(out, ts.nanos_of_milli);
             }
         }
@@ -136,7 +136,7 @@ pub fn decode_row(schema: &Schema, bytes: &[u8]) -> Result<Row> {
         if bytes[i / 8] & (1 << (i % 8)) != 0 {
             row.push(Value::Null);
         } else {
-            row.push(decode_value(col.data_type, bytes, &mut pos).map_err(|e| e.context(format!("column {:?}", col.name)))?);
+            row.push(decode_value(&col.data_type, bytes, &mut pos).map_err(|e| e.context(format!("column {:?}", col.name)))?);
         }
     }
     if pos != bytes.len() {
@@ -158,8 +158,8 @@ fn take_var<'a>(buf: &'a [u8], pos: &mut usize) -> Result<&'a [u8]> {
 }
 
 /// Decode one non-null value of type `t` at `*pos`, advancing `pos`.
-pub fn decode_value(t: DataType, buf: &[u8], pos: &mut usize) -> Result<Value> {
-    Ok(match t {
+pub fn decode_value(t: &DataType, buf: &[u8], pos: &mut usize) -> Result<Value> {
+    Ok(match *t {
         DataType::Boolean => match take(buf, pos, 1)?[0] {
             0 => Value::Boolean(false),
             1 => Value::Boolean(true),
@@ -195,6 +195,7 @@ pub fn decode_value(t: DataType, buf: &[u8], pos: &mut usize) -> Result<Value> {
         }
         DataType::Timestamp { precision } => Value::Timestamp(decode_timestamp(precision, buf, pos)?),
         DataType::TimestampLtz { precision } => Value::TimestampLtz(decode_timestamp(precision, buf, pos)?),
+        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => return Err(crate::metadata::nested_unsupported(t)),
     })
 }
 
@@ -222,7 +223,7 @@ pub(crate) mod tests {
 
     fn one(t: DataType, v: Value) -> Vec<u8> {
         let mut out = Vec::new();
-        encode_value(t, &v, &mut out);
+        encode_value(&t, &v, &mut out);
         out
     }
 
@@ -280,21 +281,21 @@ pub(crate) mod tests {
         assert_eq!(one(DataType::Decimal { precision: 18, scale: 0 }, dec(18, 0, -1)).len(), 10);
         let t = DataType::Decimal { precision: 38, scale: 4 };
         // BigInteger.toByteArray: minimal two's complement with one sign bit.
-        assert_eq!(one(t, dec(38, 4, 0)), [0x01, 0x00]);
-        assert_eq!(one(t, dec(38, 4, 127)), [0x01, 0x7f]);
-        assert_eq!(one(t, dec(38, 4, 128)), [0x02, 0x00, 0x80]);
-        assert_eq!(one(t, dec(38, 4, 255)), [0x02, 0x00, 0xff]);
-        assert_eq!(one(t, dec(38, 4, -1)), [0x01, 0xff]);
-        assert_eq!(one(t, dec(38, 4, -128)), [0x01, 0x80]);
-        assert_eq!(one(t, dec(38, 4, -129)), [0x02, 0xff, 0x7f]);
-        assert_eq!(one(t, dec(38, 4, 65536)), [0x03, 0x01, 0x00, 0x00]);
+        assert_eq!(one(t.clone(), dec(38, 4, 0)), [0x01, 0x00]);
+        assert_eq!(one(t.clone(), dec(38, 4, 127)), [0x01, 0x7f]);
+        assert_eq!(one(t.clone(), dec(38, 4, 128)), [0x02, 0x00, 0x80]);
+        assert_eq!(one(t.clone(), dec(38, 4, 255)), [0x02, 0x00, 0xff]);
+        assert_eq!(one(t.clone(), dec(38, 4, -1)), [0x01, 0xff]);
+        assert_eq!(one(t.clone(), dec(38, 4, -128)), [0x01, 0x80]);
+        assert_eq!(one(t.clone(), dec(38, 4, -129)), [0x02, 0xff, 0x7f]);
+        assert_eq!(one(t.clone(), dec(38, 4, 65536)), [0x03, 0x01, 0x00, 0x00]);
         let max = 10i128.pow(38) - 1;
-        let bytes = one(t, dec(38, 4, max));
+        let bytes = one(t.clone(), dec(38, 4, max));
         assert_eq!(bytes[0], 16);
         assert_eq!(&bytes[1..], &max.to_be_bytes());
         for v in [0, 1, -1, 127, 128, -128, -129, 1 << 70, -(1 << 70), max, -max] {
-            let b = one(t, dec(38, 4, v));
-            assert_eq!(decode_value(t, &b, &mut 0).unwrap(), dec(38, 4, v), "{v}");
+            let b = one(t.clone(), dec(38, 4, v));
+            assert_eq!(decode_value(&t, &b, &mut 0).unwrap(), dec(38, 4, v), "{v}");
         }
     }
 
@@ -306,7 +307,7 @@ pub(crate) mod tests {
             let mut want = Vec::new();
             put_u64(&mut want, ts.millis as u64);
             assert_eq!(b, want, "p={p}");
-            let back = decode_value(DataType::Timestamp { precision: p }, &b, &mut 0).unwrap();
+            let back = decode_value(&DataType::Timestamp { precision: p }, &b, &mut 0).unwrap();
             assert_eq!(back, Value::Timestamp(Timestamp::from_millis(ts.millis)));
         }
         let b6 = one(DataType::TimestampLtz { precision: 6 }, Value::TimestampLtz(ts));
@@ -316,13 +317,13 @@ pub(crate) mod tests {
         assert_eq!(b6, want, "nanos beyond the precision are kept, as Java does");
         let b9 = one(DataType::Timestamp { precision: 9 }, Value::Timestamp(ts));
         let mut pos = 0;
-        assert_eq!(decode_value(DataType::Timestamp { precision: 9 }, &b9, &mut pos).unwrap(), Value::Timestamp(ts));
+        assert_eq!(decode_value(&DataType::Timestamp { precision: 9 }, &b9, &mut pos).unwrap(), Value::Timestamp(ts));
         assert_eq!(pos, b9.len());
         // Before the epoch: millis negative (ten bytes), nanos still non-negative.
         let neg = Timestamp::from_nanos(-1);
         let b = one(DataType::Timestamp { precision: 9 }, Value::Timestamp(neg));
         assert_eq!(b.len(), 10 + 3);
-        assert_eq!(decode_value(DataType::Timestamp { precision: 9 }, &b, &mut 0).unwrap(), Value::Timestamp(neg));
+        assert_eq!(decode_value(&DataType::Timestamp { precision: 9 }, &b, &mut 0).unwrap(), Value::Timestamp(neg));
     }
 
     #[test]
@@ -350,8 +351,8 @@ pub(crate) mod tests {
         let bad_utf8 = [0x00, 0x01, 0x01, 0xff];
         let e = decode_row(&schema, &bad_utf8).unwrap_err();
         assert_eq!(e.code(), crate::FlussCode::CORRUPT_MESSAGE);
-        assert!(decode_value(DataType::Boolean, &[2], &mut 0).is_err());
-        assert!(decode_value(DataType::Decimal { precision: 20, scale: 0 }, &[17; 18], &mut 0).is_err());
+        assert!(decode_value(&DataType::Boolean, &[2], &mut 0).is_err());
+        assert!(decode_value(&DataType::Decimal { precision: 20, scale: 0 }, &[17; 18], &mut 0).is_err());
     }
 
     // ===== proptest strategies, shared with key.rs and arrow.rs tests =====
@@ -408,6 +409,7 @@ pub(crate) mod tests {
             }
             DataType::Timestamp { precision } => arb_ts(precision).prop_map(Value::Timestamp).boxed(),
             DataType::TimestampLtz { precision } => arb_ts(precision).prop_map(Value::TimestampLtz).boxed(),
+            DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => unreachable!("the tests generate scalar types only"),
         }
     }
 
@@ -418,7 +420,7 @@ pub(crate) mod tests {
                 cols.iter()
                     .enumerate()
                     .map(|(i, (t, nullable))| {
-                        let c = Column::new(format!("c{i}"), *t);
+                        let c = Column::new(format!("c{i}"), t.clone());
                         if *nullable {
                             c
                         } else {
@@ -434,9 +436,9 @@ pub(crate) mod tests {
                 .map(
                     |(t, nullable)| {
                         if *nullable {
-                            prop_oneof![1 => Just(Value::Null), 3 => arb_value(*t)].boxed()
+                            prop_oneof![1 => Just(Value::Null), 3 => arb_value(t.clone())].boxed()
                         } else {
-                            arb_value(*t)
+                            arb_value(t.clone())
                         }
                     },
                 )

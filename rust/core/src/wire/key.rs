@@ -24,7 +24,7 @@ pub const KV_FORMAT_VERSION_PROPERTY: &str = "table.kv.format-version";
 pub fn encode_key(schema: &Schema, key_indexes: &[usize], row: &[Value], out: &mut Vec<u8>) -> Result<()> {
     check_key(schema, key_indexes, row)?;
     for &i in key_indexes {
-        encode_value(schema.columns()[i].data_type, &row[i], out);
+        encode_value(&schema.columns()[i].data_type, &row[i], out);
     }
     Ok(())
 }
@@ -61,7 +61,7 @@ impl Encoding {
             Encoding::Compacted => encode_key(schema, key_indexes, row, out),
             Encoding::Paimon => {
                 check_key(schema, key_indexes, row)?;
-                let fields: Vec<_> = key_indexes.iter().map(|&i| (schema.columns()[i].data_type, &row[i])).collect();
+                let fields: Vec<_> = key_indexes.iter().map(|&i| (&schema.columns()[i].data_type, &row[i])).collect();
                 lake::encode_paimon(&fields, out);
                 Ok(())
             }
@@ -69,7 +69,7 @@ impl Encoding {
                 check_key(schema, key_indexes, row)?;
                 let i = key_indexes[0];
                 let start = out.len();
-                lake::encode_iceberg(schema.columns()[i].data_type, &row[i], out);
+                lake::encode_iceberg(&schema.columns()[i].data_type, &row[i], out);
                 if out.len() == start {
                     return Err(Error::invalid_row(format!(
                         "key column {:?} is empty, and an iceberg-format table cannot bucket an empty key",
@@ -149,7 +149,7 @@ impl KeyCodec {
                 ));
             }
             let col = &schema.columns()[columns[0]];
-            lake::check_iceberg_key_type(&col.name, col.data_type)?;
+            lake::check_iceberg_key_type(&col.name, &col.data_type)?;
         }
         Ok(KeyCodec { lake, pk, bucket_key, pk_encoding, bucket_encoding: lake_encoding, bucket_count: info.bucket_count() })
     }

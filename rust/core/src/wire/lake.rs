@@ -91,8 +91,8 @@ pub fn murmur3_32(bytes: &[u8], seed: u32) -> u32 {
 }
 
 /// Whether a column of type `t` can be part of an Iceberg key; the error names the column.
-pub fn check_iceberg_key_type(column: &str, t: DataType) -> Result<()> {
-    match t {
+pub fn check_iceberg_key_type(column: &str, t: &DataType) -> Result<()> {
+    match *t {
         DataType::Int
         | DataType::Date
         | DataType::Time { .. }
@@ -113,7 +113,7 @@ pub fn check_iceberg_key_type(column: &str, t: DataType) -> Result<()> {
 }
 
 /// Append Iceberg's hash input for one non-null, type-checked key value.
-pub fn encode_iceberg(t: DataType, v: &Value, out: &mut Vec<u8>) {
+pub fn encode_iceberg(t: &DataType, v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Int(x) | Value::Date(x) => out.extend_from_slice(&(*x as i64).to_le_bytes()),
         Value::Time(ms) => out.extend_from_slice(&(*ms as i64 * 1000).to_le_bytes()),
@@ -139,7 +139,7 @@ const PAIMON_HEADER_BITS: usize = 8;
 /// variable-length part in 8-byte words. Values of at most 7 bytes live in their slot (their
 /// length with the top bit set in the slot's last byte); longer ones, DECIMALs of precision
 /// above 18 and TIMESTAMPs of precision above 3 store `offset << 32 | size` in the slot.
-pub fn encode_paimon(fields: &[(DataType, &Value)], out: &mut Vec<u8>) {
+pub fn encode_paimon(fields: &[(&DataType, &Value)], out: &mut Vec<u8>) {
     let start = out.len();
     let bitset = (fields.len() + 63 + PAIMON_HEADER_BITS) / 64 * 8;
     let fixed = bitset + 8 * fields.len();
@@ -175,7 +175,7 @@ pub fn encode_paimon(fields: &[(DataType, &Value)], out: &mut Vec<u8>) {
             (_, Value::Double(x)) => put(out, i, x.to_bits()),
             (_, Value::String(s)) => small(out, s.as_bytes()),
             (_, Value::Bytes(b)) => small(out, b),
-            (DataType::Decimal { precision, .. }, Value::Decimal(d)) if precision <= MAX_COMPACT_DECIMAL_PRECISION => {
+            (DataType::Decimal { precision, .. }, Value::Decimal(d)) if *precision <= MAX_COMPACT_DECIMAL_PRECISION => {
                 put(out, i, d.unscaled as i64 as u64)
             }
             (DataType::Decimal { .. }, Value::Decimal(d)) => {
@@ -185,7 +185,7 @@ pub fn encode_paimon(fields: &[(DataType, &Value)], out: &mut Vec<u8>) {
                 put(out, i, offset << 32 | b.len() as u64);
             }
             (DataType::Timestamp { precision } | DataType::TimestampLtz { precision }, Value::Timestamp(ts) | Value::TimestampLtz(ts)) => {
-                if precision <= MAX_COMPACT_TIMESTAMP_PRECISION {
+                if *precision <= MAX_COMPACT_TIMESTAMP_PRECISION {
                     put(out, i, ts.millis as u64);
                 } else {
                     let offset = var(out, &ts.millis.to_le_bytes(), 8);
@@ -228,7 +228,7 @@ mod tests {
     fn iceberg_int_keys_hash_as_longs() {
         // Iceberg's documented bucket hash: hash(int 34) = hash(long 34) = 2017239379.
         let mut b = Vec::new();
-        encode_iceberg(DataType::Int, &Value::Int(34), &mut b);
+        encode_iceberg(&DataType::Int, &Value::Int(34), &mut b);
         assert_eq!(b, 34i64.to_le_bytes());
         assert_eq!(murmur3_32(&b, 0) as i32, 2_017_239_379);
         // Iceberg's spec: hash("iceberg") = 1210000089.
@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn paimon_rows_lay_out_like_binary_row() {
         let mut out = Vec::new();
-        encode_paimon(&[(DataType::Int, &Value::Int(5)), (DataType::String, &Value::String("abc".into()))], &mut out);
+        encode_paimon(&[(&DataType::Int, &Value::Int(5)), (&DataType::String, &Value::String("abc".into()))], &mut out);
         let mut want = vec![0u8; 8 + 16];
         want[8] = 5;
         want[16..19].copy_from_slice(b"abc");
@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(out, want);
         // A long string goes to the variable part, zero padded to a word.
         out.clear();
-        encode_paimon(&[(DataType::String, &Value::String("0123456789".into()))], &mut out);
+        encode_paimon(&[(&DataType::String, &Value::String("0123456789".into()))], &mut out);
         assert_eq!(out.len(), 8 + 8 + 16);
         assert_eq!(&out[8..16], &((16u64 << 32) | 10).to_le_bytes());
         assert_eq!(&out[16..26], b"0123456789");
@@ -255,7 +255,7 @@ mod tests {
         out.clear();
         let d = Decimal { unscaled: -1, precision: 20, scale: 2 };
         let ts = Timestamp { millis: 7, nanos_of_milli: 999_999 };
-        encode_paimon(&[(DataType::Decimal { precision: 20, scale: 2 }, &Value::Decimal(d)), (DataType::Timestamp { precision: 6 }, &Value::Timestamp(ts))], &mut out);
+        encode_paimon(&[(&DataType::Decimal { precision: 20, scale: 2 }, &Value::Decimal(d)), (&DataType::Timestamp { precision: 6 }, &Value::Timestamp(ts))], &mut out);
         assert_eq!(out.len(), 8 + 16 + 16 + 8);
         assert_eq!(&out[8..16], &((24u64 << 32) | 1).to_le_bytes());
         assert_eq!(out[24], 0xff);

@@ -119,6 +119,7 @@ impl Accumulator {
             // The clock is read only when a batch opens (linger and delivery timeout start here),
             // not once per record.
             let mut b = WriteBatch::new(bucket, self.new_payload(), clock.now_nanos());
+            tracing::debug!(target: "fluss_writer::batch", bucket, "batch opened");
             b.entries.reserve_exact(q.entries_hint);
             q.open = Some(b);
             self.wake.notify_one();
@@ -200,6 +201,16 @@ impl Accumulator {
             self.lock(i).close_open();
         }
         self.wake.notify_one();
+    }
+
+    /// When the oldest batch still in the accumulator (closed or open) was opened.
+    pub fn oldest_created(&self) -> Option<u64> {
+        (0..self.buckets.len())
+            .filter_map(|i| {
+                let q = self.lock(i);
+                q.closed.front().map(|x| x.created).or_else(|| q.open.as_ref().map(|x| x.created))
+            })
+            .min()
     }
 
     /// Whether every bucket is empty.

@@ -201,6 +201,8 @@ pub(crate) struct Machine<B> {
     init: Side,
     init_attempts: u32,
     aborted: bool,
+    /// (bucket, code) of the attempts retried since the shell last asked ([`Machine::take_retried`]).
+    retried: Vec<(usize, i32)>,
 }
 
 impl<B> Machine<B> {
@@ -221,8 +223,20 @@ impl<B> Machine<B> {
             init: Side::Idle { retry_at: 0 },
             init_attempts: 0,
             aborted: false,
+            retried: Vec::new(),
             p,
         }
+    }
+
+    /// The bucket and error code of each attempt that failed and was scheduled for a retry since
+    /// the last call.
+    pub fn take_retried(&mut self) -> Vec<(usize, i32)> {
+        std::mem::take(&mut self.retried)
+    }
+
+    /// When the oldest flight (sent, backing off, or done and not yet handed over) was created.
+    pub fn oldest_created(&self) -> Option<u64> {
+        self.buckets.iter().filter_map(|q| q.front().map(|f| f.created)).min()
     }
 
     /// No flight left and nothing completed left to hand over (queued batches are the shell's
@@ -342,7 +356,8 @@ impl<B> Machine<B> {
                     self.metadata_wanted = true;
                 }
                 if retriable && f.attempts <= retries && !expired {
-                    log::debug!("{} bucket {b}: attempt {} failed, retrying: {e}", self.p.table, f.attempts);
+                    tracing::debug!(target: "fluss_writer::batch", table = %self.p.table, bucket = b, attempt = f.attempts, code = e.code(), error = %e, "batch attempt failed, retrying");
+                    self.retried.push((b, e.code()));
                     f.state = State::Backoff { at: now.saturating_add(backoff(backoff_base, f.attempts)) };
                     f.last_error = Some(e);
                 } else {

@@ -64,9 +64,13 @@ use crate::backend::{Backend, Dest, Request, Response};
 use crate::config::Config;
 use crate::error::{Error, FlussCode, Result};
 use crate::metadata::TablePath;
+use crate::metrics::{BucketCounters, WriterMetrics};
 use crate::wire::kv_batch::stamp_kv_batch;
 use crate::wire::log_batch::{build_arrow_log_batch_compressed, stamp_log_batch, ArrowCompression};
 use crate::wire::proto;
+
+/// How often (clock nanos) a busy sender refreshes its lane's oldest-pending-batch time.
+const AGE_REFRESH: u64 = 10_000_000;
 
 /// State shared between a writer and its sender task.
 pub(crate) struct SenderShared {
@@ -83,6 +87,13 @@ pub(crate) struct SenderShared {
     pub compression: ArrowCompression,
     /// Partial update columns (PutKv `target_columns`); empty = all.
     pub target_columns: Vec<i32>,
+    /// The writer's metrics.
+    pub metrics: Arc<WriterMetrics>,
+    /// This lane's counters per bucket (index = bucket).
+    pub buckets: Box<[BucketCounters]>,
+    /// Clock nanos when the oldest batch of this lane that is not yet complete was opened (0:
+    /// none); refreshed by the sender when a batch completed, otherwise at most every 10 ms.
+    oldest_pending: AtomicU64,
     /// The partition of this lane (`None`: a table without partitions).
     pub partition: Option<LanePartition>,
     /// Leaders known when the writer was created (index = bucket).
@@ -116,6 +127,7 @@ impl SenderShared {
         kind: BatchKind,
         compression: ArrowCompression,
         target_columns: Vec<i32>,
+        metrics: Arc<WriterMetrics>,
         partition: Option<LanePartition>,
         initial_leaders: Vec<Option<i32>>,
         clock: Arc<dyn Clock>,
@@ -132,6 +144,9 @@ impl SenderShared {
             kind,
             compression,
             target_columns,
+            metrics,
+            buckets: (0..initial_leaders.len()).map(|_| BucketCounters::default()).collect(),
+            oldest_pending: AtomicU64::new(0),
             partition,
             initial_leaders,
             clock,
@@ -142,6 +157,11 @@ impl SenderShared {
             exited: Mutex::new(false),
             exited_cv: Condvar::new(),
         }
+    }
+
+    /// Clock nanos when the lane's oldest incomplete batch was opened, if it has one.
+    pub fn oldest_pending(&self) -> Option<u64> {
+        Some(self.oldest_pending.load(Ordering::Relaxed)).filter(|&t| t > 0)
     }
 
     /// Ask the sender to finish: it exits once every batch completed.
@@ -309,6 +329,7 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
     let mut idle_from: Option<u64> = None;
     // When this partition lane next asks the writer to release it (idle since `idle_from`).
     let mut release_at: Option<u64> = None;
+    let mut age_refresh_at = 0u64;
     loop {
         shared.idle_since.store(0, Ordering::SeqCst);
         while let Ok(e) = rx.try_recv() {
@@ -320,7 +341,42 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
         let closing = shared.closing.load(Ordering::Acquire);
         let now = shared.clock.now_nanos();
         let poll = m.poll(now, &mut AccQueue { shared: &shared }, closing);
-        m.pop_completed(|_, o, outcome| finish_batch(&shared, o.batch, outcome));
+        let mut completed_any = false;
+        m.pop_completed(|_, o, outcome| {
+            completed_any = true;
+            let code = outcome.result.as_ref().err().map(Error::code);
+            tracing::debug!(
+                target: "fluss_writer::batch",
+                table = %shared.path,
+                bucket = o.batch.bucket,
+                records = o.batch.records,
+                bytes = o.bytes.len(),
+                base_offset = outcome.base_offset,
+                error_code = code.unwrap_or(0),
+                "batch completed"
+            );
+            let (records, bytes) = (u64::from(o.batch.records), o.bytes.len() as u64);
+            shared.metrics.batch_done(records, bytes, code);
+            if let Some(c) = shared.buckets.get(o.batch.bucket as usize) {
+                c.batch_done(records, bytes, code.is_some());
+            }
+            finish_batch(&shared, o.batch, outcome)
+        });
+        for (bucket, code) in m.take_retried() {
+            shared.metrics.retried(code);
+            if let Some(c) = shared.buckets.get(bucket) {
+                c.retried();
+            }
+        }
+        // The age gauge looks at every bucket's queue (one lock each), so it is refreshed when a
+        // batch completed and otherwise at most every 10 ms, not on every turn of a busy loop;
+        // and on any turn while it says "nothing pending": a batch opened since (which woke this
+        // turn) would otherwise stay unseen until the next completion, up to the linger time.
+        if completed_any || now >= age_refresh_at || shared.oldest_pending.load(Ordering::Relaxed) == 0 {
+            let oldest = [m.oldest_created(), shared.acc.oldest_created()].into_iter().flatten().min();
+            shared.oldest_pending.store(oldest.map_or(0, |t| t.max(1)), Ordering::Relaxed);
+            age_refresh_at = now.saturating_add(AGE_REFRESH);
+        }
         if let Some(token) = poll.metadata {
             spawn_metadata(&shared, token, tx.clone());
         }
@@ -637,7 +693,13 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
     // A request never outlives the earliest attempt deadline it carries (the machine's `until`:
     // one request timeout, cut at the earliest delivery deadline).
     let budget = Duration::from_nanos(until.saturating_sub(now)).max(Duration::from_millis(1));
-    spawn_request(shared, Dest::Tablet(leader), request, budget, "request", tx, move |result| Event::Produce { parts, result });
+    shared.metrics.requests_sent.fetch_add(1, Ordering::Relaxed);
+    tracing::debug!(target: "fluss_writer::batch", table = %shared.path, leader, batches = parts.len(), "produce request sent");
+    let (metrics, clock) = (shared.metrics.clone(), shared.clock.clone());
+    spawn_request(shared, Dest::Tablet(leader), request, budget, "request", tx, move |result| {
+        metrics.request_latency.record(clock.now_nanos().saturating_sub(now));
+        Event::Produce { parts, result }
+    });
 }
 /// Release a completed batch's buffer bytes and hand its callbacks to the dispatcher as one job.
 fn finish_batch(shared: &SenderShared, batch: WriteBatch, outcome: BatchOutcome) {

@@ -35,6 +35,7 @@ use crate::connection::ConnInner;
 use crate::error::{ClientCode, Error, Result};
 use crate::metadata::partition::{PartitionRouter, PARTITION_SEPARATOR};
 use crate::metadata::{Schema, TableInfo};
+use crate::metrics::{BucketCount, CodeCount, Report, Reports, WriterMetrics};
 use crate::row::{check_value, Value};
 use crate::table::Table;
 use crate::wire::arrow::{arrow_row_sizes, arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
@@ -157,13 +158,46 @@ pub struct WriterStats {
     /// `client.writer.partition-idle-timeout` ago, or with writes pending); 1 for a table without
     /// partitions.
     pub open_partitions: u64,
+    /// Records the server acknowledged.
+    pub records_sent: u64,
+    /// Encoded bytes of the acknowledged batches.
+    pub bytes_sent: u64,
+    /// Batches the server acknowledged.
+    pub batches_sent: u64,
+    /// Records whose batch failed for good (their callbacks carry the error); per code in
+    /// `error_counts()`.
+    pub records_failed: u64,
+    /// Write calls refused synchronously (the caller got the error; nothing was accepted), per
+    /// code in `error_counts()`.
+    pub operations_rejected: u64,
+    /// Produce requests sent, retries included.
+    pub requests_sent: u64,
+    /// Batch attempts that failed with a retriable error and were tried again.
+    pub retries: u64,
+    /// Callbacks that ran at least `client.writer.slow-callback-threshold` (each also logged,
+    /// at most one line per 10 s).
+    pub slow_callbacks: u64,
+    /// Age of the oldest batch of this writer that is open, in flight or waiting for a retry
+    /// (0: none).
+    pub oldest_pending_batch_age_nanos: u64,
+    /// Produce request latency, from sending to the answer (or the request's failure).
+    pub request_latency: LatencySnapshot,
+    /// Median records per acknowledged batch.
+    pub batch_records_p50: u64,
+    /// 99th percentile of records per acknowledged batch.
+    pub batch_records_p99: u64,
+    /// Median encoded bytes per acknowledged batch.
+    pub batch_bytes_p50: u64,
+    /// 99th percentile of encoded bytes per acknowledged batch.
+    pub batch_bytes_p99: u64,
 }
 
 impl WriterStats {
-    /// Every counter as `(name, value)`, the latency snapshot flattened
-    /// (`ack_to_callback_count`, `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`): the one
-    /// list of names the bindings expose (a Python dict, the C++ struct's fields).
-    pub fn fields(&self) -> [(&'static str, u64); 11] {
+    /// Every counter as `(name, value)`, the latency snapshots flattened (`ack_to_callback_count`,
+    /// `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`, and the same for `request_latency`):
+    /// the one list of names the bindings expose (a Python dict, the C++ struct's fields, the
+    /// JSON and Prometheus exports). [`crate::metrics::METRICS`] describes each, in this order.
+    pub fn fields(&self) -> [(&'static str, u64); 28] {
         // Destructured so that a new field cannot be forgotten here.
         let WriterStats {
             pending_callbacks,
@@ -174,6 +208,20 @@ impl WriterStats {
             buffer_bytes_in_use,
             ack_to_callback,
             open_partitions,
+            records_sent,
+            bytes_sent,
+            batches_sent,
+            records_failed,
+            operations_rejected,
+            requests_sent,
+            retries,
+            slow_callbacks,
+            oldest_pending_batch_age_nanos,
+            request_latency,
+            batch_records_p50,
+            batch_records_p99,
+            batch_bytes_p50,
+            batch_bytes_p99,
         } = *self;
         [
             ("pending_callbacks", pending_callbacks),
@@ -187,6 +235,23 @@ impl WriterStats {
             ("ack_to_callback_p99_nanos", ack_to_callback.p99_nanos),
             ("ack_to_callback_max_nanos", ack_to_callback.max_nanos),
             ("open_partitions", open_partitions),
+            ("records_sent", records_sent),
+            ("bytes_sent", bytes_sent),
+            ("batches_sent", batches_sent),
+            ("records_failed", records_failed),
+            ("operations_rejected", operations_rejected),
+            ("requests_sent", requests_sent),
+            ("retries", retries),
+            ("slow_callbacks", slow_callbacks),
+            ("oldest_pending_batch_age_nanos", oldest_pending_batch_age_nanos),
+            ("request_latency_count", request_latency.count),
+            ("request_latency_p50_nanos", request_latency.p50_nanos),
+            ("request_latency_p99_nanos", request_latency.p99_nanos),
+            ("request_latency_max_nanos", request_latency.max_nanos),
+            ("batch_records_p50", batch_records_p50),
+            ("batch_records_p99", batch_records_p99),
+            ("batch_bytes_p50", batch_bytes_p50),
+            ("batch_bytes_p99", batch_bytes_p99),
         ]
     }
 }
@@ -253,6 +318,8 @@ struct LaneConfig {
     compression: ArrowCompression,
     /// PutKv target columns (partial update); empty = all.
     target_columns: Vec<i32>,
+    /// The writer's metrics, which its lanes' senders update.
+    metrics: Arc<WriterMetrics>,
 }
 
 /// What both writers share.
@@ -316,6 +383,15 @@ impl WriterCore {
             ));
         }
         let info: &TableInfo = table.info();
+        if let Some(c) = info.schema().columns().iter().find(|c| c.data_type.is_nested()) {
+            return Err(Error::client(
+                ClientCode::Unsupported,
+                format!(
+                    "{}: column {:?} is {}: this version of fluss-writer does not write tables with ARRAY, MAP or ROW columns (docs/nested-types.md)",
+                    info.path, c.name, c.data_type
+                ),
+            ));
+        }
         let schema = Arc::new(info.schema().clone());
         let kind = if info.has_primary_key() { BatchKind::Kv } else { BatchKind::Log };
         let executor = match opts.executor {
@@ -333,7 +409,11 @@ impl WriterCore {
             CallbackExecutor::Shared(e) => e,
         };
         let scope = Scope::new(
-            ScopeOptions { max_pending_callbacks: opts.max_pending_callbacks, error_handler: opts.error_handler.map(|h| h.0) },
+            ScopeOptions {
+                max_pending_callbacks: opts.max_pending_callbacks,
+                error_handler: opts.error_handler.map(|h| h.0),
+                slow_callback_threshold: Some(conn.config.slow_callback_threshold),
+            },
             executor,
             conn.clock.clone(),
         );
@@ -342,6 +422,7 @@ impl WriterCore {
             kind,
             compression: ArrowCompression::from_property(info.descriptor.properties.get(ArrowCompression::PROPERTY).map(String::as_str))?,
             target_columns: target_columns.as_ref().map(|c| c.iter().map(|&i| i as i32).collect()).unwrap_or_default(),
+            metrics: Arc::new(WriterMetrics::new()),
         };
         let lanes = match PartitionRouter::new(info.schema(), info.partition_keys())? {
             None => Lanes::Single(build_lane(&conn, info, &schema, &scope, &lane_config, None, table.leaders())),
@@ -378,6 +459,8 @@ impl WriterCore {
             conn: conn.clone(),
         });
         conn.register_writer(&core);
+        let weak: std::sync::Weak<dyn Reports> = Arc::downgrade(&core) as std::sync::Weak<dyn Reports>;
+        crate::metrics::register(weak);
         Ok(core)
     }
 
@@ -678,7 +761,7 @@ impl WriterCore {
                 let mut name = String::new();
                 for r in 0..rows {
                     for &c in router.columns() {
-                        vals[c] = arrow_value(rb.column(c).as_ref(), types[c], r)?;
+                        vals[c] = arrow_value(rb.column(c).as_ref(), &types[c], r)?;
                     }
                     router.name_of(&self.schema, &vals, &mut name).map_err(|e| e.context(format!("row {r} of the Arrow batch")))?;
                     match names.iter().position(|n| *n == name) {
@@ -713,7 +796,7 @@ impl WriterCore {
             let mut vals = vec![Value::Null; self.schema.len()];
             for r in 0..lb.num_rows() {
                 for &c in &self.bucket_key {
-                    vals[c] = arrow_value(lb.column(c).as_ref(), types[c], r)?;
+                    vals[c] = arrow_value(lb.column(c).as_ref(), &types[c], r)?;
                 }
                 let b = self.keys.row_bucket(&self.schema, &vals, &mut key)?;
                 match order.iter().position(|&x| x == b) {
@@ -834,7 +917,7 @@ impl WriterCore {
     pub(crate) fn stats(&self) -> WriterStats {
         let s = self.scope.stats();
         let e = self.scope.executor().stats();
-        WriterStats {
+        let mut stats = WriterStats {
             pending_callbacks: s.pending,
             callbacks_run: s.callbacks_run,
             callback_errors: s.callback_errors,
@@ -843,7 +926,53 @@ impl WriterCore {
             buffer_bytes_in_use: self.buffer.in_use(),
             ack_to_callback: e.ack_to_callback,
             open_partitions: self.lane_count() as u64,
+            slow_callbacks: s.slow_callbacks,
+            // The senders update their lanes' ages once per turn: with nothing pending, nothing ages.
+            oldest_pending_batch_age_nanos: if s.pending == 0 { 0 } else { self.oldest_pending_batch_age() },
+            ..WriterStats::default()
+        };
+        self.lane_config.metrics.fill(&mut stats);
+        stats
+    }
+
+    /// `r`, with a synchronous error counted (by code) in the writer's metrics.
+    #[inline]
+    pub(crate) fn counted<T>(&self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            self.lane_config.metrics.rejected(e.code());
         }
+        r
+    }
+
+    /// Failed records, retries and rejected operations per error code.
+    pub(crate) fn error_counts(&self) -> Vec<CodeCount> {
+        self.lane_config.metrics.code_counts()
+    }
+
+    /// What each bucket of each open lane sent, failed and retried (buckets with nothing yet
+    /// left out), by partition name and bucket.
+    pub(crate) fn bucket_counts(&self) -> Vec<BucketCount> {
+        let mut out = Vec::new();
+        let mut add = |l: &Lane| {
+            let partition = l.shared.target.partition.as_deref();
+            out.extend(l.shared.buckets.iter().enumerate().filter_map(|(b, c)| c.count(partition, b as i32)));
+        };
+        match &self.lanes {
+            Lanes::Single(l) => add(l),
+            Lanes::Partitioned { lanes, .. } => lanes.read().unwrap_or_else(|p| p.into_inner()).values().for_each(|l| add(l)),
+        }
+        out.sort_by(|a, b| (&a.partition, a.bucket).cmp(&(&b.partition, b.bucket)));
+        out
+    }
+
+    fn oldest_pending_batch_age(&self) -> u64 {
+        let oldest = match &self.lanes {
+            Lanes::Single(l) => l.shared.oldest_pending(),
+            Lanes::Partitioned { lanes, .. } => {
+                lanes.read().unwrap_or_else(|p| p.into_inner()).values().filter_map(|l| l.shared.oldest_pending()).min()
+            }
+        };
+        oldest.map_or(0, |t| self.clock.now_nanos().saturating_sub(t))
     }
 
     pub(crate) fn table(&self) -> &Table {
@@ -921,6 +1050,7 @@ fn build_lane(
         lc.kind,
         lc.compression,
         lc.target_columns.clone(),
+        lc.metrics.clone(),
         lane_partition,
         leaders,
         conn.clock.clone(),
@@ -936,7 +1066,7 @@ macro_rules! write_forms {
         pub fn $name(&self, $arg: $ty) -> Result<WriteResult> {
             let $core = &self.core;
             let $n = CompletionTarget::Result;
-            $body.map(|r| r.expect("result form"))
+            $core.counted($body).map(|r| r.expect("result form"))
         }
         $(#[$doc])*
         /// `callback` runs exactly once with the outcome (see [`WriteCallback`](super::WriteCallback)).
@@ -944,7 +1074,7 @@ macro_rules! write_forms {
         pub fn $cb(&self, $arg: $ty, callback: impl FnOnce(&WriteCompletion) + Send + 'static) -> Result<()> {
             let $core = &self.core;
             let $n = CompletionTarget::Callback(Callback::new(callback));
-            $body.map(|_| ())
+            $core.counted($body).map(|_| ())
         }
         $(#[$doc])*
         /// `callback` runs once for this operation (see [`SharedCallback`]): pass the same `Arc`
@@ -953,14 +1083,14 @@ macro_rules! write_forms {
         pub fn $shared(&self, $arg: $ty, callback: &SharedCallback) -> Result<()> {
             let $core = &self.core;
             let $n = CompletionTarget::Shared(callback);
-            $body.map(|_| ())
+            $core.counted($body).map(|_| ())
         }
         $(#[$doc])*
         /// No notification; `flush` still waits for it.
         pub fn $det(&self, $arg: $ty) -> Result<()> {
             let $core = &self.core;
             let $n = CompletionTarget::Detached;
-            $body.map(|_| ())
+            $core.counted($body).map(|_| ())
         }
     };
 }
@@ -986,9 +1116,28 @@ macro_rules! writer_common {
             self.core.is_closed()
         }
 
-        /// Counters.
+        /// Counters, gauges and latency percentiles ([`crate::metrics::METRICS`] describes each).
         pub fn stats(&self) -> WriterStats {
             self.core.stats()
+        }
+
+        /// Counts a write call that a binding refused with `code` before it reached the writer
+        /// (the binding could not convert the language's values), as the writer counts its own
+        /// refusals (`operations_rejected`, `error_counts`).
+        pub fn record_rejected(&self, code: i32) {
+            self.core.lane_config.metrics.rejected(code);
+        }
+
+        /// Records that failed for good, attempts that were retried and write calls that were
+        /// refused, per error code (codes that never occurred are left out).
+        pub fn error_counts(&self) -> Vec<CodeCount> {
+            self.core.error_counts()
+        }
+
+        /// What each bucket (of each open partition) sent, failed and retried, ordered by
+        /// partition and bucket; buckets with nothing yet are left out.
+        pub fn bucket_counts(&self) -> Vec<BucketCount> {
+            self.core.bucket_counts()
         }
 
         /// The table written to.
@@ -1082,3 +1231,18 @@ const _: () = {
     }
     let _ = check;
 };
+
+impl Reports for WriterCore {
+    fn report(&self) -> Option<Report> {
+        if self.closed.load(Ordering::Acquire) {
+            return None;
+        }
+        Some(Report {
+            client_id: self.conn.config.client_id.clone(),
+            table: self.table.path().to_string(),
+            stats: self.stats(),
+            codes: self.error_counts(),
+            buckets: self.bucket_counts(),
+        })
+    }
+}

@@ -94,6 +94,40 @@ pub fn create_fresh_table(conn: &Connection, prefix: &str, descriptor: &fluss_wr
     panic!("create table failed three times: {}", failures.join("; "))
 }
 
+/// An embedded connection with a 5 ms batch timeout: the other backend of the tests that run on
+/// both (lake tables, schema changes, CHAR/BINARY).
+pub fn embedded() -> Connection {
+    let mut c = Config::default();
+    c.set("bootstrap.servers", "embedded").unwrap();
+    c.set("client.writer.batch-timeout", "5ms").unwrap();
+    Connection::connect(c).unwrap()
+}
+
+/// Create `unique(prefix)` in the test database with `d` (no leader wait: the tests that run on
+/// both backends use it).
+pub fn create(conn: &Connection, prefix: &str, d: &fluss_writer::TableDescriptor) -> TablePath {
+    let path = TablePath::new(database(conn), unique(prefix)).unwrap();
+    conn.admin().create_table(&path, d, false).unwrap();
+    path
+}
+
+/// Completions collected by callbacks.
+#[derive(Clone, Default)]
+pub struct Seen(pub std::sync::Arc<Mutex<Vec<fluss_writer::WriteCompletion>>>);
+
+impl Seen {
+    /// A callback that keeps its completion.
+    pub fn cb(&self) -> impl FnOnce(&fluss_writer::WriteCompletion) + Send + 'static {
+        let s = self.0.clone();
+        move |c: &fluss_writer::WriteCompletion| s.lock().unwrap().push(c.clone())
+    }
+
+    /// Every completion so far.
+    pub fn all(&self) -> Vec<fluss_writer::WriteCompletion> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
 /// A table name unique to this process and moment.
 pub fn unique(prefix: &str) -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
