@@ -30,7 +30,33 @@
  * .ofBucketKeyEncoder and BucketingFunction.of. stdin: one key per line (values as above, TAB
  * separated); stdout: "<hex of the key bytes> TAB <bucket>", or "ERROR TAB <message>" where the
  * Java classes refuse the key. TYPE is one of the names above or DECIMAL(p,s), TIME(p), CHAR(n), BINARY(n), TIMESTAMP(p),
- * TIMESTAMP_LTZ(p).
+ * TIMESTAMP_LTZ(p) (a plain TIMESTAMP / TIMESTAMP_LTZ is precision 9 here).
+ *
+ *   java FlussLookupOracle --row-vectors <TYPE>[;<TYPE>...]  < rows
+ *
+ * Row bytes and Arrow vectors as the Java client writes them for a row type with columns c0, c1,
+ * ... of those types (each nullable unless its TYPE ends with " NOT NULL"). TYPE may also be
+ * nested, to any depth, as fluss-writer prints it: ARRAY<T>, MAP<K, V>, ROW<name T, name2 T2>,
+ * where every element/key/value/field type may end with " NOT NULL" (MAP keys are always NOT
+ * NULL in Fluss). stdin: one row per line, the column values TAB separated (canonical form).
+ * stdout, first one line per row, in input order:
+ *   C TAB <hex of the CompactedRow bytes>  from a fresh CompactedRowEncoder(DataType[]) per row
+ *   C TAB ERROR TAB <message>              where that encoder throws (e.g. null in a NOT NULL ROW field)
+ * then, for all rows as one batch (ArrowUtils.toArrowSchema + createArrowFieldWriter per column,
+ * write(rowIndex, row, column, true), root.setRowCount(n), new VectorUnloader(root).getRecordBatch()):
+ *   N TAB <length> TAB <null count>        one line per field node, in the batch's (depth-first) order
+ *   B TAB <hex>                            then one line per buffer, in the batch's order
+ * or a single "A TAB ERROR TAB <message>" where Fluss's Arrow writer throws. A buffer's bytes are
+ * ArrowBuf bytes 0 .. writerIndex(), i.e. exactly what VectorUnloader counts for the buffer,
+ * WITHOUT the zero padding to 8 that the IPC serializer adds (an empty buffer prints "B TAB").
+ * Every vector has its validity buffer, also columns without nulls and NOT NULL ones.
+ *
+ * Nested values in the canonical form (both directions, recursively; \N is null at any level):
+ *   ARRAY [v1,v2,...] ([] empty) | MAP {k1=v1,k2=v2} ({} empty; entry order kept) |
+ *   ROW (v1,v2,...) (one value per field). Scalars inside them use the scalar forms above, but a
+ *   STRING / CHAR inside a nested value also escapes , = [ ] { } ( ) with a backslash (top-level
+ *   strings keep the plain escaping). Any backslash-escaped character is read as itself. An
+ *   ARRAY holding just one empty string prints as [] as well (reads back as an empty array).
  */
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -38,7 +64,9 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -53,15 +81,34 @@ import org.apache.fluss.metadata.DataLakeFormat;
 import org.apache.fluss.metadata.TableInfo;
 import org.apache.fluss.metadata.TablePath;
 import org.apache.fluss.row.BinaryString;
+import org.apache.fluss.row.DataGetters;
 import org.apache.fluss.row.Decimal;
+import org.apache.fluss.row.GenericArray;
+import org.apache.fluss.row.GenericMap;
 import org.apache.fluss.row.GenericRow;
+import org.apache.fluss.row.InternalArray;
+import org.apache.fluss.row.InternalMap;
 import org.apache.fluss.row.InternalRow;
 import org.apache.fluss.row.TimestampLtz;
 import org.apache.fluss.row.TimestampNtz;
+import org.apache.fluss.row.arrow.writers.ArrowFieldWriter;
+import org.apache.fluss.row.compacted.CompactedRow;
+import org.apache.fluss.row.encode.CompactedRowEncoder;
 import org.apache.fluss.row.encode.KeyEncoder;
 import org.apache.fluss.metadata.ResolvedPartitionSpec;
+import org.apache.fluss.shaded.arrow.org.apache.arrow.memory.ArrowBuf;
+import org.apache.fluss.shaded.arrow.org.apache.arrow.memory.BufferAllocator;
+import org.apache.fluss.shaded.arrow.org.apache.arrow.memory.RootAllocator;
+import org.apache.fluss.shaded.arrow.org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.fluss.shaded.arrow.org.apache.arrow.vector.VectorUnloader;
+import org.apache.fluss.shaded.arrow.org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.apache.fluss.shaded.arrow.org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.fluss.types.ArrayType;
+import org.apache.fluss.types.DataField;
 import org.apache.fluss.types.DataType;
 import org.apache.fluss.types.DataTypes;
+import org.apache.fluss.types.MapType;
+import org.apache.fluss.utils.ArrowUtils;
 import org.apache.fluss.utils.PartitionUtils;
 import org.apache.fluss.types.DataTypeChecks;
 import org.apache.fluss.types.RowType;
@@ -75,6 +122,10 @@ public final class FlussLookupOracle {
         }
         if (args.length == 4 && args[0].equals("--key-vectors")) {
             keyVectors(args[1], args[2].split(";"), Integer.parseInt(args[3]));
+            return;
+        }
+        if (args.length == 2 && args[0].equals("--row-vectors")) {
+            rowVectors(splitTopLevel(args[1], ';'));
             return;
         }
         if (args.length != 2 || !args[1].contains(".")) {
@@ -180,15 +231,44 @@ public final class FlussLookupOracle {
         }
     }
 
+    /** A type as fluss-writer prints it: a scalar name, ARRAY<T>, MAP<K, V> or ROW<name T, ...>, each optionally NOT NULL. */
     static DataType typeOf(String spec) {
-        String u = spec.trim().toUpperCase();
+        String s = spec.trim();
+        if (s.toUpperCase().endsWith(" NOT NULL")) {
+            return typeOf(s.substring(0, s.length() - " NOT NULL".length())).copy(false);
+        }
+        int angle = s.indexOf('<');
+        if (angle > 0 && s.endsWith(">")) {
+            List<String> args = splitTopLevel(s.substring(angle + 1, s.length() - 1), ',');
+            String head = s.substring(0, angle).trim().toUpperCase();
+            if (head.equals("ARRAY") && args.size() == 1) {
+                return DataTypes.ARRAY(typeOf(args.get(0)));
+            }
+            if (head.equals("MAP") && args.size() == 2) {
+                return DataTypes.MAP(typeOf(args.get(0)), typeOf(args.get(1)));
+            }
+            if (head.equals("ROW")) {
+                DataField[] fields = new DataField[args.size()];
+                for (int i = 0; i < fields.length; i++) {
+                    String f = args.get(i).trim();
+                    int space = f.indexOf(' ');
+                    if (space < 0) {
+                        throw new IllegalArgumentException("ROW field without a type in " + spec);
+                    }
+                    fields[i] = DataTypes.FIELD(f.substring(0, space), typeOf(f.substring(space + 1)));
+                }
+                return DataTypes.ROW(fields);
+            }
+            throw new IllegalArgumentException("unknown type " + spec);
+        }
+        String u = s.toUpperCase();
         int open = u.indexOf('(');
         if (open < 0) {
             return namedType(u);
         }
         String[] n = u.substring(open + 1, u.length() - 1).split(",");
         int a = Integer.parseInt(n[0].trim());
-        switch (u.substring(0, open)) {
+        switch (u.substring(0, open).trim()) {
             case "DECIMAL": return DataTypes.DECIMAL(a, n.length > 1 ? Integer.parseInt(n[1].trim()) : 0);
             case "TIME": return DataTypes.TIME(a);
             case "CHAR": return DataTypes.CHAR(a);
@@ -197,6 +277,28 @@ public final class FlussLookupOracle {
             case "TIMESTAMP_LTZ": return DataTypes.TIMESTAMP_LTZ(a);
             default: throw new IllegalArgumentException("unknown type " + spec);
         }
+    }
+
+    /** s split at the separators outside <> and () (each part as written, not trimmed). */
+    static List<String> splitTopLevel(String s, char separator) {
+        List<String> parts = new ArrayList<>();
+        int depth = 0, start = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '<' || c == '(') {
+                depth++;
+            } else if (c == '>' || c == ')') {
+                depth--;
+            } else if (c == separator && depth == 0) {
+                parts.add(s.substring(start, i));
+                start = i + 1;
+            }
+        }
+        if (depth != 0) {
+            throw new IllegalArgumentException("unbalanced brackets in type " + s);
+        }
+        parts.add(s.substring(start));
+        return parts;
     }
 
     static void keyVectors(String format, String[] typeSpecs, int buckets) throws Exception {
@@ -243,11 +345,96 @@ public final class FlussLookupOracle {
         System.out.flush();
     }
 
+    static void rowVectors(List<String> typeSpecs) throws Exception {
+        DataType[] types = new DataType[typeSpecs.size()];
+        String[] names = new String[types.length];
+        for (int i = 0; i < types.length; i++) {
+            types[i] = typeOf(typeSpecs.get(i));
+            names[i] = "c" + i;
+        }
+        RowType rowType = RowType.of(types, names);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        List<GenericRow> rows = new ArrayList<>();
+        for (String l = in.readLine(); l != null; l = in.readLine()) {
+            String[] parts = l.split("\t", -1);
+            if (parts.length != types.length) {
+                throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);
+            }
+            GenericRow row = new GenericRow(types.length);
+            for (int i = 0; i < types.length; i++) {
+                row.setField(i, parse(types[i], parts[i]));
+            }
+            rows.add(row);
+        }
+        StringBuilder out = new StringBuilder();
+        for (GenericRow row : rows) {
+            try {
+                CompactedRowEncoder encoder = new CompactedRowEncoder(types);
+                encoder.startNewRow();
+                for (int i = 0; i < types.length; i++) {
+                    encoder.encodeField(i, row.getField(i));
+                }
+                CompactedRow encoded = encoder.finishRow();
+                byte[] bytes = new byte[encoded.getSizeInBytes()];
+                encoded.copyTo(bytes, 0);
+                out.append("C\t").append(bytesToHex(bytes)).append('\n');
+            } catch (RuntimeException e) {
+                out.append("C\tERROR\t").append(message(e)).append('\n');
+            }
+        }
+        try (BufferAllocator allocator = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(ArrowUtils.toArrowSchema(rowType), allocator)) {
+            ArrowFieldWriter[] writers = new ArrowFieldWriter[types.length];
+            for (int i = 0; i < types.length; i++) {
+                root.getVector(i).allocateNew();
+                writers[i] = ArrowUtils.createArrowFieldWriter(root.getVector(i), types[i]);
+            }
+            try {
+                for (int r = 0; r < rows.size(); r++) {
+                    for (int i = 0; i < types.length; i++) {
+                        writers[i].write(r, rows.get(r), i, true);
+                    }
+                }
+            } catch (RuntimeException e) {
+                out.append("A\tERROR\t").append(message(e)).append('\n');
+                System.out.print(out);
+                System.out.flush();
+                return;
+            }
+            root.setRowCount(rows.size());
+            try (ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
+                for (ArrowFieldNode node : batch.getNodes()) {
+                    out.append("N\t").append(node.getLength()).append('\t').append(node.getNullCount()).append('\n');
+                }
+                for (ArrowBuf buf : batch.getBuffers()) {
+                    byte[] bytes = new byte[(int) buf.writerIndex()];
+                    buf.getBytes(0, bytes);
+                    out.append("B\t").append(bytesToHex(bytes)).append('\n');
+                }
+            }
+        }
+        System.out.print(out);
+        System.out.flush();
+    }
+
+    static String message(Throwable e) {
+        String m = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
+        return m.replace('\n', ' ').replace('\t', ' ');
+    }
+
     static Object parse(DataType t, String s) {
         if (s.equals("\\N")) {
             return null;
         }
         switch (t.getTypeRoot()) {
+            case ARRAY: case MAP: case ROW: {
+                NestedReader reader = new NestedReader(s);
+                Object value = reader.value(t);
+                if (reader.pos != s.length()) {
+                    throw new IllegalArgumentException("trailing text at " + reader.pos + " in " + t + " value " + s);
+                }
+                return value;
+            }
             case BOOLEAN: return Boolean.parseBoolean(s);
             case TINYINT: return Byte.parseByte(s);
             case SMALLINT: return Short.parseShort(s);
@@ -273,7 +460,100 @@ public final class FlussLookupOracle {
         }
     }
 
-    static String format(InternalRow row, int i, DataType t) {
+    /** Reads a nested value in the canonical form; scalar tokens go to parse (with their escapes). */
+    static final class NestedReader {
+        static final String DELIMITERS = ",=[]{}()";
+        final String s;
+        int pos;
+
+        NestedReader(String s) {
+            this.s = s;
+        }
+
+        Object value(DataType t) {
+            switch (t.getTypeRoot()) {
+                case ARRAY: case MAP: case ROW:
+                    if (s.startsWith("\\N", pos)) {
+                        pos += 2;
+                        return null;
+                    }
+                    break;
+                default:
+                    return parse(t, token());
+            }
+            if (t instanceof ArrayType) {
+                DataType elementType = ((ArrayType) t).getElementType();
+                List<Object> elements = new ArrayList<>();
+                expect('[');
+                if (!next(']')) {
+                    do {
+                        elements.add(value(elementType));
+                    } while (accept(','));
+                }
+                expect(']');
+                return new GenericArray(elements.toArray());
+            }
+            if (t instanceof MapType) {
+                MapType mapType = (MapType) t;
+                Map<Object, Object> entries = new LinkedHashMap<>();
+                expect('{');
+                if (!next('}')) {
+                    do {
+                        Object key = value(mapType.getKeyType());
+                        expect('=');
+                        entries.put(key, value(mapType.getValueType()));
+                    } while (accept(','));
+                }
+                expect('}');
+                return new GenericMap(entries);
+            }
+            RowType rowType = (RowType) t;
+            GenericRow row = new GenericRow(rowType.getFieldCount());
+            expect('(');
+            for (int i = 0; i < rowType.getFieldCount(); i++) {
+                if (i > 0) {
+                    expect(',');
+                }
+                row.setField(i, value(rowType.getTypeAt(i)));
+            }
+            expect(')');
+            return row;
+        }
+
+        /** The raw text up to the next unescaped delimiter (escapes kept, parse removes them). */
+        String token() {
+            int start = pos;
+            while (pos < s.length() && DELIMITERS.indexOf(s.charAt(pos)) < 0) {
+                pos += s.charAt(pos) == '\\' && pos + 1 < s.length() ? 2 : 1;
+            }
+            return s.substring(start, pos);
+        }
+
+        boolean next(char c) {
+            return pos < s.length() && s.charAt(pos) == c;
+        }
+
+        boolean accept(char c) {
+            if (next(c)) {
+                pos++;
+                return true;
+            }
+            return false;
+        }
+
+        void expect(char c) {
+            if (!accept(c)) {
+                throw new IllegalArgumentException("expected '" + c + "' at " + pos + " in " + s);
+            }
+        }
+    }
+
+    static String format(DataGetters row, int i, DataType t) {
+        return format(row, i, t, false);
+    }
+
+    /** Field / element i of row in the canonical form; nested = inside an ARRAY, MAP or ROW value. */
+    static String format(DataGetters row, int i, DataType t, boolean nested) {
         if (row.isNullAt(i)) {
             return "\\N";
         }
@@ -285,7 +565,10 @@ public final class FlussLookupOracle {
             case BIGINT: return Long.toString(row.getLong(i));
             case FLOAT: return String.format("f:%08x", Float.floatToRawIntBits(row.getFloat(i)));
             case DOUBLE: return String.format("d:%016x", Double.doubleToRawLongBits(row.getDouble(i)));
-            case CHAR: case STRING: return escape(row.getString(i).toString());
+            case CHAR: case STRING: {
+                String v = row.getString(i).toString();
+                return nested ? escapeNested(v) : escape(v);
+            }
             case BINARY: case BYTES: return "x:" + bytesToHex(row.getBytes(i));
             case DECIMAL: {
                 int p = DataTypeChecks.getPrecision(t), sc = DataTypeChecks.getScale(t);
@@ -299,12 +582,55 @@ public final class FlussLookupOracle {
                 TimestampLtz ts = row.getTimestampLtz(i, DataTypeChecks.getPrecision(t));
                 return ts.getEpochMillisecond() + "." + ts.getNanoOfMillisecond();
             }
+            case ARRAY: {
+                DataType elementType = ((ArrayType) t).getElementType();
+                InternalArray array = row.getArray(i);
+                StringBuilder b = new StringBuilder("[");
+                for (int k = 0; k < array.size(); k++) {
+                    b.append(k > 0 ? "," : "").append(format(array, k, elementType, true));
+                }
+                return b.append(']').toString();
+            }
+            case MAP: {
+                MapType mapType = (MapType) t;
+                InternalMap map = row.getMap(i);
+                InternalArray keys = map.keyArray(), values = map.valueArray();
+                StringBuilder b = new StringBuilder("{");
+                for (int k = 0; k < map.size(); k++) {
+                    b.append(k > 0 ? "," : "").append(format(keys, k, mapType.getKeyType(), true))
+                            .append('=').append(format(values, k, mapType.getValueType(), true));
+                }
+                return b.append('}').toString();
+            }
+            case ROW: {
+                RowType rowType = (RowType) t;
+                InternalRow nestedRow = row.getRow(i, rowType.getFieldCount());
+                StringBuilder b = new StringBuilder("(");
+                for (int k = 0; k < rowType.getFieldCount(); k++) {
+                    b.append(k > 0 ? "," : "").append(format(nestedRow, k, rowType.getTypeAt(k), true));
+                }
+                return b.append(')').toString();
+            }
             default: return "?" + t;
         }
     }
 
     static String escape(String s) {
         return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n");
+    }
+
+    /** escape, plus a backslash before the delimiters of nested values. */
+    static String escapeNested(String s) {
+        String e = escape(s);
+        StringBuilder b = new StringBuilder(e.length());
+        for (int i = 0; i < e.length(); i++) {
+            char c = e.charAt(i);
+            if (NestedReader.DELIMITERS.indexOf(c) >= 0) {
+                b.append('\\');
+            }
+            b.append(c);
+        }
+        return b.toString();
     }
 
     static String unescape(String s) {

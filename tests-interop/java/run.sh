@@ -74,5 +74,7 @@ if [[ "${1:-}" == "--prepare" ]]; then
   exit 0
 fi
 command -v "$JAVA" >/dev/null || die "java ('$JAVA') not found on PATH"
-# slf4j without a binding logs nothing (one warning line on stderr).
-exec "$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CLASSES:$LIB/*" FlussLookupOracle "$@"
+# slf4j without a binding logs nothing (one warning line on stderr). The shaded Arrow (--row-vectors)
+# needs java.nio opened to it on Java >= 17.
+exec "$JAVA" -Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 --add-opens=java.base/java.nio=ALL-UNNAMED \
+  -cp "$CLASSES:$LIB/*" FlussLookupOracle "$@"

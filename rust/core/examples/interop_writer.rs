@@ -124,6 +124,8 @@ fn canon(v: &Value) -> Json {
         Value::Bytes(b) => json!(format!("x:{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>())),
         Value::Decimal(d) => json!(d.unscaled.to_string()),
         Value::Timestamp(t) | Value::TimestampLtz(t) => json!(format!("{}.{}", t.millis, t.nanos_of_milli)),
+        Value::Array(items) | Value::Row(items) => Json::Array(items.iter().map(canon).collect()),
+        Value::Map(entries) => Json::Array(entries.iter().map(|(k, x)| json!([canon(k), canon(x)])).collect()),
     }
 }
 

@@ -135,6 +135,12 @@ pub enum Value {
     Timestamp(Timestamp),
     /// A TIMESTAMP_LTZ (an instant).
     TimestampLtz(Timestamp),
+    /// An ARRAY: the elements in order (NULL elements as [`Value::Null`]).
+    Array(Vec<Value>),
+    /// A MAP: the entries in order, as Fluss keeps them (not sorted; keys are never NULL).
+    Map(Vec<(Value, Value)>),
+    /// A ROW: one value per field, in field order.
+    Row(Vec<Value>),
 }
 
 impl Value {
@@ -161,6 +167,68 @@ impl Value {
             Value::Time(_) => "TIME",
             Value::Timestamp(_) => "TIMESTAMP",
             Value::TimestampLtz(_) => "TIMESTAMP_LTZ",
+            Value::Array(_) => "ARRAY",
+            Value::Map(_) => "MAP",
+            Value::Row(_) => "ROW",
+        }
+    }
+}
+
+/// A value as text: numbers in decimal, strings as they are (quoted inside ARRAY, MAP and ROW
+/// values), bytes in hex, DECIMAL as `<unscaled>e-<scale>`, timestamps as `<millis>ms+<nanos>ns`,
+/// `null`; ARRAY as `[a, b]`, MAP as `{k: v}`, ROW as `(a, b)`. The C++ binding's `to_string`.
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn inner(v: &Value, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            match v {
+                Value::String(s) => write!(f, "{s:?}"),
+                v => write!(f, "{v}"),
+            }
+        }
+        fn list<'a>(f: &mut std::fmt::Formatter<'_>, items: impl Iterator<Item = &'a Value>) -> std::fmt::Result {
+            for (i, x) in items.enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                inner(x, f)?;
+            }
+            Ok(())
+        }
+        match self {
+            Value::Null => f.write_str("null"),
+            Value::Boolean(v) => write!(f, "{v}"),
+            Value::TinyInt(v) => write!(f, "{v}"),
+            Value::SmallInt(v) => write!(f, "{v}"),
+            Value::Int(v) | Value::Date(v) | Value::Time(v) => write!(f, "{v}"),
+            Value::BigInt(v) => write!(f, "{v}"),
+            Value::Float(v) => write!(f, "{v}"),
+            Value::Double(v) => write!(f, "{v}"),
+            Value::String(s) => f.write_str(s),
+            Value::Bytes(b) => b.iter().try_for_each(|x| write!(f, "{x:02x}")),
+            Value::Decimal(d) => write!(f, "{}e-{}", d.unscaled, d.scale),
+            Value::Timestamp(t) | Value::TimestampLtz(t) => write!(f, "{}ms+{}ns", t.millis, t.nanos_of_milli),
+            Value::Array(items) => {
+                f.write_str("[")?;
+                list(f, items.iter())?;
+                f.write_str("]")
+            }
+            Value::Map(entries) => {
+                f.write_str("{")?;
+                for (i, (k, x)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    inner(k, f)?;
+                    f.write_str(": ")?;
+                    inner(x, f)?;
+                }
+                f.write_str("}")
+            }
+            Value::Row(values) => {
+                f.write_str("(")?;
+                list(f, values.iter())?;
+                f.write_str(")")
+            }
         }
     }
 }
@@ -212,12 +280,29 @@ macro_rules! row {
 
 /// Check one value against its column: the type must match exactly and NOT NULL columns take no
 /// null. DECIMAL values must fit the column's precision and carry its scale; timestamps must
-/// have `nanos_of_milli < 1_000_000`.
+/// have `nanos_of_milli < 1_000_000`. ARRAY, MAP and ROW values are checked to the bottom: no
+/// NULL where the element, value or field type is NOT NULL, no NULL map key, one value per ROW
+/// field. Errors name the column and the place inside it (`column "tags"[2]`, `column "r".a`,
+/// `column "m"{"k"}`).
 pub fn check_value(col: &Column, v: &Value) -> Result<()> {
-    let mismatch = || Error::invalid_row(format!("column {:?} is {} but the value is {}", col.name, col.data_type, v.type_name()));
-    match (&col.data_type, v) {
-        (_, Value::Null) if col.nullable => Ok(()),
-        (_, Value::Null) => Err(Error::invalid_row(format!("column {:?} is NOT NULL but the value is null", col.name))),
+    if v.is_null() {
+        return if col.nullable {
+            Ok(())
+        } else {
+            Err(Error::invalid_row(format!("column {:?} is NOT NULL but the value is null", col.name)))
+        };
+    }
+    if col.data_type.is_nested() || matches!(v, Value::Array(_) | Value::Map(_) | Value::Row(_)) {
+        let mut path = format!("column {:?}", col.name);
+        return check_nested(&mut path, &col.data_type, true, v);
+    }
+    check_scalar(&format!("column {:?}", col.name), &col.data_type, v)
+}
+
+/// The rule of [`check_value`] for a non-null scalar value; `at` names the place.
+fn check_scalar(at: &str, t: &DataType, v: &Value) -> Result<()> {
+    let mismatch = || Error::invalid_row(format!("{at} is {t} but the value is {}", v.type_name()));
+    match (t, v) {
         (DataType::Boolean, Value::Boolean(_))
         | (DataType::TinyInt, Value::TinyInt(_))
         | (DataType::SmallInt, Value::SmallInt(_))
@@ -232,36 +317,135 @@ pub fn check_value(col: &Column, v: &Value) -> Result<()> {
             if b.len() as u64 == u64::from(*length) {
                 Ok(())
             } else {
-                Err(Error::invalid_row(format!("column {:?} is BINARY({length}) but the value has {} bytes", col.name, b.len())))
+                Err(Error::invalid_row(format!("{at} is BINARY({length}) but the value has {} bytes", b.len())))
             }
         }
         (DataType::Time { .. }, Value::Time(ms)) => {
             if (0..86_400_000).contains(ms) {
                 Ok(())
             } else {
-                Err(Error::invalid_row(format!("column {:?}: TIME value {ms} ms is outside one day", col.name)))
+                Err(Error::invalid_row(format!("{at}: TIME value {ms} ms is outside one day")))
             }
         }
         (DataType::Timestamp { .. }, Value::Timestamp(ts)) | (DataType::TimestampLtz { .. }, Value::TimestampLtz(ts)) => {
             if ts.nanos_of_milli < 1_000_000 {
                 Ok(())
             } else {
-                Err(Error::invalid_row(format!("column {:?}: nanos_of_milli {} >= 1000000", col.name, ts.nanos_of_milli)))
+                Err(Error::invalid_row(format!("{at}: nanos_of_milli {} >= 1000000", ts.nanos_of_milli)))
             }
         }
         (DataType::Decimal { precision, scale }, Value::Decimal(d)) => {
             if d.scale != *scale {
-                return Err(Error::invalid_row(format!("column {:?} is {} but the value has scale {}", col.name, col.data_type, d.scale)));
+                return Err(Error::invalid_row(format!("{at} is {t} but the value has scale {}", d.scale)));
             }
             if decimal_digits(d.unscaled) > *precision as u32 {
-                return Err(Error::invalid_row(format!(
-                    "column {:?} is {}: unscaled value {} has more than {precision} digits",
-                    col.name, col.data_type, d.unscaled
-                )));
+                return Err(Error::invalid_row(format!("{at} is {t}: unscaled value {} has more than {precision} digits", d.unscaled)));
             }
             Ok(())
         }
         _ => Err(mismatch()),
+    }
+}
+
+/// Check `v` (of type `t`, NULL allowed when `nullable`) at the place `path` names, which grows
+/// while the check descends and is restored on success.
+fn check_nested(path: &mut String, t: &DataType, nullable: bool, v: &Value) -> Result<()> {
+    if v.is_null() {
+        return if nullable { Ok(()) } else { Err(Error::invalid_row(format!("{path} is {t} NOT NULL but the value is null"))) };
+    }
+    let mark = path.len();
+    match (t, v) {
+        (DataType::Array { element }, Value::Array(items)) => {
+            for (i, x) in items.iter().enumerate() {
+                path.push_str(&format!("[{i}]"));
+                check_nested(path, &element.data_type, element.nullable, x)?;
+                path.truncate(mark);
+            }
+        }
+        (DataType::Map { key, value }, Value::Map(entries)) => {
+            if let Some((i, j)) = duplicate_key(key, entries) {
+                return Err(Error::invalid_row(format!(
+                    "{path}: entries {i} and {j} have the same key {} (map keys must be unique)",
+                    brief(&entries[j].0)
+                )));
+            }
+            for (i, (k, x)) in entries.iter().enumerate() {
+                if k.is_null() {
+                    return Err(Error::invalid_row(format!("{path}: the key of entry {i} is null (map keys cannot be null)")));
+                }
+                path.push_str(&format!(" key {i}"));
+                check_nested(path, key, false, k)?;
+                path.truncate(mark);
+                path.push_str(&format!("{{{}}}", brief(k)));
+                check_nested(path, &value.data_type, value.nullable, x)?;
+                path.truncate(mark);
+            }
+        }
+        (DataType::Row { fields }, Value::Row(values)) => {
+            if values.len() != fields.len() {
+                return Err(Error::invalid_row(format!("{path} is {t}: the value has {} fields, the type {}", values.len(), fields.len())));
+            }
+            for (f, x) in fields.iter().zip(values) {
+                path.push('.');
+                path.push_str(&f.name);
+                check_nested(path, &f.data_type, f.nullable, x)?;
+                path.truncate(mark);
+            }
+        }
+        (DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. }, _)
+        | (_, Value::Array(_) | Value::Map(_) | Value::Row(_)) => {
+            return Err(Error::invalid_row(format!("{path} is {t} but the value is {}", v.type_name())));
+        }
+        _ => check_scalar(path, t, v)?,
+    }
+    Ok(())
+}
+
+/// The first two entries with equal keys (floats compare by their bits, as Java's `Map` does).
+/// Small maps compare pairwise; larger ones by the keys' encoded bytes.
+fn duplicate_key(t: &DataType, entries: &[(Value, Value)]) -> Option<(usize, usize)> {
+    let same = |a: &Value, b: &Value| match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
+        (a, b) => a == b,
+    };
+    if entries.len() <= 16 {
+        for j in 1..entries.len() {
+            if let Some(i) = (0..j).find(|&i| same(&entries[i].0, &entries[j].0)) {
+                return Some((i, j));
+            }
+        }
+        return None;
+    }
+    let mut seen = std::collections::HashMap::with_capacity(entries.len());
+    for (j, (k, _)) in entries.iter().enumerate() {
+        if k.is_null() || check_nested(&mut String::new(), t, false, k).is_err() {
+            continue; // reported by the caller's check with its place
+        }
+        let mut bytes = Vec::new();
+        crate::wire::compacted::encode_value(t, k, &mut bytes);
+        if let Some(i) = seen.insert(bytes, j) {
+            return Some((i, j));
+        }
+    }
+    None
+}
+
+/// A short form of a map key for error paths.
+fn brief(v: &Value) -> String {
+    let s = match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Int(x) => x.to_string(),
+        Value::BigInt(x) => x.to_string(),
+        Value::SmallInt(x) => x.to_string(),
+        Value::TinyInt(x) => x.to_string(),
+        Value::Boolean(x) => x.to_string(),
+        other => other.type_name().to_string(),
+    };
+    if s.len() > 40 {
+        format!("{}…", &s[..s.char_indices().nth(39).map_or(s.len(), |(i, _)| i)])
+    } else {
+        s
     }
 }
 

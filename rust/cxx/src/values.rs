@@ -210,20 +210,7 @@ pub(crate) fn row_to_string(r: &RRow, i: usize) -> String {
 }
 
 fn row_to_string_inner(r: &RRow, i: usize) -> String {
-    match r.get(i) {
-        Value::Null => "null".into(),
-        Value::Boolean(v) => v.to_string(),
-        Value::TinyInt(v) => v.to_string(),
-        Value::SmallInt(v) => v.to_string(),
-        Value::Int(v) | Value::Date(v) | Value::Time(v) => v.to_string(),
-        Value::BigInt(v) => v.to_string(),
-        Value::Float(v) => v.to_string(),
-        Value::Double(v) => v.to_string(),
-        Value::String(s) => s.clone(),
-        Value::Bytes(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
-        Value::Decimal(d) => format!("{}e-{}", d.unscaled, d.scale),
-        Value::Timestamp(t) | Value::TimestampLtz(t) => format!("{}ms+{}ns", t.millis, t.nanos_of_milli),
-    }
+    r.get(i).to_string()
 }
 
 /// The core type of a C++ `TypeId` with its parameters.

@@ -72,6 +72,7 @@ fn rs_datum(v: &Value) -> Datum<'static> {
         Value::Time(t) => Datum::from(Time::new(*t)),
         Value::Timestamp(t) => Datum::from(TimestampNtz::from_millis_nanos(t.millis, t.nanos_of_milli as i32).unwrap()),
         Value::TimestampLtz(t) => Datum::from(TimestampLtz::from_millis_nanos(t.millis, t.nanos_of_milli as i32).unwrap()),
+        other => unreachable!("the oracle compares scalar values only, not {}", other.type_name()),
     }
 }
 

@@ -10,20 +10,26 @@
 //! | BOOLEAN | `bool` |
 //! | TINYINT .. BIGINT | `int` (not `bool`; anything with `__index__`), range-checked |
 //! | FLOAT, DOUBLE | `float` or `int` |
-//! | STRING | `str` |
-//! | BYTES | `bytes`, `bytearray` |
+//! | STRING, CHAR(n) | `str` |
+//! | BYTES, BINARY(n) | `bytes`, `bytearray`, `memoryview` (BINARY: exactly n bytes) |
 //! | DECIMAL(p, s) | `decimal.Decimal` (no rounding: more than `s` fractional digits is an error) or `int` |
 //! | DATE | `datetime.date` (not a `datetime`) |
 //! | TIME | `datetime.time` (stored in milliseconds; sub-millisecond digits are truncated) |
 //! | TIMESTAMP | naive `datetime.datetime` |
 //! | TIMESTAMP_LTZ | timezone-aware `datetime.datetime` (converted to UTC) |
+//! | ARRAY<T> | `list` or `tuple` of T values (`None` where T is nullable) |
+//! | MAP<K, V> | `dict`, or a `list`/`tuple` of `(key, value)` pairs (order kept; keys never `None`) |
+//! | ROW<...> | `dict` by field name (missing fields are null) or `tuple`/`list` of every field in order |
+//!
+//! Read back (`from_value`), ARRAY is a `list`, MAP a `dict` (a list of `(key, value)` tuples
+//! when a key is unhashable, such as a list), ROW a `tuple`.
 
 use arrow_schema::Schema as ArrowSchema;
 use fluss_writer::{Column, DataType, Decimal, DecimalError, Schema, Timestamp, Value};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
 use crate::error::{invalid_row, wrong_type};
 
@@ -107,7 +113,15 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
 }
 
-fn mismatch(col: &Column, obj: &Bound<'_, PyAny>, want: &str) -> PyErr {
+/// Where a value goes: a column, or a place inside an ARRAY, MAP or ROW column (`tags[2]`,
+/// `r.a`), with its type. Errors name it like a column.
+#[derive(Clone, Copy)]
+pub struct Place<'a> {
+    name: &'a str,
+    data_type: &'a DataType,
+}
+
+fn mismatch(col: Place<'_>, obj: &Bound<'_, PyAny>, want: &str) -> PyErr {
     wrong_type(format!("column {:?} is {} and takes {want}, not {}", col.name, col.data_type, type_name(obj)))
 }
 
@@ -146,7 +160,7 @@ fn extra_nanos(obj: &Bound<'_, PyAny>) -> i64 {
     obj.getattr("nanosecond").and_then(|n| n.extract::<i64>()).unwrap_or(0)
 }
 
-fn int_value(col: &Column, obj: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResult<i64> {
+fn int_value(col: Place<'_>, obj: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResult<i64> {
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
         return Err(mismatch(col, obj, "int"));
     }
@@ -163,7 +177,7 @@ fn int_value(col: &Column, obj: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResult
     Ok(v)
 }
 
-fn decimal_value(col: &Column, obj: &Bound<'_, PyAny>, precision: u8, scale: u8) -> PyResult<Value> {
+fn decimal_value(col: Place<'_>, obj: &Bound<'_, PyAny>, precision: u8, scale: u8) -> PyResult<Value> {
     let py = obj.py();
     let too_big = || invalid_row(format!("column {:?} is {}: {} does not fit", col.name, col.data_type, obj));
     let fractional = || {
@@ -194,11 +208,86 @@ fn decimal_value(col: &Column, obj: &Bound<'_, PyAny>, precision: u8, scale: u8)
 
 /// One Python value for one column.
 pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    value_at(Place { name: &col.name, data_type: &col.data_type }, obj)
+}
+
+/// A sequence given as a list or tuple (not a str, bytes or dict).
+fn items<'py>(obj: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Ok(l) = obj.cast::<PyList>() {
+        Some(l.iter().collect())
+    } else {
+        obj.cast::<PyTuple>().ok().map(|t| t.iter().collect())
+    }
+}
+
+/// One Python value for the place `col` (nulls are checked by the core, with the whole row).
+fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if obj.is_none() {
         return Ok(Value::Null);
     }
     let py = obj.py();
-    Ok(match col.data_type {
+    let inner = |name: String, t: &DataType, x: &Bound<'_, PyAny>| value_at(Place { name: &name, data_type: t }, x);
+    Ok(match *col.data_type {
+        DataType::Array { ref element } => {
+            let Some(xs) = items(obj) else { return Err(mismatch(col, obj, "list or tuple")) };
+            Value::Array(
+                xs.iter().enumerate().map(|(i, x)| inner(format!("{}[{i}]", col.name), &element.data_type, x)).collect::<PyResult<_>>()?,
+            )
+        }
+        DataType::Map { ref key, ref value } => {
+            let entry = |i: usize, k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<(Value, Value)> {
+                Ok((inner(format!("{} key {i}", col.name), key, k)?, inner(format!("{}[{k}]", col.name), &value.data_type, v)?))
+            };
+            if let Ok(d) = obj.cast::<PyDict>() {
+                Value::Map(d.iter().enumerate().map(|(i, (k, v))| entry(i, &k, &v)).collect::<PyResult<_>>()?)
+            } else if let Some(pairs) = items(obj) {
+                let mut entries = Vec::with_capacity(pairs.len());
+                for (i, p) in pairs.iter().enumerate() {
+                    match items(p).filter(|kv| kv.len() == 2) {
+                        Some(kv) => entries.push(entry(i, &kv[0], &kv[1])?),
+                        None => return Err(mismatch(col, obj, "dict or list of (key, value) pairs")),
+                    }
+                }
+                Value::Map(entries)
+            } else {
+                return Err(mismatch(col, obj, "dict or list of (key, value) pairs"));
+            }
+        }
+        DataType::Row { ref fields } => {
+            if let Ok(d) = obj.cast::<PyDict>() {
+                let mut values = vec![Value::Null; fields.len()];
+                for (k, v) in d.iter() {
+                    let name = k.cast::<PyString>().map_err(|_| {
+                        wrong_type(format!("column {:?}: ROW dict keys must be field names (str), not {}", col.name, type_name(&k)))
+                    })?;
+                    let name = utf8(name, "a ROW field name", invalid_row)?;
+                    let Some(i) = fields.iter().position(|f| f.name == *name) else {
+                        return Err(invalid_row(format!("column {:?} is {}: it has no field {name:?}", col.name, col.data_type)));
+                    };
+                    values[i] = inner(format!("{}.{}", col.name, fields[i].name), &fields[i].data_type, &v)?;
+                }
+                Value::Row(values)
+            } else if let Some(xs) = items(obj) {
+                if xs.len() != fields.len() {
+                    return Err(invalid_row(format!(
+                        "column {:?} is {}: the value has {} fields, the type {}",
+                        col.name,
+                        col.data_type,
+                        xs.len(),
+                        fields.len()
+                    )));
+                }
+                Value::Row(
+                    fields
+                        .iter()
+                        .zip(&xs)
+                        .map(|(f, x)| inner(format!("{}.{}", col.name, f.name), &f.data_type, x))
+                        .collect::<PyResult<_>>()?,
+                )
+            } else {
+                return Err(mismatch(col, obj, "dict, tuple or list"));
+            }
+        }
         DataType::Boolean => {
             if !obj.is_instance_of::<PyBool>() {
                 return Err(mismatch(col, obj, "bool"));
@@ -216,7 +305,7 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             // An int beyond the range of a double raises OverflowError in the conversion.
             let v: f64 =
                 obj.extract().map_err(|_| invalid_row(format!("column {:?} is {}: {} is out of range", col.name, col.data_type, obj)))?;
-            if col.data_type == DataType::Float {
+            if *col.data_type == DataType::Float {
                 if v.is_finite() && v.abs() > f32::MAX as f64 {
                     return Err(invalid_row(format!("column {:?} is FLOAT: {v} is out of range", col.name)));
                 }
@@ -234,16 +323,13 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 Value::Bytes(b.as_bytes().to_vec())
             } else if let Ok(b) = obj.cast::<PyByteArray>() {
                 Value::Bytes(b.to_vec())
+            } else if let Ok(m) = obj.cast::<PyMemoryView>() {
+                Value::Bytes(m.call_method0("tobytes")?.cast::<PyBytes>()?.as_bytes().to_vec())
             } else {
-                return Err(mismatch(col, obj, "bytes or bytearray"));
+                return Err(mismatch(col, obj, "bytes, bytearray or memoryview"));
             }
         }
         DataType::Decimal { precision, scale } => decimal_value(col, obj, precision, scale)?,
-        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => {
-            return Err(crate::error::to_py(
-                fluss_writer::metadata::nested_unsupported(&col.data_type).context(format!("column {:?}", col.name)),
-            ))
-        }
         DataType::Date => {
             let t = types(py);
             if !obj.is_instance(t.date.bind(py))? || obj.is_instance(t.datetime.bind(py))? {
@@ -266,7 +352,7 @@ pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 return Err(mismatch(col, obj, "datetime.datetime"));
             }
             let offset = obj.call_method0("utcoffset")?;
-            let ltz = matches!(col.data_type, DataType::TimestampLtz { .. });
+            let ltz = matches!(*col.data_type, DataType::TimestampLtz { .. });
             match (ltz, offset.is_none()) {
                 (false, false) => {
                     return Err(invalid_row(format!(
@@ -404,6 +490,21 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
             };
             let td = t.timedelta.bind(py).call1((0, 0, ts.as_micros()))?;
             epoch.call_method1("__add__", (td,))?
+        }
+        Value::Array(items) => PyList::new(py, items.iter().map(|x| from_value(py, x)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
+        Value::Row(values) => PyTuple::new(py, values.iter().map(|x| from_value(py, x)).collect::<PyResult<Vec<_>>>()?)?.into_any(),
+        // A dict, or a list of (key, value) tuples when a key cannot be a dict key (a list).
+        Value::Map(entries) => {
+            let pairs = entries.iter().map(|(k, x)| Ok((from_value(py, k)?, from_value(py, x)?))).collect::<PyResult<Vec<_>>>()?;
+            let d = PyDict::new(py);
+            if pairs.iter().all(|(k, _)| k.hash().is_ok()) {
+                for (k, x) in &pairs {
+                    d.set_item(k, x)?;
+                }
+                d.into_any()
+            } else {
+                PyList::new(py, pairs.into_iter().map(|(k, x)| PyTuple::new(py, [k, x])).collect::<PyResult<Vec<_>>>()?)?.into_any()
+            }
         }
     })
 }

@@ -40,7 +40,9 @@ use arrow_array::{
     cast::AsArray, make_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray, Float32Array, Float64Array,
     Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
 };
-use arrow_schema::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
+use arrow_array::{ListArray, MapArray, StructArray};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType as ArrowType, Field, FieldRef, Fields, Schema as ArrowSchema, SchemaRef, TimeUnit};
 
 use crate::error::{Error, Result};
 use crate::metadata::{DataType, Schema};
@@ -174,10 +176,12 @@ enum ColumnBuilder {
     TsMs(TimestampMillisecondBuilder),
     TsUs(TimestampMicrosecondBuilder),
     TsNs(TimestampNanosecondBuilder),
-    /// An ARRAY, MAP or ROW column: only NULL can be written yet (a column added to a table
-    /// while a writer of its older schema goes on), kept as a count and finished as an
-    /// all-null array of the column's Arrow type.
-    Nulls(ArrowType, usize),
+    /// An ARRAY: the element builder, the element type, offsets and validity.
+    List { field: FieldRef, element: Box<ColumnBuilder>, element_type: DataType, offsets: Vec<i32>, nulls: NullBufferBuilder },
+    /// A MAP: key and value builders, their types, offsets and validity.
+    Map { entries: FieldRef, keys: Box<ColumnBuilder>, values: Box<ColumnBuilder>, types: Box<(DataType, DataType)>, offsets: Vec<i32>, nulls: NullBufferBuilder },
+    /// A ROW: one builder per field, the field types, and validity.
+    Struct { fields: Fields, children: Vec<ColumnBuilder>, types: Vec<DataType>, nulls: NullBufferBuilder },
 }
 
 impl ColumnBuilder {
@@ -210,7 +214,36 @@ impl ColumnBuilder {
                 TimeUnit::Microsecond => B::TsUs(TimestampMicrosecondBuilder::new()),
                 TimeUnit::Nanosecond => B::TsNs(TimestampNanosecondBuilder::new()),
             },
-            DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => B::Nulls(arrow_type(t), 0),
+            DataType::Array { ref element } => {
+                let ArrowType::List(field) = arrow_type(t) else { unreachable!("ARRAY maps to List") };
+                B::List {
+                    field,
+                    element: Box::new(ColumnBuilder::new(&element.data_type)),
+                    element_type: element.data_type.clone(),
+                    offsets: vec![0],
+                    nulls: NullBufferBuilder::new(0),
+                }
+            }
+            DataType::Map { ref key, ref value } => {
+                let ArrowType::Map(entries, _) = arrow_type(t) else { unreachable!("MAP maps to Map") };
+                B::Map {
+                    entries,
+                    keys: Box::new(ColumnBuilder::new(key)),
+                    values: Box::new(ColumnBuilder::new(&value.data_type)),
+                    types: Box::new(((**key).clone(), value.data_type.clone())),
+                    offsets: vec![0],
+                    nulls: NullBufferBuilder::new(0),
+                }
+            }
+            DataType::Row { ref fields } => {
+                let ArrowType::Struct(arrow_fields) = arrow_type(t) else { unreachable!("ROW maps to Struct") };
+                B::Struct {
+                    fields: arrow_fields,
+                    children: fields.iter().map(|f| ColumnBuilder::new(&f.data_type)).collect(),
+                    types: fields.iter().map(|f| f.data_type.clone()).collect(),
+                    nulls: NullBufferBuilder::new(0),
+                }
+            }
         }
     }
 
@@ -238,7 +271,42 @@ impl ColumnBuilder {
             (B::TsMs(b), Value::Null) => b.append_null(),
             (B::TsUs(b), Value::Null) => b.append_null(),
             (B::TsNs(b), Value::Null) => b.append_null(),
-            (B::Nulls(_, n), Value::Null) => *n += 1,
+            (B::List { offsets, nulls, .. } | B::Map { offsets, nulls, .. }, Value::Null) => {
+                offsets.push(*offsets.last().expect("offsets start with 0"));
+                nulls.append_null();
+            }
+            (B::Struct { children, nulls, .. }, Value::Null) => {
+                for c in children {
+                    c.append(&Value::Null);
+                }
+                nulls.append_null();
+            }
+            (B::List { element, element_type, offsets, nulls, .. }, Value::Array(items)) => {
+                let mut bytes = 4;
+                for x in items {
+                    bytes += fixed_width(element_type) + element.append(x);
+                }
+                offsets.push(offsets.last().expect("offsets start with 0") + items.len() as i32);
+                nulls.append_non_null();
+                return bytes;
+            }
+            (B::Map { keys, values, types, offsets, nulls, .. }, Value::Map(entries)) => {
+                let mut bytes = 4;
+                for (k, x) in entries {
+                    bytes += fixed_width(&types.0) + keys.append(k) + fixed_width(&types.1) + values.append(x);
+                }
+                offsets.push(offsets.last().expect("offsets start with 0") + entries.len() as i32);
+                nulls.append_non_null();
+                return bytes;
+            }
+            (B::Struct { children, types, nulls, .. }, Value::Row(values)) => {
+                let mut bytes = 0;
+                for ((c, t), x) in children.iter_mut().zip(types.iter()).zip(values) {
+                    bytes += fixed_width(t) + c.append(x);
+                }
+                nulls.append_non_null();
+                return bytes;
+            }
             (B::Boolean(b), Value::Boolean(x)) => b.append_value(*x),
             (B::Int8(b), Value::TinyInt(x)) => b.append_value(*x),
             (B::Int16(b), Value::SmallInt(x)) => b.append_value(*x),
@@ -296,7 +364,20 @@ impl ColumnBuilder {
             B::TsMs(b) => Arc::new(b.finish()),
             B::TsUs(b) => Arc::new(b.finish()),
             B::TsNs(b) => Arc::new(b.finish()),
-            B::Nulls(t, n) => arrow_array::new_null_array(t, std::mem::take(n)),
+            B::List { field, element, offsets, nulls, .. } => {
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
+                Arc::new(ListArray::try_new(field.clone(), offsets, element.finish(), nulls.finish()).expect("checked ARRAY values build a List"))
+            }
+            B::Map { entries, keys, values, offsets, nulls, .. } => {
+                let ArrowType::Struct(kv) = entries.data_type() else { unreachable!("map entries are a Struct") };
+                let kv = StructArray::try_new(kv.clone(), vec![keys.finish(), values.finish()], None).expect("checked MAP entries build a Struct");
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
+                Arc::new(MapArray::try_new(entries.clone(), offsets, kv, nulls.finish(), false).expect("checked MAP values build a Map"))
+            }
+            B::Struct { fields, children, nulls, .. } => {
+                let arrays = children.iter_mut().map(ColumnBuilder::finish).collect();
+                Arc::new(StructArray::try_new(fields.clone(), arrays, nulls.finish()).expect("checked ROW values build a Struct"))
+            }
         }
     }
 }
@@ -335,15 +416,27 @@ pub fn check_arrow_row(schema: &Schema, row: &[Value]) -> Result<()> {
 /// unit. Primary-key rows need it too, because the server turns them into an Arrow changelog.
 pub fn check_arrow_ranges(schema: &Schema, row: &[Value]) -> Result<()> {
     for (c, v) in schema.columns().iter().zip(row) {
-        if let (DataType::Timestamp { precision } | DataType::TimestampLtz { precision }, Value::Timestamp(ts) | Value::TimestampLtz(ts)) =
-            (&c.data_type, v)
-        {
-            if !ts_fits(*precision, ts) {
-                return Err(Error::invalid_row(format!("column {:?}: {ts:?} is outside the range of {}", c.name, c.data_type)));
-            }
+        if let Some((t, ts)) = ts_out_of_range(&c.data_type, v) {
+            return Err(Error::invalid_row(format!("column {:?}: {ts:?} is outside the range of {t}", c.name)));
         }
     }
     Ok(())
+}
+
+/// The first timestamp in `v` (of type `t`, nested values included) that its Arrow unit cannot
+/// hold, with its type.
+fn ts_out_of_range<'a>(t: &'a DataType, v: &'a Value) -> Option<(&'a DataType, &'a Timestamp)> {
+    match (t, v) {
+        (DataType::Timestamp { precision } | DataType::TimestampLtz { precision }, Value::Timestamp(ts) | Value::TimestampLtz(ts)) => {
+            (!ts_fits(*precision, ts)).then_some((t, ts))
+        }
+        (DataType::Array { element }, Value::Array(items)) => items.iter().find_map(|x| ts_out_of_range(&element.data_type, x)),
+        (DataType::Map { key, value }, Value::Map(entries)) => {
+            entries.iter().find_map(|(k, x)| ts_out_of_range(key, k).or_else(|| ts_out_of_range(&value.data_type, x)))
+        }
+        (DataType::Row { fields }, Value::Row(values)) => fields.iter().zip(values).find_map(|(f, x)| ts_out_of_range(&f.data_type, x)),
+        _ => None,
+    }
 }
 
 /// Accumulates rows of one table into Arrow column builders.
@@ -476,7 +569,7 @@ pub fn conform_record_batch(schema: &Schema, batch: &RecordBatch) -> Result<Reco
         let converted = if array.data_type() == &target {
             array.clone()
         } else {
-            convert(array, &target).map_err(|why| {
+            conform_array(array, &col.data_type).map_err(|why| {
                 Error::invalid_row(format!(
                     "column {:?} is {} (Arrow {target}) but the batch column is {}{}",
                     col.name,
@@ -514,7 +607,7 @@ pub fn arrow_row_sizes(batch: &RecordBatch) -> Vec<usize> {
             ArrowType::Boolean | ArrowType::Null => add_lengths(&mut sizes, |_| 1),
             t => match t.primitive_width() {
                 Some(w) => add_lengths(&mut sizes, |_| w),
-                // Not produced by `conform_record_batch` today; an even share keeps it counted.
+                // ARRAY, MAP and ROW columns: an even share of their memory keeps them counted.
                 None => {
                     let share = col.get_array_memory_size().div_ceil(rows.max(1));
                     add_lengths(&mut sizes, |_| share)
@@ -529,6 +622,109 @@ fn add_lengths(sizes: &mut [usize], f: impl Fn(usize) -> usize) {
     for (i, s) in sizes.iter_mut().enumerate() {
         *s = s.saturating_add(f(i));
     }
+}
+
+/// `array` as the Arrow type of `t`: unchanged when it has that type, else converted as
+/// [`convert`] does, and for ARRAY, MAP and ROW by [`conform_nested`].
+fn conform_array(array: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRef, Option<String>> {
+    let target = arrow_type(t);
+    if array.data_type() == &target {
+        Ok(array.clone())
+    } else if t.is_nested() {
+        conform_nested(array, t)
+    } else {
+        convert(array, &target)
+    }
+}
+
+/// A List or LargeList (for ARRAY), Map (for MAP) or Struct (for ROW) whatever its child field
+/// names and nullability flags (pyarrow names list elements "item"), with its children conformed
+/// to the element, key, value and field types: rebuilt with exactly [`arrow_type`]. NULL is
+/// refused where the type says NOT NULL, and as a map key; ROW fields must carry the type's
+/// field names in order.
+fn conform_nested(array: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRef, Option<String>> {
+    let not_null = |what: &str, n: usize| Err(Some(format!("{what} is NOT NULL but {n} of them are null")));
+    match (t, array.data_type()) {
+        (DataType::Array { element }, ArrowType::List(_) | ArrowType::LargeList(_)) => {
+            let (offsets, values, nulls) = list_parts(array)?;
+            let values = conform_array(&values, &element.data_type).map_err(|why| Some(format!("its elements: {}", why.unwrap_or_else(|| format!("{} cannot hold {}", values.data_type(), element.data_type)))))?;
+            if !element.nullable && values.null_count() > 0 {
+                return not_null("the element type", values.null_count());
+            }
+            let ArrowType::List(field) = arrow_type(t) else { unreachable!("ARRAY maps to List") };
+            Ok(Arc::new(ListArray::try_new(field, offsets, values, nulls).map_err(|e| Some(e.to_string()))?))
+        }
+        (DataType::Map { key, value }, ArrowType::Map(_, _)) => {
+            let (offsets, entries, nulls) = list_parts(array)?;
+            let entries = entries.as_struct_opt().filter(|e| e.num_columns() == 2).ok_or_else(|| Some("map entries are not key-value structs".to_string()))?;
+            let keys = conform_array(entries.column(0), key).map_err(|why| Some(format!("its keys: {}", why.unwrap_or_else(|| format!("{} cannot hold {key}", entries.column(0).data_type())))))?;
+            if keys.null_count() > 0 {
+                return Err(Some(format!("{} map keys are null (map keys cannot be null)", keys.null_count())));
+            }
+            let values = conform_array(entries.column(1), &value.data_type)
+                .map_err(|why| Some(format!("its values: {}", why.unwrap_or_else(|| format!("{} cannot hold {}", entries.column(1).data_type(), value.data_type)))))?;
+            if !value.nullable && values.null_count() > 0 {
+                return not_null("the value type", values.null_count());
+            }
+            let ArrowType::Map(entries_field, _) = arrow_type(t) else { unreachable!("MAP maps to Map") };
+            let ArrowType::Struct(kv) = entries_field.data_type() else { unreachable!("map entries are a Struct") };
+            let kv = StructArray::try_new(kv.clone(), vec![keys, values], None).map_err(|e| Some(e.to_string()))?;
+            Ok(Arc::new(MapArray::try_new(entries_field, offsets, kv, nulls, false).map_err(|e| Some(e.to_string()))?))
+        }
+        (DataType::Row { fields }, ArrowType::Struct(given)) => {
+            let names: Vec<&str> = given.iter().map(|f| f.name().as_str()).collect();
+            if names.len() != fields.len() || fields.iter().zip(&names).any(|(f, n)| f.name != *n) {
+                return Err(Some(format!(
+                    "its fields are ({}), the type's are ({})",
+                    names.join(", "),
+                    fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+            let s = array.as_struct();
+            let mut children = Vec::with_capacity(fields.len());
+            for (f, c) in fields.iter().zip(s.columns()) {
+                let c = conform_array(c, &f.data_type)
+                    .map_err(|why| Some(format!("field {:?}: {}", f.name, why.unwrap_or_else(|| format!("{} cannot hold {}", c.data_type(), f.data_type)))))?;
+                // NULL in a NOT NULL field counts only where the row itself is not NULL.
+                let unmasked = match (c.logical_nulls(), s.nulls()) {
+                    (None, _) => 0,
+                    (Some(cn), None) => cn.null_count(),
+                    (Some(cn), Some(sn)) => (0..c.len()).filter(|&i| cn.is_null(i) && sn.is_valid(i)).count(),
+                };
+                if !f.nullable && unmasked > 0 {
+                    return not_null(&format!("field {:?}", f.name), unmasked);
+                }
+                children.push(c);
+            }
+            let ArrowType::Struct(target) = arrow_type(t) else { unreachable!("ROW maps to Struct") };
+            Ok(Arc::new(StructArray::try_new(target, children, s.nulls().cloned()).map_err(|e| Some(e.to_string()))?))
+        }
+        _ => Err(None),
+    }
+}
+
+/// The offsets (rebased to start at 0, as i32), the child values they cover and the validity of
+/// a List, LargeList or Map array.
+fn list_parts(array: &ArrayRef) -> std::result::Result<(OffsetBuffer<i32>, ArrayRef, Option<arrow_buffer::NullBuffer>), Option<String>> {
+    let (raw, values): (Vec<i64>, ArrayRef) = match array.data_type() {
+        ArrowType::List(_) => {
+            let l = array.as_list::<i32>();
+            (l.value_offsets().iter().map(|&o| o as i64).collect(), l.values().clone())
+        }
+        ArrowType::LargeList(_) => {
+            let l = array.as_list::<i64>();
+            (l.value_offsets().to_vec(), l.values().clone())
+        }
+        ArrowType::Map(_, _) => {
+            let m = array.as_map();
+            (m.value_offsets().iter().map(|&o| o as i64).collect(), Arc::new(m.entries().clone()) as ArrayRef)
+        }
+        other => return Err(Some(format!("{other} is not a list"))),
+    };
+    let (first, last) = (raw[0], raw[raw.len() - 1]);
+    let rebased = raw.iter().map(|&o| i32::try_from(o - first)).collect::<std::result::Result<Vec<i32>, _>>().map_err(|_| Some("more than 2^31 elements".to_string()))?;
+    let values = values.slice(first as usize, (last - first) as usize);
+    Ok((OffsetBuffer::new(ScalarBuffer::from(rebased)), values, array.logical_nulls()))
 }
 
 /// Lossless conversion of `array` to `target`; `Err(None)` = not a supported conversion,
@@ -658,7 +854,26 @@ pub fn arrow_value(array: &dyn Array, t: &DataType, row: usize) -> Result<Value>
                 Value::TimestampLtz(ts)
             }
         }
-        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => return Err(crate::metadata::nested_unsupported(t)),
+        DataType::Array { ref element } => {
+            let items = downcast::<ListArray>(array, t)?.value(row);
+            Value::Array((0..items.len()).map(|i| arrow_value(items.as_ref(), &element.data_type, i)).collect::<Result<_>>()?)
+        }
+        DataType::Map { ref key, ref value } => {
+            let entries = downcast::<MapArray>(array, t)?.value(row);
+            let (keys, values) = (entries.column(0), entries.column(1));
+            Value::Map(
+                (0..entries.len())
+                    .map(|i| Ok((arrow_value(keys.as_ref(), key, i)?, arrow_value(values.as_ref(), &value.data_type, i)?)))
+                    .collect::<Result<_>>()?,
+            )
+        }
+        DataType::Row { ref fields } => {
+            let s = downcast::<StructArray>(array, t)?;
+            if s.num_columns() != fields.len() {
+                return Err(Error::invalid_row(format!("an Arrow struct of {} fields cannot hold {t}", s.num_columns())));
+            }
+            Value::Row(fields.iter().zip(s.columns()).map(|(f, c)| arrow_value(c.as_ref(), &f.data_type, row)).collect::<Result<_>>()?)
+        }
     })
 }
 

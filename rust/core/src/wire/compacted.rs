@@ -92,6 +92,21 @@ pub fn encode_value(t: &DataType, v: &Value, out: &mut Vec<u8>) {
                 put_u32(out, ts.nanos_of_milli);
             }
         }
+        // A varint length, then the BinaryArray, BinaryMap or nested CompactedRow (the length
+        // is known only afterwards: reserve one byte and move the bytes when it needs more).
+        (DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. }, _) => {
+            let at = out.len();
+            out.push(0);
+            super::nested::write_nested(t, v, out);
+            let len = out.len() - at - 1;
+            if len < 0x80 {
+                out[at] = len as u8;
+            } else {
+                let mut prefix = Vec::with_capacity(5);
+                put_u32(&mut prefix, len as u32);
+                out.splice(at..at + 1, prefix);
+            }
+        }
         _ => panic!("encode_value: a {} value for a {t} field (the value was not checked)", v.type_name()),
     }
 }
@@ -182,21 +197,25 @@ pub fn decode_value(t: &DataType, buf: &[u8], pos: &mut usize) -> Result<Value> 
             let unscaled = if precision <= MAX_COMPACT_DECIMAL_PRECISION {
                 get_u64(buf, pos)? as i64 as i128
             } else {
-                let b = take_var(buf, pos)?;
-                if b.is_empty() || b.len() > 16 {
-                    return Err(corrupt(format!("DECIMAL({precision}) of {} bytes", b.len())));
-                }
-                let fill = if b[0] & 0x80 != 0 { 0xFF } else { 0x00 };
-                let mut be = [fill; 16];
-                be[16 - b.len()..].copy_from_slice(b);
-                i128::from_be_bytes(be)
+                decimal_from_be(precision, take_var(buf, pos)?)?
             };
             Value::Decimal(Decimal { unscaled, precision, scale })
         }
         DataType::Timestamp { precision } => Value::Timestamp(decode_timestamp(precision, buf, pos)?),
         DataType::TimestampLtz { precision } => Value::TimestampLtz(decode_timestamp(precision, buf, pos)?),
-        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => return Err(crate::metadata::nested_unsupported(t)),
+        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => super::nested::read_nested(t, take_var(buf, pos)?)?,
     })
+}
+
+/// The unscaled value of a DECIMAL(p > 18) from its minimal big-endian two's-complement bytes.
+pub(crate) fn decimal_from_be(precision: u8, b: &[u8]) -> Result<i128> {
+    if b.is_empty() || b.len() > 16 {
+        return Err(corrupt(format!("DECIMAL({precision}) of {} bytes", b.len())));
+    }
+    let fill = if b[0] & 0x80 != 0 { 0xFF } else { 0x00 };
+    let mut be = [fill; 16];
+    be[16 - b.len()..].copy_from_slice(b);
+    Ok(i128::from_be_bytes(be))
 }
 
 fn decode_timestamp(precision: u8, buf: &[u8], pos: &mut usize) -> Result<Timestamp> {

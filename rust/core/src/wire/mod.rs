@@ -41,6 +41,7 @@ pub mod key;
 pub mod lake;
 pub mod kv_batch;
 pub mod log_batch;
+mod nested;
 pub mod varint;
 
 pub use self::arrow::{arrow_schema, arrow_value, conform_record_batch, record_batch_to_rows, RowsToArrow};

@@ -360,6 +360,9 @@ fn estimate_value(v: &Value) -> usize {
         Value::Decimal(_) => 16,
         Value::String(s) => s.len() + 4,
         Value::Bytes(b) => b.len() + 4,
+        // Offsets and validity of the nested vectors, plus the values.
+        Value::Array(items) | Value::Row(items) => 5 + items.iter().map(estimate_value).sum::<usize>(),
+        Value::Map(entries) => 5 + entries.iter().map(|(k, v)| 1 + estimate_value(k) + estimate_value(v)).sum::<usize>(),
     }
 }
 
@@ -383,15 +386,6 @@ impl WriterCore {
             ));
         }
         let info: &TableInfo = table.info();
-        if let Some(c) = info.schema().columns().iter().find(|c| c.data_type.is_nested()) {
-            return Err(Error::client(
-                ClientCode::Unsupported,
-                format!(
-                    "{}: column {:?} is {}: this version of fluss-writer does not write tables with ARRAY, MAP or ROW columns (docs/nested-types.md)",
-                    info.path, c.name, c.data_type
-                ),
-            ));
-        }
         let schema = Arc::new(info.schema().clone());
         let kind = if info.has_primary_key() { BatchKind::Kv } else { BatchKind::Log };
         let executor = match opts.executor {
