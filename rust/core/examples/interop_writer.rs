@@ -347,6 +347,87 @@ fn partitioned_pk(conn: &Connection, db: &str, tag: &str, failures: &Failures) -
     }))
 }
 
+/// A log table with ARRAY, MAP and ROW columns (NULL at every level, empties), written row by row;
+/// where each row went (bucket, offset) and its canonical value, for pyfluss to scan.
+fn nested_log(conn: &Connection, db: &str, tag: &str, failures: &Failures) -> fluss_writer::Result<Json> {
+    let p = |s: &str| DataType::parse(s).expect("a valid type");
+    let schema = Schema::builder()
+        .column_not_null("id", DataType::Int)
+        .column("tags", p("ARRAY<STRING>"))
+        .column("nums", p("ARRAY<BIGINT NOT NULL>"))
+        .column("attrs", p("MAP<STRING, DOUBLE>"))
+        .column("point", p("ROW<x INT, y STRING, d DECIMAL(10, 2), at TIMESTAMP(3), day DATE, b BYTES>"))
+        .column("deep", p("ARRAY<ROW<k STRING, v MAP<INT, ARRAY<FLOAT>>>>"))
+        .column("flags", p("MAP<INT, BOOLEAN>"))
+        .build()?;
+    let path = TablePath::new(db, format!("nested_{tag}"))?;
+    let buckets = 2;
+    conn.admin().create_table(&path, &TableDescriptor::new(schema.clone()).with_bucket_count(buckets), false)?;
+    let s = |x: String| Value::String(x);
+    let row = |i: i32| -> Row {
+        let null_or = |k: i32, v: Value| if i % k == 0 { Value::Null } else { v };
+        vec![
+            Value::Int(i),
+            null_or(5, Value::Array((0..i % 4).map(|k| if k == 2 { Value::Null } else { s(format!("tag{i}-{k}")) }).collect())),
+            null_or(7, Value::Array((0..i % 3).map(|k| Value::BigInt((i as i64) << (k * 20))).collect())),
+            null_or(
+                6,
+                Value::Map(
+                    (0..i % 3).map(|k| (s(format!("k{k}")), if k == 1 { Value::Null } else { Value::Double(i as f64 / 7.0) })).collect(),
+                ),
+            ),
+            null_or(
+                4,
+                Value::Row(vec![
+                    Value::Int(-i),
+                    if i % 3 == 0 { Value::Null } else { s(format!("p{i}")) },
+                    Value::Decimal(fluss_writer::Decimal { unscaled: i as i128 * 101 - 5000, precision: 10, scale: 2 }),
+                    Value::Timestamp(Timestamp::from_millis(1_700_000_000_000 + i as i64 * 1_001)),
+                    Value::Date(19_000 + i),
+                    Value::Bytes(vec![i as u8, 0xff, 0]),
+                ]),
+            ),
+            null_or(
+                9,
+                Value::Array(vec![
+                    Value::Row(vec![
+                        s(format!("d{i}")),
+                        Value::Map(vec![(Value::Int(i), Value::Array(vec![Value::Float(i as f32 / 3.0), Value::Null]))]),
+                    ]),
+                    Value::Null,
+                    Value::Row(vec![Value::Null, Value::Null]),
+                ]),
+            ),
+            null_or(8, Value::Map(vec![(Value::Int(1), Value::Boolean(i % 2 == 0)), (Value::Int(2), Value::Null)])),
+        ]
+    };
+    let writer = conn.get_table(&path)?.new_append()?.create_writer(WriterOptions::default())?;
+    type Placed = Arc<Mutex<BTreeMap<i32, (i32, i64)>>>;
+    let placed: Placed = Arc::default();
+    let rows: Vec<Row> = (0..200).map(row).collect();
+    for (i, r) in rows.iter().enumerate() {
+        let (pl, f) = (placed.clone(), failures.clone());
+        writer.append_with_callback(r, move |c| match &c.error {
+            None => {
+                pl.lock().unwrap().insert(i as i32, (c.bucket, c.offset));
+            }
+            Some(e) => f.lock().unwrap().push(format!("nested log row {i}: {e}")),
+        })?;
+    }
+    writer.flush(Some(Duration::from_secs(60)))?;
+    writer.close(None)?;
+    let placed = placed.lock().unwrap().clone();
+    let out: Vec<Json> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let (b, o) = placed.get(&(i as i32)).copied().unwrap_or((-1, -1));
+            json!({"bucket": b, "offset": o, "row": canon_row(r)})
+        })
+        .collect();
+    Ok(json!({"name": path.table, "buckets": buckets, "columns": columns(&schema), "rows": out}))
+}
+
 fn main() -> fluss_writer::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 3 && args[1] == "--read-back" {
@@ -486,6 +567,7 @@ fn main() -> fluss_writer::Result<()> {
     upserts.close(None)?;
     let plog = partitioned_log(&conn, db, &tag, &failures)?;
     let ppk = partitioned_pk(&conn, db, &tag, &failures)?;
+    let nested = nested_log(&conn, db, &tag, &failures)?;
     let failures = failures.lock().unwrap().clone();
     if !failures.is_empty() {
         eprintln!("interop_writer: {} writes failed, first: {}", failures.len(), failures[0]);
@@ -504,6 +586,7 @@ fn main() -> fluss_writer::Result<()> {
         },
         "partitioned_log_table": plog,
         "partitioned_pk_table": ppk,
+        "nested_log_table": nested,
     });
     println!("{}", serde_json::to_string(&manifest).unwrap());
     eprintln!(
