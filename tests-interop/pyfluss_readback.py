@@ -212,8 +212,10 @@ async def check_changelog(conn, db: str, spec: dict) -> None:
     types = [t for _, t in spec["columns"]]
     names = [c for c, _ in spec["columns"]]
     n = spec["buckets"]
-    want = {int(b): [(c["change"], [truncate_to_micros(types[i], v) for i, v in enumerate(c["row"])]) for c in recs]
-            for b, recs in spec["changelog"].items()}
+    want = {
+        int(b): [(c["change"], [truncate_to_micros(types[i], v) for i, v in enumerate(c["row"])]) for c in recs]
+        for b, recs in spec["changelog"].items()
+    }
     total = sum(len(v) for v in want.values())
     scanner = await table.new_scan().create_log_scanner()
     scanner.subscribe_buckets({b: 0 for b in range(n)})
@@ -229,7 +231,9 @@ async def check_changelog(conn, db: str, spec: dict) -> None:
         for tb, recs in records.items():
             for r in recs:
                 row = r.row
-                got[tb.bucket_id].append((r.change_type.short_string(), [canon(types[i], row[names[i]]) for i in range(len(names))]))
+                got[tb.bucket_id].append(
+                    (r.change_type.short_string(), [canon(types[i], row[names[i]]) for i in range(len(names))])
+                )
                 offsets[tb.bucket_id].append(r.offset)
                 count += 1
     for b in range(n):
@@ -253,6 +257,7 @@ async def check_lookups(conn, db: str, spec: dict) -> None:
     n = spec["buckets"]
     lookuper = table.new_lookup().create_lookuper()
     found_ok, missed_expected = 0, 0
+
     # pyfluss 1.0.0 answers one lookup per ~100 ms (its lookups do not overlap), so check a
     # sample: up to 25 keys on which the bucket rules agree and 25 on which they differ.
     def agrees(row) -> bool:
@@ -276,7 +281,9 @@ async def check_lookups(conn, db: str, spec: dict) -> None:
             found_ok += 1
         else:
             if got is not None:
-                fail(f"pyfluss lookup of id {key} found a row although its buckets differ (Java {bucket(kb, n, True)}, pyfluss {bucket(kb, n, False)})")
+                fail(
+                    f"pyfluss lookup of id {key} found a row although its buckets differ (Java {bucket(kb, n, True)}, pyfluss {bucket(kb, n, False)})"
+                )
             missed_expected += 1
     print(
         f"pyfluss lookups: {found_ok} keys found (bucket rules agree), {missed_expected} keys invisible to pyfluss "
@@ -383,9 +390,7 @@ async def check_partitioned_changelog(conn, db: str, spec: dict) -> None:
     lookuper = table.new_lookup().create_lookuper()
     final = {(r[3], r[1], r[0]): r for r in spec["final_rows"]}  # (shard, region, id)
     sample = [k for k in sorted(final) if int(k[2]) % 16 == 0][:12] + [("0", "eu", "9"), ("7", "apac", "16")]
-    answers = await asyncio.gather(
-        *(lookuper.lookup({"shard": int(s), "region": r, "id": int(i)}) for s, r, i in sample)
-    )
+    answers = await asyncio.gather(*(lookuper.lookup({"shard": int(s), "region": r, "id": int(i)}) for s, r, i in sample))
     for key, got_row in zip(sample, answers):
         row = final.get(key)
         if row is None:
@@ -407,30 +412,37 @@ async def check_partitioned_changelog(conn, db: str, spec: dict) -> None:
 
 
 # ---------------------------------------------------------------- pyfluss writes, fluss-writer reads
-PY_LOG_SCHEMA = pa.schema([
-    pa.field("id", pa.int32(), nullable=False),
-    pa.field("region", pa.string(), nullable=False),
-    pa.field("shard", pa.int32(), nullable=False),
-    pa.field("day", pa.date32(), nullable=False),
-    pa.field("v", pa.string()),
-    pa.field("d", pa.float64()),
-    pa.field("ts6", pa.timestamp("us")),
-    pa.field("bi", pa.int64()),
-])
+PY_LOG_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int32(), nullable=False),
+        pa.field("region", pa.string(), nullable=False),
+        pa.field("shard", pa.int32(), nullable=False),
+        pa.field("day", pa.date32(), nullable=False),
+        pa.field("v", pa.string()),
+        pa.field("d", pa.float64()),
+        pa.field("ts6", pa.timestamp("us")),
+        pa.field("bi", pa.int64()),
+    ]
+)
 PY_LOG_TYPES = ["INT", "STRING", "INT", "DATE", "STRING", "DOUBLE", "TIMESTAMP(6)", "BIGINT"]
-PY_PK_SCHEMA = pa.schema([
-    pa.field("day", pa.date32(), nullable=False),
-    pa.field("id", pa.int32(), nullable=False),
-    pa.field("region", pa.string()),
-    pa.field("v", pa.string()),
-    pa.field("n", pa.int64()),
-])
+PY_PK_SCHEMA = pa.schema(
+    [
+        pa.field("day", pa.date32(), nullable=False),
+        pa.field("id", pa.int32(), nullable=False),
+        pa.field("region", pa.string()),
+        pa.field("v", pa.string()),
+        pa.field("n", pa.int64()),
+    ]
+)
 PY_PK_TYPES = ["DATE", "INT", "STRING", "STRING", "BIGINT"]
 
 
 def py_log_row(id_: int, region: str, shard: int, day: dt.date) -> dict:
     return {
-        "id": id_, "region": region, "shard": shard, "day": day,
+        "id": id_,
+        "region": region,
+        "shard": shard,
+        "day": day,
         "v": None if id_ % 7 == 0 else f"pyfluss {id_} ✓",
         "d": None if id_ % 5 == 0 else id_ / 8.0,
         "ts6": None if id_ % 6 == 0 else dt.datetime(2026, 12, 3, 10, 20, 30) + dt.timedelta(microseconds=id_ * 1_000_003),
@@ -457,8 +469,9 @@ async def write_partitioned(conn, db: str, tag: str) -> list[dict]:
     log_name = f"pyw_log_{tag}"
     path = fluss.TablePath(db, log_name)
     keys = ["region", "shard", "day"]
-    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(PY_LOG_SCHEMA), partition_keys=keys,
-                                                          bucket_count=2, bucket_keys=["id"]), False)
+    await admin.create_table(
+        path, fluss.TableDescriptor(fluss.Schema(PY_LOG_SCHEMA), partition_keys=keys, bucket_count=2, bucket_keys=["id"]), False
+    )
     combos = [(r, s, d) for r in ("eu", "us") for s in (0, 3) for d in (dt.date(2026, 12, 3), dt.date(2026, 12, 4))]
     for r, s, d in combos:
         await admin.create_partition(path, {"region": r, "shard": str(s), "day": d.isoformat()}, False)
@@ -481,16 +494,24 @@ async def write_partitioned(conn, db: str, tag: str) -> list[dict]:
     for h in handles:
         await h.wait()
     infos = await admin.list_partition_infos(path)
-    out.append({
-        "name": log_name, "partition_keys": keys, "columns": [[f.name, t] for f, t in zip(PY_LOG_SCHEMA, PY_LOG_TYPES)],
-        "partitions": {p.partition_name: p.partition_id for p in infos}, "rows": rows,
-    })
+    out.append(
+        {
+            "name": log_name,
+            "partition_keys": keys,
+            "columns": [[f.name, t] for f, t in zip(PY_LOG_SCHEMA, PY_LOG_TYPES)],
+            "partitions": {p.partition_name: p.partition_id for p in infos},
+            "rows": rows,
+        }
+    )
 
     # Primary-key table: partition key DATE; ids < 128, so that both bucket rules agree.
     pk_name = f"pyw_pk_{tag}"
     path = fluss.TablePath(db, pk_name)
-    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(PY_PK_SCHEMA, primary_keys=["day", "id"]),
-                                                          partition_keys=["day"], bucket_count=2), False)
+    await admin.create_table(
+        path,
+        fluss.TableDescriptor(fluss.Schema(PY_PK_SCHEMA, primary_keys=["day", "id"]), partition_keys=["day"], bucket_count=2),
+        False,
+    )
     days = [dt.date(2026, 1, 1), dt.date(2026, 2, 28), dt.date(1999, 12, 31)]
     for d in days:
         await admin.create_partition(path, {"day": d.isoformat()}, False)
@@ -522,11 +543,17 @@ async def write_partitioned(conn, db: str, tag: str) -> list[dict]:
     final: dict[str, list] = {}
     for (d, _i), row in sorted(state.items()):
         final.setdefault(d.isoformat(), []).append(canon_dict(row, PY_PK_SCHEMA, PY_PK_TYPES))
-    out.append({
-        "name": pk_name, "partition_keys": ["day"], "columns": [[f.name, t] for f, t in zip(PY_PK_SCHEMA, PY_PK_TYPES)],
-        "partitions": {p.partition_name: p.partition_id for p in infos}, "rows": final,
-        "changelog_len": changelog_len, "deleted": deleted,
-    })
+    out.append(
+        {
+            "name": pk_name,
+            "partition_keys": ["day"],
+            "columns": [[f.name, t] for f, t in zip(PY_PK_SCHEMA, PY_PK_TYPES)],
+            "partitions": {p.partition_name: p.partition_id for p in infos},
+            "rows": final,
+            "changelog_len": changelog_len,
+            "deleted": deleted,
+        }
+    )
     print(
         f"pyfluss wrote {sum(len(v) for v in rows.values())} rows into {len(combos)} partitions of {log_name} and "
         f"{sum(changelog_len.values())} changelog records into {len(days)} partitions of {pk_name}",

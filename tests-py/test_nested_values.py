@@ -92,12 +92,18 @@ def test_pyarrow_list_map_and_struct_columns(target: Target) -> None:
             "id": pa.array([1, 2, 3], pa.int32()),
             "tags": pa.array([["a", None], None, []], pa.list_(pa.string())),
             "attrs": pa.array([[("k", 7)], None, []], pa.map_(pa.string(), pa.int32())),
-            "point": pa.array([{"x": 1.5, "y": 2.5}, None, {"x": None, "y": -1.0}], pa.struct([("x", pa.float64()), ("y", pa.float64())])),
+            "point": pa.array(
+                [{"x": 1.5, "y": 2.5}, None, {"x": None, "y": -1.0}], pa.struct([("x", pa.float64()), ("y", pa.float64())])
+            ),
         }
     )
     with table.new_append().create_writer() as w:
         w.write_arrow(data)
-        w.write_arrow(data.cast(pa.schema([data.schema[0], pa.field("tags", pa.large_list(pa.large_string())), data.schema[2], data.schema[3]])))
+        w.write_arrow(
+            data.cast(
+                pa.schema([data.schema[0], pa.field("tags", pa.large_list(pa.large_string())), data.schema[2], data.schema[3]])
+            )
+        )
         bad = data.set_column(3, "point", pa.array([{"x": 1.0, "y": None}, None, None], data.schema[3].type))
         with pytest.raises(fw.InvalidRowError, match='column "point".*field "y" is NOT NULL'):
             w.write_arrow(bad)
