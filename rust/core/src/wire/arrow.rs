@@ -1166,6 +1166,51 @@ mod tests {
     }
 
     #[test]
+    fn conform_rebuilds_nested_columns_of_other_names_and_slices() {
+        use arrow_array::builder::{Int64Builder, LargeListBuilder, ListBuilder};
+        let schema = Schema::builder()
+            .column("l", DataType::parse("ARRAY<BIGINT NOT NULL>").unwrap())
+            .column("r", DataType::parse("ROW<a INT, b STRING>").unwrap())
+            .build()
+            .unwrap();
+        // pyarrow-style: elements named "item", nullable; a batch sliced away from offset 0.
+        let mut l = ListBuilder::new(Int64Builder::new());
+        l.values().append_null(); // only in the sliced-off first row
+        l.append(true);
+        l.values().append_value(7);
+        l.append(true);
+        l.append(false);
+        let r = StructArray::from(vec![
+            (Arc::new(Field::new("a", ArrowType::Int32, true)), Arc::new(Int32Array::from(vec![Some(1), Some(2), None])) as ArrayRef),
+            (Arc::new(Field::new("b", ArrowType::Utf8, true)), Arc::new(StringArray::from(vec![Some("x"), None, Some("z")])) as ArrayRef),
+        ]);
+        let full = batch_of(vec![("l", Arc::new(l.finish()) as ArrayRef), ("r", Arc::new(r) as ArrayRef)]);
+        let rows = record_batch_to_rows(&schema, &full.slice(1, 2)).unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                vec![Value::Array(vec![Value::BigInt(7)]), Value::Row(vec![Value::Int(2), Value::Null])],
+                vec![Value::Null, Value::Row(vec![Value::Null, Value::String("z".into())])]
+            ]
+        );
+        let conformed = conform_record_batch(&schema, &full.slice(1, 2)).unwrap();
+        assert_eq!(conformed.schema(), arrow_schema(&schema));
+        // The whole batch has a NULL element where the type says NOT NULL.
+        let e = conform_record_batch(&schema, &full).unwrap_err();
+        assert!(e.message().contains("column \"l\"") && e.message().contains("element type is NOT NULL"), "{e}");
+        // LargeList converts; a ROW with other field names does not.
+        let mut big = LargeListBuilder::new(Int64Builder::new());
+        big.values().append_value(1);
+        big.append(true);
+        let r2 = StructArray::from(vec![
+            (Arc::new(Field::new("a", ArrowType::Int32, true)), Arc::new(Int32Array::from(vec![1])) as ArrayRef),
+            (Arc::new(Field::new("c", ArrowType::Utf8, true)), Arc::new(StringArray::from(vec!["x"])) as ArrayRef),
+        ]);
+        let e = conform_record_batch(&schema, &batch_of(vec![("l", Arc::new(big.finish()) as ArrayRef), ("r", Arc::new(r2) as ArrayRef)])).unwrap_err();
+        assert!(e.message().contains("its fields are (a, c), the type's are (a, b)"), "{e}");
+    }
+
+    #[test]
     fn conform_checks_names_counts_and_not_null() {
         let schema = Schema::builder().column_not_null("id", DataType::Int).column("v", DataType::String).build().unwrap();
         let ok = || -> Vec<(&str, ArrayRef)> {

@@ -376,7 +376,29 @@ pub(crate) mod tests {
 
     // ===== proptest strategies, shared with key.rs and arrow.rs tests =====
 
+    /// Any type: the scalars, and ARRAY, MAP and ROW of them nested up to three levels.
     pub(crate) fn arb_type() -> impl Strategy<Value = DataType> {
+        use crate::metadata::{Nested, RowField};
+        arb_scalar_type().prop_recursive(3, 12, 4, |inner| {
+            prop_oneof![
+                (inner.clone(), any::<bool>())
+                    .prop_map(|(t, nullable)| DataType::Array { element: Box::new(Nested { data_type: t, nullable }) }),
+                (inner.clone(), inner.clone(), any::<bool>()).prop_map(|(k, v, nullable)| DataType::Map {
+                    key: Box::new(k),
+                    value: Box::new(Nested { data_type: v, nullable })
+                }),
+                proptest::collection::vec((inner, any::<bool>()), 1..4).prop_map(|fs| DataType::Row {
+                    fields: fs
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (data_type, nullable))| RowField { name: format!("f{i}"), data_type, nullable })
+                        .collect()
+                }),
+            ]
+        })
+    }
+
+    fn arb_scalar_type() -> impl Strategy<Value = DataType> {
         prop_oneof![
             Just(DataType::Boolean),
             Just(DataType::TinyInt),
@@ -428,7 +450,29 @@ pub(crate) mod tests {
             }
             DataType::Timestamp { precision } => arb_ts(precision).prop_map(Value::Timestamp).boxed(),
             DataType::TimestampLtz { precision } => arb_ts(precision).prop_map(Value::TimestampLtz).boxed(),
-            DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => unreachable!("the tests generate scalar types only"),
+            DataType::Array { element } => {
+                proptest::collection::vec(arb_maybe_null(element.data_type, element.nullable), 0..4).prop_map(Value::Array).boxed()
+            }
+            DataType::Map { key, value } => proptest::collection::vec((arb_value(*key), arb_maybe_null(value.data_type, value.nullable)), 0..4)
+                .prop_map(|mut entries| {
+                    // Map keys are unique.
+                    let mut seen = std::collections::HashSet::new();
+                    entries.retain(|(k, _)| seen.insert(format!("{k:?}")));
+                    Value::Map(entries)
+                })
+                .boxed(),
+            DataType::Row { fields } => {
+                fields.into_iter().map(|f| arb_maybe_null(f.data_type, f.nullable)).collect::<Vec<_>>().prop_map(Value::Row).boxed()
+            }
+        }
+    }
+
+    /// A value of `t`, NULL one time in four when `nullable`.
+    fn arb_maybe_null(t: DataType, nullable: bool) -> BoxedStrategy<Value> {
+        if nullable {
+            prop_oneof![1 => Just(Value::Null), 3 => arb_value(t)].boxed()
+        } else {
+            arb_value(t)
         }
     }
 
