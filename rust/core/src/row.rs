@@ -285,22 +285,45 @@ macro_rules! row {
 /// field. Errors name the column and the place inside it (`column "tags"[2]`, `column "r".a`,
 /// `column "m"{"k"}`).
 pub fn check_value(col: &Column, v: &Value) -> Result<()> {
+    let at = Place { parent: None, step: Step::Column(&col.name) };
     if v.is_null() {
-        return if col.nullable {
-            Ok(())
-        } else {
-            Err(Error::invalid_row(format!("column {:?} is NOT NULL but the value is null", col.name)))
-        };
+        return if col.nullable { Ok(()) } else { Err(Error::invalid_row(format!("{at} is NOT NULL but the value is null"))) };
     }
-    if col.data_type.is_nested() || matches!(v, Value::Array(_) | Value::Map(_) | Value::Row(_)) {
-        let mut path = format!("column {:?}", col.name);
-        return check_nested(&mut path, &col.data_type, true, v);
-    }
-    check_scalar(&format!("column {:?}", col.name), &col.data_type, v)
+    check_at(&at, &col.data_type, true, v)
 }
 
-/// The rule of [`check_value`] for a non-null scalar value; `at` names the place.
-fn check_scalar(at: &str, t: &DataType, v: &Value) -> Result<()> {
+/// Where a value sits, built on the stack while the check descends (no allocation unless an
+/// error is written): `column "deep"[0].b{"x"}[1]`.
+struct Place<'a> {
+    parent: Option<&'a Place<'a>>,
+    step: Step<'a>,
+}
+
+enum Step<'a> {
+    Column(&'a str),
+    Element(usize),
+    Key(usize),
+    Value(&'a Value),
+    Field(&'a str),
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(p) = self.parent {
+            write!(f, "{p}")?;
+        }
+        match self.step {
+            Step::Column(name) => write!(f, "column {name:?}"),
+            Step::Element(i) => write!(f, "[{i}]"),
+            Step::Key(i) => write!(f, " key {i}"),
+            Step::Value(k) => write!(f, "{{{}}}", brief(k)),
+            Step::Field(name) => write!(f, ".{name}"),
+        }
+    }
+}
+
+/// The rule of [`check_value`] for a non-null scalar value at `at`.
+fn check_scalar(at: &Place<'_>, t: &DataType, v: &Value) -> Result<()> {
     let mismatch = || Error::invalid_row(format!("{at} is {t} but the value is {}", v.type_name()));
     match (t, v) {
         (DataType::Boolean, Value::Boolean(_))
@@ -347,56 +370,46 @@ fn check_scalar(at: &str, t: &DataType, v: &Value) -> Result<()> {
     }
 }
 
-/// Check `v` (of type `t`, NULL allowed when `nullable`) at the place `path` names, which grows
-/// while the check descends and is restored on success.
-fn check_nested(path: &mut String, t: &DataType, nullable: bool, v: &Value) -> Result<()> {
+/// Check `v` (of type `t`, NULL allowed when `nullable`) at `at`, descending into ARRAY, MAP and
+/// ROW values.
+fn check_at(at: &Place<'_>, t: &DataType, nullable: bool, v: &Value) -> Result<()> {
     if v.is_null() {
-        return if nullable { Ok(()) } else { Err(Error::invalid_row(format!("{path} is {t} NOT NULL but the value is null"))) };
+        return if nullable { Ok(()) } else { Err(Error::invalid_row(format!("{at} is {t} NOT NULL but the value is null"))) };
     }
-    let mark = path.len();
+    let child = |step| Place { parent: Some(at), step };
     match (t, v) {
         (DataType::Array { element }, Value::Array(items)) => {
             for (i, x) in items.iter().enumerate() {
-                path.push_str(&format!("[{i}]"));
-                check_nested(path, &element.data_type, element.nullable, x)?;
-                path.truncate(mark);
+                check_at(&child(Step::Element(i)), &element.data_type, element.nullable, x)?;
             }
         }
         (DataType::Map { key, value }, Value::Map(entries)) => {
             if let Some((i, j)) = duplicate_key(key, entries) {
                 return Err(Error::invalid_row(format!(
-                    "{path}: entries {i} and {j} have the same key {} (map keys must be unique)",
+                    "{at}: entries {i} and {j} have the same key {} (map keys must be unique)",
                     brief(&entries[j].0)
                 )));
             }
             for (i, (k, x)) in entries.iter().enumerate() {
                 if k.is_null() {
-                    return Err(Error::invalid_row(format!("{path}: the key of entry {i} is null (map keys cannot be null)")));
+                    return Err(Error::invalid_row(format!("{at}: the key of entry {i} is null (map keys cannot be null)")));
                 }
-                path.push_str(&format!(" key {i}"));
-                check_nested(path, key, false, k)?;
-                path.truncate(mark);
-                path.push_str(&format!("{{{}}}", brief(k)));
-                check_nested(path, &value.data_type, value.nullable, x)?;
-                path.truncate(mark);
+                check_at(&child(Step::Key(i)), key, false, k)?;
+                check_at(&child(Step::Value(k)), &value.data_type, value.nullable, x)?;
             }
         }
         (DataType::Row { fields }, Value::Row(values)) => {
             if values.len() != fields.len() {
-                return Err(Error::invalid_row(format!("{path} is {t}: the value has {} fields, the type {}", values.len(), fields.len())));
+                return Err(Error::invalid_row(format!("{at} is {t}: the value has {} fields, the type {}", values.len(), fields.len())));
             }
             for (f, x) in fields.iter().zip(values) {
-                path.push('.');
-                path.push_str(&f.name);
-                check_nested(path, &f.data_type, f.nullable, x)?;
-                path.truncate(mark);
+                check_at(&child(Step::Field(&f.name)), &f.data_type, f.nullable, x)?;
             }
         }
-        (DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. }, _)
-        | (_, Value::Array(_) | Value::Map(_) | Value::Row(_)) => {
-            return Err(Error::invalid_row(format!("{path} is {t} but the value is {}", v.type_name())));
+        (DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. }, _) | (_, Value::Array(_) | Value::Map(_) | Value::Row(_)) => {
+            return Err(Error::invalid_row(format!("{at} is {t} but the value is {}", v.type_name())));
         }
-        _ => check_scalar(path, t, v)?,
+        _ => check_scalar(at, t, v)?,
     }
     Ok(())
 }
@@ -419,7 +432,8 @@ fn duplicate_key(t: &DataType, entries: &[(Value, Value)]) -> Option<(usize, usi
     }
     let mut seen = std::collections::HashMap::with_capacity(entries.len());
     for (j, (k, _)) in entries.iter().enumerate() {
-        if k.is_null() || check_nested(&mut String::new(), t, false, k).is_err() {
+        let at = Place { parent: None, step: Step::Column("") };
+        if k.is_null() || check_at(&at, t, false, k).is_err() {
             continue; // reported by the caller's check with its place
         }
         let mut bytes = Vec::new();

@@ -114,15 +114,55 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// Where a value goes: a column, or a place inside an ARRAY, MAP or ROW column (`tags[2]`,
-/// `r.a`), with its type. Errors name it like a column.
+/// `r.a`), with its type; built on the stack while the conversion descends (its name is only
+/// formed for an error). Errors name it like a column.
 #[derive(Clone, Copy)]
 pub struct Place<'a> {
-    name: &'a str,
+    parent: Option<&'a Place<'a>>,
+    step: Step<'a>,
     data_type: &'a DataType,
 }
 
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Column(&'a str),
+    Element(usize),
+    Key(usize),
+    Value(&'a Bound<'a, PyAny>),
+    Field(&'a str),
+}
+
+impl<'a> Place<'a> {
+    fn child(&'a self, step: Step<'a>, data_type: &'a DataType) -> Place<'a> {
+        Place { parent: Some(self), step, data_type }
+    }
+
+    /// The place's name for messages: the column name, or the path inside it.
+    fn name(&self) -> std::borrow::Cow<'a, str> {
+        match (self.parent, self.step) {
+            (None, Step::Column(n)) => std::borrow::Cow::Borrowed(n),
+            _ => std::borrow::Cow::Owned(self.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(p) = self.parent {
+            write!(f, "{p}")?;
+        }
+        match self.step {
+            Step::Column(n) => f.write_str(n),
+            Step::Element(i) => write!(f, "[{i}]"),
+            Step::Key(i) => write!(f, " key {i}"),
+            Step::Value(k) => write!(f, "[{k}]"),
+            Step::Field(n) => write!(f, ".{n}"),
+        }
+    }
+}
+
 fn mismatch(col: Place<'_>, obj: &Bound<'_, PyAny>, want: &str) -> PyErr {
-    wrong_type(format!("column {:?} is {} and takes {want}, not {}", col.name, col.data_type, type_name(obj)))
+    wrong_type(format!("column {:?} is {} and takes {want}, not {}", col.name(), col.data_type, type_name(obj)))
 }
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil).
@@ -167,23 +207,23 @@ fn int_value(col: Place<'_>, obj: &Bound<'_, PyAny>, lo: i64, hi: i64) -> PyResu
     let v: i64 = match obj.extract::<i64>() {
         Ok(v) => v,
         Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
-            return Err(invalid_row(format!("column {:?} is {}: {} is out of range", col.name, col.data_type, obj)))
+            return Err(invalid_row(format!("column {:?} is {}: {} is out of range", col.name(), col.data_type, obj)))
         }
         Err(_) => return Err(mismatch(col, obj, "int")),
     };
     if v < lo || v > hi {
-        return Err(invalid_row(format!("column {:?} is {}: {v} is out of range [{lo}, {hi}]", col.name, col.data_type)));
+        return Err(invalid_row(format!("column {:?} is {}: {v} is out of range [{lo}, {hi}]", col.name(), col.data_type)));
     }
     Ok(v)
 }
 
 fn decimal_value(col: Place<'_>, obj: &Bound<'_, PyAny>, precision: u8, scale: u8) -> PyResult<Value> {
     let py = obj.py();
-    let too_big = || invalid_row(format!("column {:?} is {}: {} does not fit", col.name, col.data_type, obj));
+    let too_big = || invalid_row(format!("column {:?} is {}: {} does not fit", col.name(), col.data_type, obj));
     let fractional = || {
         invalid_row(format!(
             "column {:?} is {}: {} has more than {scale} fractional digits (no implicit rounding)",
-            col.name, col.data_type, obj
+            col.name(), col.data_type, obj
         ))
     };
     let converted = if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
@@ -193,7 +233,7 @@ fn decimal_value(col: Place<'_>, obj: &Bound<'_, PyAny>, precision: u8, scale: u
         let t = obj.call_method0("as_tuple")?;
         let (sign, digits, exp): (i64, Vec<u8>, Bound<'_, PyAny>) = t.extract()?;
         let Ok(exp) = exp.extract::<i64>() else {
-            return Err(invalid_row(format!("column {:?} is {}: {} is not a finite number", col.name, col.data_type, obj)));
+            return Err(invalid_row(format!("column {:?} is {}: {} is not a finite number", col.name(), col.data_type, obj)));
         };
         Decimal::from_digits(sign == 1, &digits, exp, precision, scale)
     } else {
@@ -208,7 +248,7 @@ fn decimal_value(col: Place<'_>, obj: &Bound<'_, PyAny>, precision: u8, scale: u
 
 /// One Python value for one column.
 pub fn to_value(col: &Column, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    value_at(Place { name: &col.name, data_type: &col.data_type }, obj)
+    value_at(Place { parent: None, step: Step::Column(&col.name), data_type: &col.data_type }, obj)
 }
 
 /// A sequence given as a list or tuple (not a str, bytes or dict).
@@ -226,17 +266,16 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         return Ok(Value::Null);
     }
     let py = obj.py();
-    let inner = |name: String, t: &DataType, x: &Bound<'_, PyAny>| value_at(Place { name: &name, data_type: t }, x);
     Ok(match *col.data_type {
         DataType::Array { ref element } => {
             let Some(xs) = items(obj) else { return Err(mismatch(col, obj, "list or tuple")) };
             Value::Array(
-                xs.iter().enumerate().map(|(i, x)| inner(format!("{}[{i}]", col.name), &element.data_type, x)).collect::<PyResult<_>>()?,
+                xs.iter().enumerate().map(|(i, x)| value_at(col.child(Step::Element(i), &element.data_type), x)).collect::<PyResult<_>>()?,
             )
         }
         DataType::Map { ref key, ref value } => {
             let entry = |i: usize, k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> PyResult<(Value, Value)> {
-                Ok((inner(format!("{} key {i}", col.name), key, k)?, inner(format!("{}[{k}]", col.name), &value.data_type, v)?))
+                Ok((value_at(col.child(Step::Key(i), key), k)?, value_at(col.child(Step::Value(k), &value.data_type), v)?))
             };
             if let Ok(d) = obj.cast::<PyDict>() {
                 Value::Map(d.iter().enumerate().map(|(i, (k, v))| entry(i, &k, &v)).collect::<PyResult<_>>()?)
@@ -258,20 +297,20 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 let mut values = vec![Value::Null; fields.len()];
                 for (k, v) in d.iter() {
                     let name = k.cast::<PyString>().map_err(|_| {
-                        wrong_type(format!("column {:?}: ROW dict keys must be field names (str), not {}", col.name, type_name(&k)))
+                        wrong_type(format!("column {:?}: ROW dict keys must be field names (str), not {}", col.name(), type_name(&k)))
                     })?;
                     let name = utf8(name, "a ROW field name", invalid_row)?;
                     let Some(i) = fields.iter().position(|f| f.name == *name) else {
-                        return Err(invalid_row(format!("column {:?} is {}: it has no field {name:?}", col.name, col.data_type)));
+                        return Err(invalid_row(format!("column {:?} is {}: it has no field {name:?}", col.name(), col.data_type)));
                     };
-                    values[i] = inner(format!("{}.{}", col.name, fields[i].name), &fields[i].data_type, &v)?;
+                    values[i] = value_at(col.child(Step::Field(&fields[i].name), &fields[i].data_type), &v)?;
                 }
                 Value::Row(values)
             } else if let Some(xs) = items(obj) {
                 if xs.len() != fields.len() {
                     return Err(invalid_row(format!(
                         "column {:?} is {}: the value has {} fields, the type {}",
-                        col.name,
+                        col.name(),
                         col.data_type,
                         xs.len(),
                         fields.len()
@@ -281,7 +320,7 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                     fields
                         .iter()
                         .zip(&xs)
-                        .map(|(f, x)| inner(format!("{}.{}", col.name, f.name), &f.data_type, x))
+                        .map(|(f, x)| value_at(col.child(Step::Field(&f.name), &f.data_type), x))
                         .collect::<PyResult<_>>()?,
                 )
             } else {
@@ -304,10 +343,10 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             }
             // An int beyond the range of a double raises OverflowError in the conversion.
             let v: f64 =
-                obj.extract().map_err(|_| invalid_row(format!("column {:?} is {}: {} is out of range", col.name, col.data_type, obj)))?;
+                obj.extract().map_err(|_| invalid_row(format!("column {:?} is {}: {} is out of range", col.name(), col.data_type, obj)))?;
             if *col.data_type == DataType::Float {
                 if v.is_finite() && v.abs() > f32::MAX as f64 {
-                    return Err(invalid_row(format!("column {:?} is FLOAT: {v} is out of range", col.name)));
+                    return Err(invalid_row(format!("column {:?} is FLOAT: {v} is out of range", col.name())));
                 }
                 Value::Float(v as f32)
             } else {
@@ -315,7 +354,7 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             }
         }
         DataType::String | DataType::Char { .. } => match obj.cast::<PyString>() {
-            Ok(s) => Value::String(utf8(s, &format!("column {:?} is {}", col.name, col.data_type), invalid_row)?.into_owned()),
+            Ok(s) => Value::String(utf8(s, &format!("column {:?} is {}", col.name(), col.data_type), invalid_row)?.into_owned()),
             Err(_) => return Err(mismatch(col, obj, "str")),
         },
         DataType::Bytes | DataType::Binary { .. } => {
@@ -357,13 +396,13 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 (false, false) => {
                     return Err(invalid_row(format!(
                         "column {:?} is {} (no time zone) but the datetime is timezone-aware; pass a naive datetime or use TIMESTAMP_LTZ",
-                        col.name, col.data_type
+                        col.name(), col.data_type
                     )))
                 }
                 (true, true) => {
                     return Err(invalid_row(format!(
                         "column {:?} is {} (an instant) but the datetime is naive; pass a timezone-aware datetime",
-                        col.name, col.data_type
+                        col.name(), col.data_type
                     )))
                 }
                 _ => {}
