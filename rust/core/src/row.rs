@@ -284,12 +284,38 @@ macro_rules! row {
 /// NULL where the element, value or field type is NOT NULL, no NULL map key, one value per ROW
 /// field. Errors name the column and the place inside it (`column "tags"[2]`, `column "r".a`,
 /// `column "m"{"k"}`).
+#[inline]
 pub fn check_value(col: &Column, v: &Value) -> Result<()> {
     let at = Place { parent: None, step: Step::Column(&col.name) };
     if v.is_null() {
         return if col.nullable { Ok(()) } else { Err(Error::invalid_row(format!("{at} is NOT NULL but the value is null"))) };
     }
-    check_at(&at, &col.data_type, true, v)
+    if plain_match(&col.data_type, v) {
+        return Ok(());
+    }
+    if col.data_type.is_nested() || matches!(v, Value::Array(_) | Value::Map(_) | Value::Row(_)) {
+        return check_at(&at, &col.data_type, true, v);
+    }
+    check_scalar(&at, &col.data_type, v)
+}
+
+/// Whether a non-null value fits its type with nothing more to check (the common case, kept
+/// inline on the append path).
+#[inline(always)]
+fn plain_match(t: &DataType, v: &Value) -> bool {
+    matches!(
+        (t, v),
+        (DataType::Boolean, Value::Boolean(_))
+            | (DataType::TinyInt, Value::TinyInt(_))
+            | (DataType::SmallInt, Value::SmallInt(_))
+            | (DataType::Int, Value::Int(_))
+            | (DataType::BigInt, Value::BigInt(_))
+            | (DataType::Float, Value::Float(_))
+            | (DataType::Double, Value::Double(_))
+            | (DataType::String | DataType::Char { .. }, Value::String(_))
+            | (DataType::Bytes, Value::Bytes(_))
+            | (DataType::Date, Value::Date(_))
+    )
 }
 
 /// Where a value sits, built on the stack while the check descends (no allocation unless an
@@ -325,17 +351,10 @@ impl std::fmt::Display for Place<'_> {
 /// The rule of [`check_value`] for a non-null scalar value at `at`.
 fn check_scalar(at: &Place<'_>, t: &DataType, v: &Value) -> Result<()> {
     let mismatch = || Error::invalid_row(format!("{at} is {t} but the value is {}", v.type_name()));
+    if plain_match(t, v) {
+        return Ok(());
+    }
     match (t, v) {
-        (DataType::Boolean, Value::Boolean(_))
-        | (DataType::TinyInt, Value::TinyInt(_))
-        | (DataType::SmallInt, Value::SmallInt(_))
-        | (DataType::Int, Value::Int(_))
-        | (DataType::BigInt, Value::BigInt(_))
-        | (DataType::Float, Value::Float(_))
-        | (DataType::Double, Value::Double(_))
-        | (DataType::String | DataType::Char { .. }, Value::String(_))
-        | (DataType::Bytes, Value::Bytes(_))
-        | (DataType::Date, Value::Date(_)) => Ok(()),
         (DataType::Binary { length }, Value::Bytes(b)) => {
             if b.len() as u64 == u64::from(*length) {
                 Ok(())
@@ -406,7 +425,8 @@ fn check_at(at: &Place<'_>, t: &DataType, nullable: bool, v: &Value) -> Result<(
                 check_at(&child(Step::Field(&f.name)), &f.data_type, f.nullable, x)?;
             }
         }
-        (DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. }, _) | (_, Value::Array(_) | Value::Map(_) | Value::Row(_)) => {
+        (DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. }, _)
+        | (_, Value::Array(_) | Value::Map(_) | Value::Row(_)) => {
             return Err(Error::invalid_row(format!("{at} is {t} but the value is {}", v.type_name())));
         }
         _ => check_scalar(at, t, v)?,

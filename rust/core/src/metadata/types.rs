@@ -263,6 +263,7 @@ impl DataType {
     }
 
     /// Whether this is ARRAY, MAP or ROW.
+    #[inline]
     pub fn is_nested(&self) -> bool {
         matches!(self, DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. })
     }

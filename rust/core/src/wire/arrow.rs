@@ -416,7 +416,14 @@ pub fn check_arrow_row(schema: &Schema, row: &[Value]) -> Result<()> {
 /// unit. Primary-key rows need it too, because the server turns them into an Arrow changelog.
 pub fn check_arrow_ranges(schema: &Schema, row: &[Value]) -> Result<()> {
     for (c, v) in schema.columns().iter().zip(row) {
-        if let Some((t, ts)) = ts_out_of_range(&c.data_type, v) {
+        let out = match (&c.data_type, v) {
+            (DataType::Timestamp { precision } | DataType::TimestampLtz { precision }, Value::Timestamp(ts) | Value::TimestampLtz(ts)) => {
+                (!ts_fits(*precision, ts)).then_some((&c.data_type, ts))
+            }
+            (t, _) if t.is_nested() => ts_out_of_range(t, v),
+            _ => None,
+        };
+        if let Some((t, ts)) = out {
             return Err(Error::invalid_row(format!("column {:?}: {ts:?} is outside the range of {t}", c.name)));
         }
     }
