@@ -171,7 +171,9 @@ def int_key(v: int) -> bytes:
 
 
 # ---------------------------------------------------------------- checks
-async def check_log(conn, db: str, spec: dict) -> None:
+async def check_log(conn, db: str, spec: dict, columns_of=None, what: str = "log table") -> None:
+    """pyfluss scans every record of a log table at the bucket and offset fluss-writer's callbacks
+    reported, with equal values; ``columns_of(record_batch)`` gives the canonical columns."""
     table = await conn.get_table(fluss.TablePath(db, spec["name"]))
     types = [t for _, t in spec["columns"]]
     n = spec["buckets"]
@@ -188,7 +190,7 @@ async def check_log(conn, db: str, spec: dict) -> None:
         idle = 0
         for b in batches:
             rb = b.batch
-            cols = [arrow_column_canon(types[i], rb.column(i)) for i in range(rb.num_columns)]
+            cols = columns_of(rb) if columns_of else [arrow_column_canon(types[i], rb.column(i)) for i in range(rb.num_columns)]
             for i in range(rb.num_rows):
                 where = (b.bucket.bucket_id, b.base_offset + i)
                 if where in seen:
@@ -197,14 +199,14 @@ async def check_log(conn, db: str, spec: dict) -> None:
     for where, row in expected.items():
         got = seen.get(where)
         if got is None:
-            fail(f"log table: no record at bucket {where[0]} offset {where[1]} (id {row[0]})")
+            fail(f"{what}: no record at bucket {where[0]} offset {where[1]} (id {row[0]})")
         elif got != row:
             diff = [(spec["columns"][i][0], row[i], got[i]) for i in range(len(row)) if row[i] != got[i]]
-            fail(f"log table bucket {where[0]} offset {where[1]}: {diff}")
+            fail(f"{what} bucket {where[0]} offset {where[1]}: {diff}")
     extra = set(seen) - set(expected)
     if extra:
-        fail(f"log table: {len(extra)} records not written by fluss-writer, e.g. {sorted(extra)[:5]}")
-    print(f"pyfluss log scan: {len(seen)} records of {spec['name']} read, {len(expected)} expected", file=sys.stderr)
+        fail(f"{what}: {len(extra)} records not written by fluss-writer, e.g. {sorted(extra)[:5]}")
+    print(f"pyfluss {what} scan: {len(seen)} records of {spec['name']} read, {len(expected)} expected", file=sys.stderr)
 
 
 async def check_changelog(conn, db: str, spec: dict) -> None:
@@ -602,30 +604,12 @@ def nested_canon(t: pa.DataType, v):
 
 
 async def check_nested_log(conn, db: str, spec: dict) -> None:
-    """pyfluss scans every row of the log table with ARRAY, MAP and ROW columns, where
-    fluss-writer's callbacks placed it, with equal nested values."""
-    table = await conn.get_table(fluss.TablePath(db, spec["name"]))
-    scanner = await table.new_scan().create_record_batch_log_scanner()
-    scanner.subscribe_buckets({b: getattr(fluss, "EARLIEST_OFFSET", 0) for b in range(spec["buckets"])})
-    expected = {(r["bucket"], r["offset"]): r["row"] for r in spec["rows"]}
-    seen: dict[tuple[int, int], list] = {}
-    idle = 0
-    while len(seen) < len(expected) and idle < 20:
-        batches = await scanner.poll_record_batch(500)
-        if not batches:
-            idle += 1
-            continue
-        idle = 0
-        for b in batches:
-            rb = b.batch
-            cols = [[nested_canon(rb.schema.field(c).type, x) for x in rb.column(c).to_pylist()] for c in range(rb.num_columns)]
-            for i in range(rb.num_rows):
-                seen[(b.bucket.bucket_id, b.base_offset + i)] = [c[i] for c in cols]
-    for where, row in expected.items():
-        got = seen.get(where)
-        if got != row:
-            fail(f"nested log table bucket {where[0]} offset {where[1]}: expected {row}, got {got}")
-    print(f"pyfluss nested log scan: {len(seen)} records of {spec['name']} read, {len(expected)} expected", file=sys.stderr)
+    """pyfluss scans the log table with ARRAY, MAP and ROW columns like any log table."""
+
+    def columns_of(rb: pa.RecordBatch) -> list:
+        return [[nested_canon(rb.schema.field(c).type, x) for x in rb.column(c).to_pylist()] for c in range(rb.num_columns)]
+
+    await check_log(conn, db, spec, columns_of, "nested log table")
 
 
 async def main(path: str, keep: bool, written: str | None) -> int:

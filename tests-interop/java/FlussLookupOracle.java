@@ -318,17 +318,8 @@ public final class FlussLookupOracle {
         } catch (RuntimeException e) {
             refused = String.valueOf(e.getMessage()).replace('\n', ' ');
         }
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         StringBuilder out = new StringBuilder();
-        for (String l = in.readLine(); l != null; l = in.readLine()) {
-            String[] parts = l.split("\t", -1);
-            if (parts.length != types.length) {
-                throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);
-            }
-            GenericRow row = new GenericRow(types.length);
-            for (int i = 0; i < types.length; i++) {
-                row.setField(i, parse(types[i], parts[i]));
-            }
+        for (GenericRow row : readRows(types)) {
             if (refused != null) {
                 out.append("ERROR\t").append(refused).append('\n');
                 continue;
@@ -353,19 +344,7 @@ public final class FlussLookupOracle {
             names[i] = "c" + i;
         }
         RowType rowType = RowType.of(types, names);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        List<GenericRow> rows = new ArrayList<>();
-        for (String l = in.readLine(); l != null; l = in.readLine()) {
-            String[] parts = l.split("\t", -1);
-            if (parts.length != types.length) {
-                throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);
-            }
-            GenericRow row = new GenericRow(types.length);
-            for (int i = 0; i < types.length; i++) {
-                row.setField(i, parse(types[i], parts[i]));
-            }
-            rows.add(row);
-        }
+        List<GenericRow> rows = readRows(types);
         StringBuilder out = new StringBuilder();
         for (GenericRow row : rows) {
             try {
@@ -420,6 +399,24 @@ public final class FlussLookupOracle {
     static String message(Throwable e) {
         String m = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
         return m.replace('\n', ' ').replace('\t', ' ');
+    }
+
+    /** Rows from stdin: one per line, the values of {@code types} in canonical text, TAB separated. */
+    static List<GenericRow> readRows(DataType[] types) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        List<GenericRow> rows = new ArrayList<>();
+        for (String l = in.readLine(); l != null; l = in.readLine()) {
+            String[] parts = l.split("\t", -1);
+            if (parts.length != types.length) {
+                throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);
+            }
+            GenericRow row = new GenericRow(types.length);
+            for (int i = 0; i < types.length; i++) {
+                row.setField(i, parse(types[i], parts[i]));
+            }
+            rows.add(row);
+        }
+        return rows;
     }
 
     static Object parse(DataType t, String s) {
