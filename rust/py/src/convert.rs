@@ -223,7 +223,9 @@ fn decimal_value(col: Place<'_>, obj: &Bound<'_, PyAny>, precision: u8, scale: u
     let fractional = || {
         invalid_row(format!(
             "column {:?} is {}: {} has more than {scale} fractional digits (no implicit rounding)",
-            col.name(), col.data_type, obj
+            col.name(),
+            col.data_type,
+            obj
         ))
     };
     let converted = if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
@@ -270,7 +272,10 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         DataType::Array { ref element } => {
             let Some(xs) = items(obj) else { return Err(mismatch(col, obj, "list or tuple")) };
             Value::Array(
-                xs.iter().enumerate().map(|(i, x)| value_at(col.child(Step::Element(i), &element.data_type), x)).collect::<PyResult<_>>()?,
+                xs.iter()
+                    .enumerate()
+                    .map(|(i, x)| value_at(col.child(Step::Element(i), &element.data_type), x))
+                    .collect::<PyResult<_>>()?,
             )
         }
         DataType::Map { ref key, ref value } => {
@@ -396,13 +401,15 @@ fn value_at(col: Place<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 (false, false) => {
                     return Err(invalid_row(format!(
                         "column {:?} is {} (no time zone) but the datetime is timezone-aware; pass a naive datetime or use TIMESTAMP_LTZ",
-                        col.name(), col.data_type
+                        col.name(),
+                        col.data_type
                     )))
                 }
                 (true, true) => {
                     return Err(invalid_row(format!(
                         "column {:?} is {} (an instant) but the datetime is naive; pass a timezone-aware datetime",
-                        col.name(), col.data_type
+                        col.name(),
+                        col.data_type
                     )))
                 }
                 _ => {}
