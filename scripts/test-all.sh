@@ -43,6 +43,11 @@ replicated_env=(FLUSS_TABLETS=3 "FLUSS_RUN_DIR=$REPO/.fluss/run-replicated" FLUS
 # One heal-watch per cluster started here: it restarts a coordinator that Fluss 0.9.1's lost-table
 # bug left unable to assign leaders (docs/architecture.md, "Known server issues"), and appends
 # each restart to .fluss/<run dir>.heals, which the end of the run reports.
+# The cluster with a Paimon data lake (FLUSS_LAKE=paimon: the lake plugin and a filesystem
+# warehouse), started for the interoperability step only and stopped after it.
+lake_started=0
+lake_env=(FLUSS_LAKE=paimon "FLUSS_RUN_DIR=$REPO/.fluss/run-lake" FLUSS_COORDINATOR_PORT=9523 FLUSS_TABLET_PORT=9524
+  FLUSS_ZK_PORT=2481)
 watch_pids=()
 rm -f "$REPO"/.fluss/run*.heals
 heal_watch() {
@@ -64,6 +69,7 @@ cleanup() {
   if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$replicated_started" = 1 ]; then env "${replicated_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$lake_started" = 1 ]; then env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 if [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
@@ -115,9 +121,21 @@ step "Rust workspace tests"
 cargo test --workspace
 
 if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+  if [ -z "${FLUSS_LAKE_BOOTSTRAP_SERVERS:-}" ]; then
+    step "start a fourth Fluss 0.9.1 cluster with a Paimon data lake (for the interoperability step)"
+    line=$(env "${lake_env[@]}" FLUSS_OUT_VAR=FLUSS_LAKE_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
+    export "$line"
+    lake_started=1
+    echo "using $FLUSS_LAKE_BOOTSTRAP_SERVERS"
+  fi
   step "interoperability with the official Java (0.9.1) and Python (pyfluss 1.0.0) clients"
   ensure_clusters
   tests-interop/run.sh
+  if [ "$lake_started" = 1 ]; then
+    env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true
+    lake_started=0
+    unset FLUSS_LAKE_BOOTSTRAP_SERVERS
+  fi
 fi
 
 step "loom models of the dispatcher"

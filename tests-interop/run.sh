@@ -2,7 +2,9 @@
 # Interoperability checks against a real Fluss cluster (FLUSS_BOOTSTRAP_SERVERS must be set):
 #
 #   1. Java: the official Java client (fluss-client 0.9.1) finds every row fluss-writer upserted,
-#      by primary-key lookup, with identical values (rust/core/tests/cluster_interop_java.rs,
+#      by primary-key lookup, with identical values, also in lake-enabled tables of the cluster
+#      with a Paimon lake (FLUSS_LAKE_BOOTSTRAP_SERVERS), and Fluss's own Java encoders write
+#      nested values byte for byte as fluss-writer does (rust/core/tests/cluster_interop_java.rs,
 #      driving tests-interop/java/run.sh).
 #   2. Python: the official Python client (pyfluss 1.0.0) reads back a log table and the changelog
 #      of a primary-key table written by fluss-writer, row for row, and lists and reads every

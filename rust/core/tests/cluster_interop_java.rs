@@ -717,65 +717,98 @@ fn java_client_finds_rows_of_lake_format_tables() {
     }
     bounded("java_interop_lake", Duration::from_secs(180), move || {
         let conn = connect(&bs, &[]);
-        let schema = |pk: &[&str]| {
-            Schema::builder()
-                .column_not_null("k", DataType::Int)
-                .column_not_null("s", DataType::String)
-                .column("v", DataType::String)
-                .column("n", DataType::BigInt)
-                .primary_key(pk.iter().copied())
-                .build()
-                .unwrap()
-        };
         let cases: Vec<(&str, TableDescriptor)> = vec![
-            ("paimon", TableDescriptor::new(schema(&["k"]))),
-            ("iceberg", TableDescriptor::new(schema(&["k"]))),
-            ("lance", TableDescriptor::new(schema(&["k"]))),
-            ("paimon", TableDescriptor::new(schema(&["s", "k"]))),
-            ("paimon", TableDescriptor::new(schema(&["k", "s"])).with_bucket_key(["s"])),
-            ("paimon", TableDescriptor::new(schema(&["k", "s"])).with_bucket_key(["k"]).with_property("table.kv.format-version", "1")),
+            ("paimon", TableDescriptor::new(lake_schema(&["k"]))),
+            ("iceberg", TableDescriptor::new(lake_schema(&["k"]))),
+            ("lance", TableDescriptor::new(lake_schema(&["k"]))),
+            ("paimon", TableDescriptor::new(lake_schema(&["s", "k"]))),
+            ("paimon", TableDescriptor::new(lake_schema(&["k", "s"])).with_bucket_key(["s"])),
+            ("paimon", TableDescriptor::new(lake_schema(&["k", "s"])).with_bucket_key(["k"]).with_property("table.kv.format-version", "1")),
         ];
         for (format, d) in cases {
-            let d = d.with_bucket_count(8).with_property("table.datalake.format", format);
-            let path = create_fresh_table(&conn, "java_interop_lake", &d);
-            let info = table_info(&conn, &path);
-            assert_eq!(info.descriptor.properties.get("table.datalake.format").map(String::as_str), Some(format));
-            let rows: Vec<Row> = (0..240i64)
-                .map(|i| {
-                    vec![
-                        Value::Int((i * 7_919 % 100_000) as i32 - 50_000),
-                        Value::String(format!("s{}-{}", i % 13, ["é", "", "key", "日本"][i as usize % 4])),
-                        if i % 5 == 0 { Value::Null } else { Value::String(format!("value {i}")) },
-                        Value::BigInt(i * 1_000_003),
-                    ]
-                })
-                .collect();
-            upsert_all(&conn, &info, &rows);
-            let table = conn.get_table(&path).unwrap();
-            let pk = info.schema().primary_key_indexes();
-            let deadline = Instant::now() + Duration::from_secs(60);
-            for r in &rows {
-                let key: Vec<Value> = pk.iter().map(|&i| r[i].clone()).collect();
-                loop {
-                    match table.lookup(&key) {
-                        Ok(found) => {
-                            assert_eq!(found.as_ref(), Some(r), "{path} ({format}): fluss-writer's lookup of {key:?}");
-                            break;
-                        }
-                        Err(e) if e.is_retriable() && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
-                        Err(e) => panic!("{path}: lookup of {key:?}: {e}"),
-                    }
+            check_lake_table(&bs, &conn, format, d.with_property("table.datalake.format", format));
+        }
+        conn.close(None).unwrap();
+    });
+}
+
+/// The table of the lake tests: key columns `k` INT and `s` STRING, two value columns.
+fn lake_schema(pk: &[&str]) -> Schema {
+    Schema::builder()
+        .column_not_null("k", DataType::Int)
+        .column_not_null("s", DataType::String)
+        .column("v", DataType::String)
+        .column("n", DataType::BigInt)
+        .primary_key(pk.iter().copied())
+        .build()
+        .unwrap()
+}
+
+/// Create `d` (8 buckets), check that the table's format is `format`, upsert 240 rows, and find
+/// every one by fluss-writer's lookup and by the Java client's.
+fn check_lake_table(bs: &str, conn: &Connection, format: &str, d: TableDescriptor) {
+    let path = create_fresh_table(conn, "java_interop_lake", &d.with_bucket_count(8));
+    let info = table_info(conn, &path);
+    assert_eq!(info.descriptor.properties.get("table.datalake.format").map(String::as_str), Some(format));
+    let rows: Vec<Row> = (0..240i64)
+        .map(|i| {
+            vec![
+                Value::Int((i * 7_919 % 100_000) as i32 - 50_000),
+                Value::String(format!("s{}-{}", i % 13, ["é", "", "key", "日本"][i as usize % 4])),
+                if i % 5 == 0 { Value::Null } else { Value::String(format!("value {i}")) },
+                Value::BigInt(i * 1_000_003),
+            ]
+        })
+        .collect();
+    upsert_all(conn, &info, &rows);
+    let table = conn.get_table(&path).unwrap();
+    let pk = info.schema().primary_key_indexes();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for r in &rows {
+        let key: Vec<Value> = pk.iter().map(|&i| r[i].clone()).collect();
+        loop {
+            match table.lookup(&key) {
+                Ok(found) => {
+                    assert_eq!(found.as_ref(), Some(r), "{path} ({format}): fluss-writer's lookup of {key:?}");
+                    break;
                 }
+                Err(e) if e.is_retriable() && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
+                Err(e) => panic!("{path}: lookup of {key:?}: {e}"),
             }
-            let input: String = rows.iter().map(|r| pk.iter().map(|&i| canon(&r[i])).collect::<Vec<_>>().join("\t") + "\n").collect();
-            let lines = java_oracle(&[&bs, &path.to_string()], input);
-            assert_eq!(lines.len(), rows.len());
-            for (r, line) in rows.iter().zip(&lines) {
-                let want = std::iter::once("FOUND".to_string()).chain(r.iter().map(canon)).collect::<Vec<_>>().join("\t");
-                assert_eq!(line, &want, "{path} ({format}, {:?}): the Java client's lookup", info.descriptor.properties);
-            }
-            eprintln!("{path} ({format}, bucket key {:?}): {} rows, all found by the Java client", info.descriptor.bucket_key, rows.len());
-            conn.admin().drop_table(&path, true).unwrap();
+        }
+    }
+    let input: String = rows.iter().map(|r| pk.iter().map(|&i| canon(&r[i])).collect::<Vec<_>>().join("\t") + "\n").collect();
+    let lines = java_oracle(&[bs, &path.to_string()], input);
+    assert_eq!(lines.len(), rows.len());
+    for (r, line) in rows.iter().zip(&lines) {
+        let want = std::iter::once("FOUND".to_string()).chain(r.iter().map(canon)).collect::<Vec<_>>().join("\t");
+        assert_eq!(line, &want, "{path} ({format}, {:?}): the Java client's lookup", info.descriptor.properties);
+    }
+    eprintln!("{path} ({format}, bucket key {:?}): {} rows, all found by the Java client", info.descriptor.bucket_key, rows.len());
+    conn.admin().drop_table(&path, true).unwrap();
+}
+
+/// A real lake: on the cluster with a Paimon data lake (scripts/fluss-cluster.sh with
+/// FLUSS_LAKE=paimon: the lake plugin loaded, a filesystem warehouse), tables created with
+/// `table.datalake.enabled = true` get the format from the server (paimon), and every row
+/// fluss-writer upserts is found by the Java client's lookups, for the bucket key = the primary
+/// key, a primary key of two columns, and a bucket key that is part of the primary key.
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn java_client_finds_rows_of_a_paimon_lake_table() {
+    let Some(bs) = lake_bootstrap("cluster_interop_java::java_client_finds_rows_of_a_paimon_lake_table") else { return };
+    if !java_available() {
+        return;
+    }
+    bounded("java_interop_paimon_lake", Duration::from_secs(180), move || {
+        let conn = connect(&bs, &[]);
+        let cases = [
+            TableDescriptor::new(lake_schema(&["k"])),
+            TableDescriptor::new(lake_schema(&["s", "k"])),
+            TableDescriptor::new(lake_schema(&["k", "s"])).with_bucket_key(["s"]),
+        ];
+        for d in cases {
+            check_lake_table(&bs, &conn, "paimon", d.with_property("table.datalake.enabled", "true"));
         }
         conn.close(None).unwrap();
     });

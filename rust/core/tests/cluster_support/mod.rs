@@ -22,14 +22,26 @@ use fluss_writer::{Config, Connection, Row, TableInfo, TablePath, Value};
 
 /// The bootstrap address of the real cluster, or `None` (after a banner) outside CI.
 pub fn bootstrap(test: &str) -> Option<String> {
-    match std::env::var("FLUSS_BOOTSTRAP_SERVERS") {
+    cluster_address("FLUSS_BOOTSTRAP_SERVERS", "", test)
+}
+
+/// The address of the cluster with a Paimon data lake (`FLUSS_LAKE_BOOTSTRAP_SERVERS`, which
+/// scripts/test-all.sh exports), with the same rule as [`bootstrap`].
+#[allow(dead_code)]
+pub fn lake_bootstrap(test: &str) -> Option<String> {
+    cluster_address("FLUSS_LAKE_BOOTSTRAP_SERVERS", "FLUSS_LAKE=paimon FLUSS_OUT_VAR=FLUSS_LAKE_BOOTSTRAP_SERVERS ", test)
+}
+
+/// `var`'s cluster address; unset: `None` with a loud banner, or a panic under CI=true.
+fn cluster_address(var: &str, start_env: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(s) if !s.trim().is_empty() => Some(s),
         _ => {
             let ci = std::env::var("CI").map(|v| v.eq_ignore_ascii_case("true") || v == "1").unwrap_or(false);
             if ci {
                 panic!(
-                    "FLUSS_BOOTSTRAP_SERVERS is not set but CI=true: {test} must run against a real Fluss cluster \
-                     (export \"$(scripts/fluss-cluster.sh start | tail -n 1)\")"
+                    "{var} is not set but CI=true: {test} must run against a real Fluss cluster \
+                     (export \"$({start_env}scripts/fluss-cluster.sh start | tail -n 1)\")"
                 );
             }
             // Straight to stderr: the harness would swallow eprintln! of a passing test.
@@ -37,8 +49,8 @@ pub fn bootstrap(test: &str) -> Option<String> {
             let bar = "!".repeat(88);
             let _ = writeln!(
                 std::io::stderr(),
-                "\n{bar}\n!!! {test}: FLUSS_BOOTSTRAP_SERVERS is not set: NOT testing against a real Fluss cluster.\n\
-                 !!! Run: export \"$(scripts/fluss-cluster.sh start | tail -n 1)\"\n{bar}"
+                "\n{bar}\n!!! {test}: {var} is not set: NOT testing against a real Fluss cluster.\n\
+                 !!! Run: export \"$({start_env}scripts/fluss-cluster.sh start | tail -n 1)\"\n{bar}"
             );
             None
         }
