@@ -193,6 +193,35 @@ struct [[nodiscard]] Result {
 };
 
 // ===== data model =====
+//
+// A column has a DataType and a nullability. Scalar types are a TypeId plus `precision` and
+// `scale` where the type has them (DECIMAL; TIME and the timestamps' fractional digits; the
+// length of CHAR and BINARY). ARRAY, MAP and ROW types are nested: their parts are
+// `DataType::children`, each a Column (a name, a type, a nullability), built with the factories
+// DataType::Array, Map and Row:
+//   ARRAY<T>        one child "element": T and whether elements may be NULL;
+//   MAP<K, V>       two children, "key" (K; Fluss map keys are always NOT NULL, so the key's
+//                   `nullable` is ignored) and "value" (V and whether values may be NULL);
+//   ROW<a T, ...>   one child per field, in order (names unique and not blank, at least one).
+// For example ARRAY<ROW<a INT, b MAP<STRING, ARRAY<BIGINT NOT NULL>>>> is
+//   DataType::Array(DataType::Row({{"a", DataType::Int()},
+//                                  {"b", DataType::Map(DataType::String(),
+//                                                      DataType::Array(DataType::BigInt(), false))}}))
+// Types nest up to 64 levels. The library checks types (Admin::CreateTable, AlterTable): a
+// malformed one (an ARRAY without exactly one child, a scalar with children, a ROW without
+// fields or with a repeated field name, bad parameters anywhere) is ClientCode::InvalidTable
+// naming the place (column "deep" element field "b": ...). Admin::GetTableInfo returns
+// nested types the same way (children named "element", "key" and "value" for ARRAY and MAP).
+//
+// Values of nested types are GenericRows of their parts (see GenericRow::SetArray, SetMap,
+// SetRow and their getters): an ARRAY's elements in order, a MAP's keys and values (two rows of
+// the same length, entry i is keys[i] -> values[i], kept in that order), a ROW's fields in
+// order. Parts are set with the same typed setters, NULL with SetNull, nested values with
+// SetArray/SetMap/SetRow again. When a row is written the library checks every level against
+// the table: a wrong type, a NULL where the type says NOT NULL (an element, a map value, a ROW
+// field), a NULL map key, two equal keys in one map and a ROW value with the wrong number of
+// fields are ClientCode::InvalidRow naming the place (column "tags"[2], column "attrs"{"k"},
+// column "deep"[0].b ...), and nothing is written.
 
 enum class TypeId : int32_t {
   Boolean = 0,
@@ -211,37 +240,99 @@ enum class TypeId : int32_t {
   TimestampLtz = 13,  // with local time zone (an instant)
   Char = 14,          // CHAR(length): strings (SetString), stored like STRING, not padded
   Binary = 15,        // BINARY(length): exactly `length` bytes (SetBytes)
+  Array = 16,         // ARRAY<element>: children {element} (SetArray)
+  Map = 17,           // MAP<key, value>: children {key, value} (SetMap)
+  Row = 18,           // ROW<field, ...>: one child per field (SetRow)
 };
 
+struct Column;
+
+// A type: `{TypeId::Int, 0, 0}` and the factories below. `children` (empty for scalars) are the
+// parts of an ARRAY, MAP or ROW type (see "data model" above). Compare with == (every member,
+// children included).
 struct DataType {
   TypeId id = TypeId::Int;
   int32_t precision = 0;
   int32_t scale = 0;
+  std::vector<Column> children{};
 
-  static DataType Boolean() { return {TypeId::Boolean, 0, 0}; }
-  static DataType TinyInt() { return {TypeId::TinyInt, 0, 0}; }
-  static DataType SmallInt() { return {TypeId::SmallInt, 0, 0}; }
-  static DataType Int() { return {TypeId::Int, 0, 0}; }
-  static DataType BigInt() { return {TypeId::BigInt, 0, 0}; }
-  static DataType Float() { return {TypeId::Float, 0, 0}; }
-  static DataType Double() { return {TypeId::Double, 0, 0}; }
-  static DataType String() { return {TypeId::String, 0, 0}; }
-  static DataType Bytes() { return {TypeId::Bytes, 0, 0}; }
-  static DataType Decimal(int32_t precision, int32_t scale) { return {TypeId::Decimal, precision, scale}; }
-  static DataType Date() { return {TypeId::Date, 0, 0}; }
-  static DataType Time(int32_t precision = 0) { return {TypeId::Time, precision, 0}; }
-  static DataType Timestamp(int32_t precision = 6) { return {TypeId::Timestamp, precision, 0}; }
-  static DataType TimestampLtz(int32_t precision = 6) { return {TypeId::TimestampLtz, precision, 0}; }
+  static DataType Boolean();
+  static DataType TinyInt();
+  static DataType SmallInt();
+  static DataType Int();
+  static DataType BigInt();
+  static DataType Float();
+  static DataType Double();
+  static DataType String();
+  static DataType Bytes();
+  static DataType Decimal(int32_t precision, int32_t scale);
+  static DataType Date();
+  static DataType Time(int32_t precision = 0);
+  static DataType Timestamp(int32_t precision = 6);
+  static DataType TimestampLtz(int32_t precision = 6);
   // The length travels in `precision`.
-  static DataType Char(int32_t length) { return {TypeId::Char, length, 0}; }
-  static DataType Binary(int32_t length) { return {TypeId::Binary, length, 0}; }
+  static DataType Char(int32_t length);
+  static DataType Binary(int32_t length);
+  // ARRAY<element>, elements nullable or NOT NULL.
+  static DataType Array(DataType element, bool element_nullable = true);
+  // MAP<key, value> (the key NOT NULL), values nullable or NOT NULL.
+  static DataType Map(DataType key, DataType value, bool value_nullable = true);
+  // ROW<name type [NOT NULL], ...>: the fields in order.
+  static DataType Row(std::vector<Column> fields);
+
+  bool operator==(const DataType& o) const;
+  bool operator!=(const DataType& o) const { return !(*this == o); }
 };
 
 struct Column {
   std::string name;
   DataType type;
   bool nullable = true;
+
+  bool operator==(const Column& o) const { return name == o.name && type == o.type && nullable == o.nullable; }
+  bool operator!=(const Column& o) const { return !(*this == o); }
 };
+
+inline DataType DataType::Boolean() { return {TypeId::Boolean, 0, 0}; }
+inline DataType DataType::TinyInt() { return {TypeId::TinyInt, 0, 0}; }
+inline DataType DataType::SmallInt() { return {TypeId::SmallInt, 0, 0}; }
+inline DataType DataType::Int() { return {TypeId::Int, 0, 0}; }
+inline DataType DataType::BigInt() { return {TypeId::BigInt, 0, 0}; }
+inline DataType DataType::Float() { return {TypeId::Float, 0, 0}; }
+inline DataType DataType::Double() { return {TypeId::Double, 0, 0}; }
+inline DataType DataType::String() { return {TypeId::String, 0, 0}; }
+inline DataType DataType::Bytes() { return {TypeId::Bytes, 0, 0}; }
+inline DataType DataType::Decimal(int32_t precision, int32_t scale) { return {TypeId::Decimal, precision, scale}; }
+inline DataType DataType::Date() { return {TypeId::Date, 0, 0}; }
+inline DataType DataType::Time(int32_t precision) { return {TypeId::Time, precision, 0}; }
+inline DataType DataType::Timestamp(int32_t precision) { return {TypeId::Timestamp, precision, 0}; }
+inline DataType DataType::TimestampLtz(int32_t precision) { return {TypeId::TimestampLtz, precision, 0}; }
+inline DataType DataType::Char(int32_t length) { return {TypeId::Char, length, 0}; }
+inline DataType DataType::Binary(int32_t length) { return {TypeId::Binary, length, 0}; }
+
+inline DataType DataType::Array(DataType element, bool element_nullable) {
+  DataType t{TypeId::Array, 0, 0};
+  t.children.push_back(Column{"element", std::move(element), element_nullable});
+  return t;
+}
+
+inline DataType DataType::Map(DataType key, DataType value, bool value_nullable) {
+  DataType t{TypeId::Map, 0, 0};
+  t.children.reserve(2);
+  t.children.push_back(Column{"key", std::move(key), false});
+  t.children.push_back(Column{"value", std::move(value), value_nullable});
+  return t;
+}
+
+inline DataType DataType::Row(std::vector<Column> fields) {
+  DataType t{TypeId::Row, 0, 0};
+  t.children = std::move(fields);
+  return t;
+}
+
+inline bool DataType::operator==(const DataType& o) const {
+  return id == o.id && precision == o.precision && scale == o.scale && children == o.children;
+}
 
 class SchemaBuilder;
 
@@ -256,7 +347,7 @@ struct Schema {
 class SchemaBuilder {
  public:
   SchemaBuilder& AddColumn(std::string name, DataType type, bool nullable = true) {
-    schema_.columns.push_back(Column{std::move(name), type, nullable});
+    schema_.columns.push_back(Column{std::move(name), std::move(type), nullable});
     return *this;
   }
   SchemaBuilder& SetPrimaryKeys(std::vector<std::string> keys) {
@@ -308,10 +399,17 @@ struct TableInfo {
 
 // A row in schema order, with a typed setter for every type the SDK writes. Setting a field
 // past the end grows the row (new fields are null). Whether the row fits the table (field
-// count, types, NOT NULL) is checked when it is written: a mismatch is ClientCode::InvalidRow.
-// Setters never fail on their own: bad input (a field index or size beyond 65536 fields, a
-// string that is not UTF-8, a null pointer with a non-zero length, a decimal string that is not
-// an integer) is recorded, and writing the row then fails with InvalidRow naming the problem.
+// count, types, NOT NULL, at every level of nested values) is checked when it is written: a
+// mismatch is ClientCode::InvalidRow. Setters never fail on their own: bad input (a field index
+// or size beyond 65536 fields, a string that is not UTF-8, a null pointer with a non-zero
+// length, a decimal string that is not an integer, MAP keys and values of different lengths,
+// bad input recorded in a part given to SetArray/SetMap/SetRow) is recorded, and writing the row
+// then fails with InvalidRow naming the problem.
+//
+// A GenericRow also holds the parts of a nested value (see "data model"): the elements of an
+// ARRAY, the keys or the values of a MAP, the fields of a ROW, each a "field" set with the typed
+// setters (so an ARRAY or MAP set this way has at most 65536 elements or entries; larger ones go
+// through WriteArrowBatch). SetArray, SetMap and SetRow copy the parts into the field.
 class GenericRow {
  public:
   explicit GenericRow(size_t fields = 0);
@@ -343,16 +441,34 @@ class GenericRow {
   void SetTime(size_t i, int32_t millis_of_day);
   void SetTimestampNtz(size_t i, int64_t epoch_millis, int32_t nanos_of_milli = 0);
   void SetTimestampLtz(size_t i, int64_t epoch_millis, int32_t nanos_of_milli = 0);
+  // ARRAY: field j of `elements` is element j (NULL elements with SetNull).
+  void SetArray(size_t i, const GenericRow& elements);
+  // MAP: entry j is keys[j] -> values[j], in that order; `keys` and `values` must have the same
+  // FieldCount (else the mismatch is recorded and the field set to NULL).
+  void SetMap(size_t i, const GenericRow& keys, const GenericRow& values);
+  // ROW: field j of `fields` is the ROW's field j.
+  void SetRow(size_t i, const GenericRow& fields);
 
-  // Read access (read-back in tests).
+  // Read access (read-back in tests). A getter of another type than the field's returns a
+  // default (0, "", an empty row); TypeName says what the field holds.
   bool IsNull(size_t i) const;
-  std::string TypeName(size_t i) const;  // "INT", "STRING", "NULL", ...
+  std::string TypeName(size_t i) const;  // "INT", "STRING", "ARRAY", "MAP", "ROW", "NULL", ...
   bool GetBool(size_t i) const;
   // Integers, DATE, TIME, DECIMAL (unscaled) and timestamps (epoch millis).
   int64_t GetInt64(size_t i) const;
   double GetFloat64(size_t i) const;
   std::string GetString(size_t i) const;
   std::vector<uint8_t> GetBytes(size_t i) const;
+  // The parts of an ARRAY, MAP or ROW value as a new row (copies; empty for another value or
+  // NULL), read with the same getters: an ARRAY's elements, a MAP's keys and its values (entry j
+  // is GetMapKeys(i)[j] -> GetMapValues(i)[j]), a ROW's fields.
+  GenericRow GetArray(size_t i) const;
+  GenericRow GetMapKeys(size_t i) const;
+  GenericRow GetMapValues(size_t i) const;
+  GenericRow GetRow(size_t i) const;
+  // The value as text: numbers in decimal, strings as they are, bytes in hex, DECIMAL as
+  // <unscaled>e-<scale>, timestamps as <millis>ms+<nanos>ns, null; ARRAY as [a, b], MAP as
+  // {k: v}, ROW as (a, b), with strings quoted inside them.
   std::string ToString(size_t i) const;
 
  private:

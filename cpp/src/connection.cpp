@@ -140,9 +140,39 @@ Result Admin::DatabaseExists(const std::string& name, bool& out) {
 }
 
 namespace {
+// The parts of `t` (and theirs) in pre-order, each with its number of children: the bridge's
+// flattened form of nested types (Rust rebuilds and checks them).
+void FlattenChildren(const DataType& t, rust::Vec<ffi::FfiTypeNode>& out) {
+  for (const Column& c : t.children) {
+    out.push_back(ffi::FfiTypeNode{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision,
+                                   c.type.scale, c.nullable, c.type.children.size()});
+    FlattenChildren(c.type, out);
+  }
+}
+
 ffi::FfiColumn ToFfi(const Column& c) {
-  return ffi::FfiColumn{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision, c.type.scale,
-                        c.nullable};
+  ffi::FfiColumn f{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision, c.type.scale,
+                   c.nullable, c.type.children.size(), {}};
+  FlattenChildren(c.type, f.nested);
+  return f;
+}
+
+// The inverse of FlattenChildren: `child_count` children of a type from `nodes[next...]`.
+DataType FromFfi(int32_t type_id, int32_t precision, int32_t scale, size_t child_count,
+                 const rust::Vec<ffi::FfiTypeNode>& nodes, size_t& next) {
+  DataType t{static_cast<TypeId>(type_id), precision, scale};
+  for (size_t k = 0; k < child_count && next < nodes.size(); ++k) {
+    const ffi::FfiTypeNode& n = nodes[next++];
+    DataType child = FromFfi(n.type_id, n.precision, n.scale, n.child_count, nodes, next);
+    t.children.push_back(Column{std::string(n.name), std::move(child), n.nullable});
+  }
+  return t;
+}
+
+Column FromFfi(const ffi::FfiColumn& c) {
+  size_t next = 0;
+  return Column{std::string(c.name), FromFfi(c.type_id, c.precision, c.scale, c.child_count, c.nested, next),
+                c.nullable};
 }
 }  // namespace
 
@@ -220,8 +250,7 @@ Result Admin::GetTableInfo(const TablePath& path, TableInfo& out) {
   info.schema_id = fi.schema_id;
   const ffi::FfiDescriptor& d = fi.descriptor;
   for (const ffi::FfiColumn& c : d.columns) {
-    info.descriptor.schema.columns.push_back(
-        Column{std::string(c.name), DataType{static_cast<TypeId>(c.type_id), c.precision, c.scale}, c.nullable});
+    info.descriptor.schema.columns.push_back(FromFfi(c));
   }
   info.descriptor.schema.primary_keys = ToStrings(d.primary_key);
   info.descriptor.bucket_count = d.bucket_count;

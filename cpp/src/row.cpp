@@ -86,6 +86,62 @@ void GenericRow::SetTimestampLtz(size_t i, int64_t millis, int32_t nanos) {
   ffi::row_set_timestamp_ltz(Mut(), i, millis, nanos < 0 ? 1000000u : static_cast<uint32_t>(nanos));
 }
 
+namespace {
+// A part's storage for the bridge: an empty row for a moved-from part (no storage).
+struct Part {
+  explicit Part(const GenericRow& row) : ref(detail::Access::Get(row)) {
+    if (ref == nullptr) {
+      empty = ffi::row_new(0).into_raw();
+      ref = empty;
+    }
+  }
+  ~Part() { DropBox(empty); }
+  Part(const Part&) = delete;
+  Part& operator=(const Part&) = delete;
+  const ffi::RRow& operator*() const { return *ref; }
+
+  const ffi::RRow* ref;
+  ffi::RRow* empty = nullptr;
+};
+
+GenericRow Wrap(rust::Box<ffi::RRow> b) {
+  GenericRow row;
+  DropBox(std::exchange(detail::Access::Ref(row), b.into_raw()));
+  return row;
+}
+}  // namespace
+
+// A part that is this row itself is copied first: the bridge never sees a row as both the one it
+// changes and a part.
+void GenericRow::SetArray(size_t i, const GenericRow& elements) {
+  if (&elements == this) return SetArray(i, GenericRow(elements));
+  ffi::row_set_array(Mut(), i, *Part(elements));
+}
+
+void GenericRow::SetMap(size_t i, const GenericRow& keys, const GenericRow& values) {
+  if (&keys == this) return SetMap(i, GenericRow(keys), values);
+  if (&values == this) return SetMap(i, keys, GenericRow(values));
+  ffi::row_set_map(Mut(), i, *Part(keys), *Part(values));
+}
+
+void GenericRow::SetRow(size_t i, const GenericRow& fields) {
+  if (&fields == this) return SetRow(i, GenericRow(fields));
+  ffi::row_set_row(Mut(), i, *Part(fields));
+}
+
+GenericRow GenericRow::GetArray(size_t i) const {
+  return impl_ ? Wrap(ffi::row_get_array(*impl_, i)) : GenericRow();
+}
+GenericRow GenericRow::GetMapKeys(size_t i) const {
+  return impl_ ? Wrap(ffi::row_get_map_keys(*impl_, i)) : GenericRow();
+}
+GenericRow GenericRow::GetMapValues(size_t i) const {
+  return impl_ ? Wrap(ffi::row_get_map_values(*impl_, i)) : GenericRow();
+}
+GenericRow GenericRow::GetRow(size_t i) const {
+  return impl_ ? Wrap(ffi::row_get_row(*impl_, i)) : GenericRow();
+}
+
 bool GenericRow::IsNull(size_t i) const { return impl_ == nullptr || ffi::row_is_null(*impl_, i); }
 
 std::string GenericRow::TypeName(size_t i) const {

@@ -12,7 +12,7 @@
 //! destructors call `*_destroy` / `job_drop` instead of dropping a `Box` directly), because a
 //! panic reaching a cxx shim aborts the process. The only bodies without a guard are the ones
 //! that cannot panic: field reads and `Option`/slice `get`s with a default (`row_len`,
-//! `row_is_null`, `row_get_*`, `scan_len`, `scan_offset`, `result_new`, `result_is_set`,
+//! `row_is_null`, the scalar `row_get_*`, `scan_len`, `scan_offset`, `result_new`, `result_is_set`,
 //! `completion_head`/`_message`/`_database`/`_table`, `owned_completion_get`,
 //! `testing_force_panic`); the callback path stays free of a `catch_unwind` per record that way
 //! (its C++ exceptions are caught in C++, its Rust panics by the dispatcher). The `extern "C++"` functions are
@@ -88,13 +88,31 @@ pub mod ffi {
         message: String,
     }
 
-    /// One column: `type_id` follows `fluss_writer::TypeId` in the C++ header.
+    /// One node of an ARRAY, MAP or ROW type below a column: the element of an ARRAY, the key
+    /// and value of a MAP, the fields of a ROW (`fluss_writer::Column` of a C++
+    /// `DataType::children`). `type_id` follows `fluss_writer::TypeId` in the C++ header;
+    /// `child_count` says how many of the nodes that follow (in pre-order) are its children.
+    struct FfiTypeNode {
+        name: String,
+        type_id: i32,
+        precision: i32,
+        scale: i32,
+        nullable: bool,
+        child_count: usize,
+    }
+
+    /// One column: `type_id` follows `fluss_writer::TypeId` in the C++ header. A column of an
+    /// ARRAY, MAP or ROW type has `child_count` children; `nested` holds every node below the
+    /// column's type in pre-order (each node followed by its own children), empty for a scalar
+    /// column. C++ only flattens and rebuilds; Rust checks the shape (`values::column`).
     struct FfiColumn {
         name: String,
         type_id: i32,
         precision: i32,
         scale: i32,
         nullable: bool,
+        child_count: usize,
+        nested: Vec<FfiTypeNode>,
     }
 
     /// What `create_table` takes.
@@ -408,6 +426,17 @@ pub mod ffi {
         fn row_get_str(r: &RRow, i: usize) -> &str;
         fn row_get_bytes(r: &RRow, i: usize) -> &[u8];
         fn row_to_string(r: &RRow, i: usize) -> String;
+        /// ARRAY, MAP and ROW values from rows of their parts (copied; `elements`, `keys`,
+        /// `values` and `fields` are never `r` itself: C++ copies first). A part's recorded bad
+        /// input and keys and values of different lengths are recorded in `r`.
+        fn row_set_array(r: &mut RRow, i: usize, elements: &RRow);
+        fn row_set_map(r: &mut RRow, i: usize, keys: &RRow, values: &RRow);
+        fn row_set_row(r: &mut RRow, i: usize, fields: &RRow);
+        /// The parts of an ARRAY, MAP or ROW value as a new row (empty for another value).
+        fn row_get_array(r: &RRow, i: usize) -> Box<RRow>;
+        fn row_get_map_keys(r: &RRow, i: usize) -> Box<RRow>;
+        fn row_get_map_values(r: &RRow, i: usize) -> Box<RRow>;
+        fn row_get_row(r: &RRow, i: usize) -> Box<RRow>;
 
         // testing (embedded engine)
         fn testing_inject_fault(c: &RConnection, db: &str, table: &str, bucket: i32, f: &FfiFault) -> FfiStatus;

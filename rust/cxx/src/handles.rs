@@ -146,7 +146,7 @@ pub(crate) fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &m
 /// `Admin::get_table_info`, converted for C++ (`values::ffi_table_info`).
 pub(crate) fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus {
     status(guard(|| {
-        *out = ffi_table_info(&c.get()?.admin().get_table_info(&path(db, table)?)?)?;
+        *out = ffi_table_info(&c.get()?.admin().get_table_info(&path(db, table)?)?);
         Ok(())
     }))
 }

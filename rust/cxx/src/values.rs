@@ -2,9 +2,11 @@
 //! descriptors. Only conversion happens here; whether a row fits a table is decided by the core
 //! when the row is written.
 
-use fluss_writer::{ClientCode, Column, DataType, Decimal, Error, Result, Schema, TableDescriptor, TableInfo, Timestamp, Value};
+use fluss_writer::{
+    ClientCode, Column, DataType, Decimal, Error, Nested, Result, RowField, Schema, TableDescriptor, TableInfo, Timestamp, Value,
+};
 
-use crate::bridge::ffi::{FfiColumn, FfiDescriptor, FfiTableInfo};
+use crate::bridge::ffi::{FfiColumn, FfiDescriptor, FfiTableInfo, FfiTypeNode};
 use crate::status::guard_or;
 
 /// The most fields a C++ row may have (Fluss tables are far narrower). A setter or resize past
@@ -213,6 +215,72 @@ fn row_to_string_inner(r: &RRow, i: usize) -> String {
     r.get(i).to_string()
 }
 
+// ----- ARRAY, MAP and ROW values: rows of their parts -----
+
+/// The values of a part row (elements, keys, values, fields), noting its recorded bad input in
+/// `r` (`what` names the part).
+fn part(r: &mut RRow, i: usize, what: &str, p: &RRow) -> Vec<Value> {
+    if let Some(m) = &p.bad {
+        r.mark_bad(format!("field {i}: {what}: {m}"));
+    }
+    p.values.clone()
+}
+
+pub(crate) fn row_set_array(r: &mut RRow, i: usize, elements: &RRow) {
+    guard_or(
+        || (),
+        || {
+            let v = part(r, i, "the ARRAY elements", elements);
+            r.set(i, Value::Array(v))
+        },
+    )
+}
+
+pub(crate) fn row_set_map(r: &mut RRow, i: usize, keys: &RRow, values: &RRow) {
+    guard_or(
+        || (),
+        || {
+            let (k, v) = (part(r, i, "the MAP keys", keys), part(r, i, "the MAP values", values));
+            if k.len() != v.len() {
+                r.mark_bad(format!("field {i}: a MAP needs as many values as keys, got {} keys and {} values", k.len(), v.len()));
+                return r.set(i, Value::Null);
+            }
+            r.set(i, Value::Map(k.into_iter().zip(v).collect()))
+        },
+    )
+}
+
+pub(crate) fn row_set_row(r: &mut RRow, i: usize, fields: &RRow) {
+    guard_or(
+        || (),
+        || {
+            let v = part(r, i, "the ROW fields", fields);
+            r.set(i, Value::Row(v))
+        },
+    )
+}
+
+/// A new row of `values`.
+fn part_row(values: Vec<Value>) -> Box<RRow> {
+    Box::new(RRow { values, bad: None })
+}
+
+pub(crate) fn row_get_array(r: &RRow, i: usize) -> Box<RRow> {
+    guard_or(Box::default, || part_row(if let Value::Array(v) = r.get(i) { v.clone() } else { Vec::new() }))
+}
+
+pub(crate) fn row_get_map_keys(r: &RRow, i: usize) -> Box<RRow> {
+    guard_or(Box::default, || part_row(if let Value::Map(m) = r.get(i) { m.iter().map(|(k, _)| k.clone()).collect() } else { Vec::new() }))
+}
+
+pub(crate) fn row_get_map_values(r: &RRow, i: usize) -> Box<RRow> {
+    guard_or(Box::default, || part_row(if let Value::Map(m) = r.get(i) { m.iter().map(|(_, v)| v.clone()).collect() } else { Vec::new() }))
+}
+
+pub(crate) fn row_get_row(r: &RRow, i: usize) -> Box<RRow> {
+    guard_or(Box::default, || part_row(if let Value::Row(v) = r.get(i) { v.clone() } else { Vec::new() }))
+}
+
 /// The core type of a C++ `TypeId` with its parameters.
 pub(crate) fn data_type(type_id: i32, precision: i32, scale: i32) -> Result<DataType> {
     // CHAR and BINARY carry their length in `precision`.
@@ -248,18 +316,100 @@ pub(crate) fn data_type(type_id: i32, precision: i32, scale: i32) -> Result<Data
     Ok(t)
 }
 
-/// A core descriptor from the C++ one.
-/// C++ columns as core columns.
-pub(crate) fn columns(cols: &[FfiColumn]) -> Result<Vec<Column>> {
-    cols.iter()
-        .map(|c| {
-            let mut col = Column::new(c.name.clone(), data_type(c.type_id, c.precision, c.scale)?);
-            col.nullable = c.nullable;
-            Ok(col)
-        })
-        .collect()
+/// How deep a C++ type may nest (an ARRAY of ARRAYs of ...): deeper is `INVALID_TABLE` (no real
+/// schema comes close; the bound keeps the recursion below short).
+const MAX_TYPE_DEPTH: usize = 64;
+
+fn invalid_table(m: String) -> Error {
+    Error::client(ClientCode::InvalidTable, m)
 }
 
+/// The core type of one node of a C++ type (a column's own type or a node below it, at
+/// `place`): a scalar from its `TypeId` and parameters, an ARRAY, MAP or ROW from its
+/// `child_count` children, taken from `rest` (the nodes below, in pre-order). A MAP key's
+/// nullability is ignored (Fluss map keys are always NOT NULL); the names of an ARRAY element
+/// and of a MAP key and value too.
+fn node_type(
+    place: &str,
+    type_id: i32,
+    precision: i32,
+    scale: i32,
+    child_count: usize,
+    rest: &mut NodeIter<'_>,
+    depth: usize,
+) -> Result<DataType> {
+    let expected = match type_id {
+        16 => Some((1, "an ARRAY type has exactly one child (its element type)")),
+        17 => Some((2, "a MAP type has exactly two children (its key and value types)")),
+        18 => None,
+        _ => Some((0, "only ARRAY, MAP and ROW types have children")),
+    };
+    if let Some((n, what)) = expected {
+        if child_count != n {
+            return Err(invalid_table(format!("{place}: {what}, got {child_count}")));
+        }
+    }
+    if child_count > rest.len() {
+        return Err(invalid_table(format!("{place}: {child_count} children but only {} type nodes follow", rest.len())));
+    }
+    if child_count > 0 && depth >= MAX_TYPE_DEPTH {
+        return Err(invalid_table(format!("{place}: the type nests deeper than {MAX_TYPE_DEPTH} levels")));
+    }
+    let t = match type_id {
+        16 => {
+            let (nullable, t) = child(place, "element", rest, depth)?;
+            DataType::Array { element: Box::new(Nested { data_type: t, nullable }) }
+        }
+        17 => {
+            let (_, key) = child(place, "key", rest, depth)?;
+            let (nullable, value) = child(place, "value", rest, depth)?;
+            DataType::Map { key: Box::new(key), value: Box::new(Nested { data_type: value, nullable }) }
+        }
+        18 => {
+            let mut fields = Vec::with_capacity(child_count);
+            for _ in 0..child_count {
+                let name = rest.as_slice().first().map(|n| n.name.clone()).unwrap_or_default();
+                let (nullable, t) = child(place, &format!("field {name:?}"), rest, depth)?;
+                fields.push(RowField { name, data_type: t, nullable });
+            }
+            // The parts were checked at their own nodes; this checks the field names.
+            let t = DataType::Row { fields };
+            t.validate().map_err(|e| invalid_table(format!("{place}: {}", e.message())))?;
+            t
+        }
+        _ => data_type(type_id, precision, scale).map_err(|e| invalid_table(format!("{place}: {}", e.message())))?,
+    };
+    Ok(t)
+}
+
+type NodeIter<'a> = std::slice::Iter<'a, FfiTypeNode>;
+
+/// The next node of `rest` as the child `what` of the node at `place`: its nullability and type.
+fn child(place: &str, what: &str, rest: &mut NodeIter<'_>, depth: usize) -> Result<(bool, DataType)> {
+    let n = rest.next().ok_or_else(|| invalid_table(format!("{place}: the type nodes end before its {what}")))?;
+    let t = node_type(&format!("{place} {what}"), n.type_id, n.precision, n.scale, n.child_count, rest, depth + 1)?;
+    Ok((n.nullable, t))
+}
+
+/// A C++ column as a core column (its type rebuilt from the flattened nodes and validated).
+fn column(c: &FfiColumn) -> Result<Column> {
+    let place = format!("column {:?}", c.name);
+    let mut rest = c.nested.iter();
+    let t = node_type(&place, c.type_id, c.precision, c.scale, c.child_count, &mut rest, 0)?;
+    if rest.len() > 0 {
+        return Err(invalid_table(format!("{place}: {} type nodes are left over after its type", rest.len())));
+    }
+    let mut col = Column::new(c.name.clone(), t);
+    col.nullable = c.nullable;
+    Ok(col)
+}
+
+/// C++ columns as core columns.
+pub(crate) fn columns(cols: &[FfiColumn]) -> Result<Vec<Column>> {
+    cols.iter().map(column).collect()
+}
+
+/// A core descriptor from the C++ one.
 pub(crate) fn descriptor(d: &FfiDescriptor) -> Result<TableDescriptor> {
     let schema = Schema::new(columns(&d.columns)?, d.primary_key.clone())?;
     let mut t = TableDescriptor::new(schema);
@@ -286,9 +436,9 @@ pub(crate) fn descriptor(d: &FfiDescriptor) -> Result<TableDescriptor> {
 
 /// The C++ `TypeId` number and parameters of a core type (the inverse of [`data_type`]; the match
 /// is exhaustive, so a type added to the core fails to compile here until it has a `TypeId`).
-/// ARRAY, MAP and ROW have none yet: `UNSUPPORTED`, naming the column.
-fn ffi_type(column: &str, t: &DataType) -> Result<(i32, i32, i32)> {
-    Ok(match *t {
+/// ARRAY, MAP and ROW are 16, 17 and 18; their parts are nodes ([`push_children`]).
+fn ffi_type(t: &DataType) -> (i32, i32, i32) {
+    match *t {
         DataType::Boolean => (0, 0, 0),
         DataType::TinyInt => (1, 0, 0),
         DataType::SmallInt => (2, 0, 0),
@@ -305,13 +455,46 @@ fn ffi_type(column: &str, t: &DataType) -> Result<(i32, i32, i32)> {
         DataType::TimestampLtz { precision } => (13, precision.into(), 0),
         DataType::Char { length } => (14, length as i32, 0),
         DataType::Binary { length } => (15, length as i32, 0),
-        DataType::Array { .. } | DataType::Map { .. } | DataType::Row { .. } => {
-            return Err(Error::client(
-                ClientCode::Unsupported,
-                format!("column {column:?} is {t}: the C++ API has no ARRAY, MAP or ROW types yet (docs/nested-types.md)"),
-            ))
+        DataType::Array { .. } => (16, 0, 0),
+        DataType::Map { .. } => (17, 0, 0),
+        DataType::Row { .. } => (18, 0, 0),
+    }
+}
+
+/// How many children the node of `t` has (element; key and value; fields).
+fn child_count(t: &DataType) -> usize {
+    match t {
+        DataType::Array { .. } => 1,
+        DataType::Map { .. } => 2,
+        DataType::Row { fields } => fields.len(),
+        _ => 0,
+    }
+}
+
+/// The children of `t` (and theirs) in pre-order: the inverse of [`node_type`].
+fn push_children(t: &DataType, out: &mut Vec<FfiTypeNode>) {
+    let mut push = |name: &str, t: &DataType, nullable: bool| {
+        let (type_id, precision, scale) = ffi_type(t);
+        out.push(FfiTypeNode { name: name.to_string(), type_id, precision, scale, nullable, child_count: child_count(t) });
+        push_children(t, out);
+    };
+    match t {
+        DataType::Array { element } => push("element", &element.data_type, element.nullable),
+        DataType::Map { key, value } => {
+            push("key", key, false);
+            push("value", &value.data_type, value.nullable);
         }
-    })
+        DataType::Row { fields } => fields.iter().for_each(|f| push(&f.name, &f.data_type, f.nullable)),
+        _ => {}
+    }
+}
+
+/// A core column for C++ (the inverse of [`column`]).
+fn ffi_column(c: &Column) -> FfiColumn {
+    let (type_id, precision, scale) = ffi_type(&c.data_type);
+    let mut nested = Vec::new();
+    push_children(&c.data_type, &mut nested);
+    FfiColumn { name: c.name.clone(), type_id, precision, scale, nullable: c.nullable, child_count: child_count(&c.data_type), nested }
 }
 
 fn split_map<'a>(m: impl IntoIterator<Item = (&'a String, &'a String)>) -> (Vec<String>, Vec<String>) {
@@ -319,19 +502,10 @@ fn split_map<'a>(m: impl IntoIterator<Item = (&'a String, &'a String)>) -> (Vec<
 }
 
 /// A core descriptor for C++ (the inverse of [`descriptor`]; `custom_properties` travel apart).
-fn ffi_descriptor(d: &TableDescriptor) -> Result<FfiDescriptor> {
-    let columns = d
-        .schema
-        .columns()
-        .iter()
-        .map(|c| {
-            let (type_id, precision, scale) = ffi_type(&c.name, &c.data_type)?;
-            Ok(FfiColumn { name: c.name.clone(), type_id, precision, scale, nullable: c.nullable })
-        })
-        .collect::<Result<_>>()?;
+fn ffi_descriptor(d: &TableDescriptor) -> FfiDescriptor {
     let (property_keys, property_values) = split_map(&d.properties);
-    Ok(FfiDescriptor {
-        columns,
+    FfiDescriptor {
+        columns: d.schema.columns().iter().map(ffi_column).collect(),
         primary_key: d.schema.primary_key().to_vec(),
         bucket_count: d.bucket_count.unwrap_or(0),
         bucket_keys: d.bucket_key.clone(),
@@ -339,21 +513,21 @@ fn ffi_descriptor(d: &TableDescriptor) -> Result<FfiDescriptor> {
         property_keys,
         property_values,
         comment: d.comment.clone().unwrap_or_default(),
-    })
+    }
 }
 
 /// The core's `TableInfo` for C++ (`Admin::GetTableInfo`).
-pub(crate) fn ffi_table_info(info: &TableInfo) -> Result<FfiTableInfo> {
+pub(crate) fn ffi_table_info(info: &TableInfo) -> FfiTableInfo {
     let (custom_property_keys, custom_property_values) = split_map(&info.descriptor.custom_properties);
-    Ok(FfiTableInfo {
+    FfiTableInfo {
         database: info.path.database.clone(),
         table: info.path.table.clone(),
         table_id: info.table_id,
         schema_id: info.schema_id,
-        descriptor: ffi_descriptor(&info.descriptor)?,
+        descriptor: ffi_descriptor(&info.descriptor),
         custom_property_keys,
         custom_property_values,
         created_time: info.created_time,
         modified_time: info.modified_time,
-    })
+    }
 }
