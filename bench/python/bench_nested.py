@@ -77,7 +77,18 @@ def main() -> None:
                 results.setdefault((mode, shape), []).append(run(conn, shape, mode == "pk", data[shape]))
     med = {k: statistics.median(v) for k, v in results.items()}
     for (mode, shape), v in results.items():
-        print(json.dumps({"bench": "python-nested", "mode": mode, "shape": shape, "rows": args.rows, "median_rows_per_s": med[(mode, shape)], "runs": v}))
+        print(
+            json.dumps(
+                {
+                    "bench": "python-nested",
+                    "mode": mode,
+                    "shape": shape,
+                    "rows": args.rows,
+                    "median_rows_per_s": med[(mode, shape)],
+                    "runs": v,
+                }
+            )
+        )
     print(f"nested vs flat from Python: {args.rows} rows per run, {args.rounds} rounds, medians (rows/s)", file=sys.stderr)
     for mode in ("log", "pk"):
         for nested, flat in (("array10", "flat10"), ("row5", "flat5")):
