@@ -13,7 +13,14 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
 
 # Each step says how long the run has taken so far (the cold-start budget is 45 minutes).
-step() { printf '\n=== %s === (%d:%02d elapsed)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
+# And how much disk and memory is left: a full disk or memory pressure stalls and then kills the
+# Fluss servers of every cluster at once, which the failing tests only show as timeouts.
+step() {
+  printf '\n=== %s === (%d:%02d elapsed; disk free %s, memory available %s)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) \
+    "$(df -h --output=avail "$REPO" 2>/dev/null | tail -n 1 | tr -d ' ')" "$(free -h 2>/dev/null | awk '/^Mem:/ {print $7}')"
+}
+# A one-shot build gains nothing from incremental compilation, which costs gigabytes of disk.
+if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi
 
 step "toolchain"
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
