@@ -674,3 +674,48 @@ fn lanes_released_under_concurrent_writes_lose_and_reorder_nothing() {
     assert!(n >= 8, "only {n} lanes released");
     w.close(None).unwrap();
 }
+
+/// Rows find their partition's lane by their partition-key values (the first eight partitions)
+/// or by its name (the others): either way each row lands in the partition its value names.
+/// DOUBLE keys are the hard case: 0.0 and -0.0 are equal numbers but name the partitions `0_0`
+/// and `-0_0`, and a NaN equals nothing but names `NaN`.
+#[test]
+fn rows_find_their_partition_by_value_or_by_name() {
+    let conn = embedded(&[]);
+    let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("x", DataType::Double).build().unwrap();
+    let d = TableDescriptor::new(schema).with_bucket_count(2).with_bucket_key(["id"]).with_partition_keys(["x"]);
+    let path = create(&conn, "pbyval", &d);
+    let table = conn.get_table(&path).unwrap();
+    let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    // 0.0, -0.0 and NaN first (so that they are among the lanes found by value), then twelve
+    // more, cycled row by row.
+    let mut xs = vec![0.0, -0.0, f64::NAN];
+    xs.extend((0..12).map(|i| f64::from(i) + 0.5));
+    let names = |x: f64| match x {
+        x if x.is_nan() => "NaN".to_string(),
+        x if x == 0.0 && x.is_sign_negative() => "-0_0".to_string(),
+        x => format!("{x:?}").replace('.', "_"),
+    };
+    let n = 30 * xs.len() as i64;
+    for i in 0..n {
+        w.append(&[Value::BigInt(i), Value::Double(xs[i as usize % xs.len()])]).unwrap();
+    }
+    w.flush(Some(Duration::from_secs(60))).unwrap();
+    let listed: std::collections::BTreeSet<String> =
+        conn.admin().list_partitions(&path).unwrap().into_iter().map(|p| p.partition_name).collect();
+    assert_eq!(listed, xs.iter().map(|&x| names(x)).collect());
+    let mut count = 0;
+    for &x in &xs {
+        for b in 0..2 {
+            for r in table.scan_partition(&names(x), b, 0).unwrap() {
+                let (Value::BigInt(id), Value::Double(got)) = (&r.row[0], &r.row[1]) else { panic!("{:?}", r.row) };
+                let want = xs[*id as usize % xs.len()];
+                assert_eq!(names(*got), names(x), "row {id} is in partition {}", names(x));
+                assert_eq!(want.to_bits(), got.to_bits(), "row {id}");
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, n);
+    w.close(None).unwrap();
+}

@@ -293,7 +293,32 @@ enum Lanes {
     /// A table without partitions: one lane, created with the writer.
     Single(Lane),
     /// A partitioned table: a lane per partition written to, created by the first row for it.
-    Partitioned { router: PartitionRouter, keys: Vec<String>, lanes: RwLock<HashMap<Arc<str>, Arc<Lane>>> },
+    Partitioned { router: PartitionRouter, keys: Vec<String>, lanes: RwLock<PartitionLanes> },
+}
+
+/// How many partitions' lanes [`PartitionLanes::by_values`] finds by their key values.
+const LANES_BY_VALUES: usize = 8;
+
+/// The open lanes of a partitioned writer, under one lock.
+#[derive(Default)]
+struct PartitionLanes {
+    /// Every open lane, by partition name: what holds them.
+    by_name: HashMap<Arc<str>, Arc<Lane>>,
+    /// Up to [`LANES_BY_VALUES`] of them by the partition-key values of a row that opened or
+    /// found them: a row with the same values finds its lane without its partition name being
+    /// formed, checked and hashed. Weak, so that an idle lane is released as if this were not
+    /// here; taken (upgraded) under the read lock only, so never while one is being released.
+    by_values: Vec<(Box<[Value]>, std::sync::Weak<Lane>)>,
+}
+
+/// Whether two partition-key values name the same partition: `==`, except that floating-point
+/// values compare by their bits (0.0 and -0.0 name different partitions; a NaN names one).
+fn same_partition_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
 }
 
 /// A lane in use by one write call.
@@ -420,7 +445,7 @@ impl WriterCore {
         };
         let lanes = match PartitionRouter::new(info.schema(), info.partition_keys())? {
             None => Lanes::Single(build_lane(&conn, info, &schema, &scope, &lane_config, None, table.leaders())),
-            Some(router) => Lanes::Partitioned { router, keys: info.partition_keys().to_vec(), lanes: RwLock::new(HashMap::new()) },
+            Some(router) => Lanes::Partitioned { router, keys: info.partition_keys().to_vec(), lanes: RwLock::default() },
         };
         let budget = match config.buffer_wait_timeout {
             None => WaitBudget::Unbounded,
@@ -461,24 +486,41 @@ impl WriterCore {
     /// The lane of a row (already checked against the schema): the table's, or its
     /// partition's. A row whose partition values do not form a partition name is `INVALID_ROW`.
     fn lane_for_row(&self, row: &[Value]) -> Result<LaneRef<'_>> {
-        match &self.lanes {
-            Lanes::Single(l) => Ok(LaneRef::Borrowed(l)),
-            Lanes::Partitioned { router, .. } => NAME.with(|n| {
-                let mut n = n.borrow_mut();
-                router.name_of(&self.schema, row, &mut n)?;
-                self.lane_named(&n).map(LaneRef::Shared)
-            }),
+        let (router, lanes) = match &self.lanes {
+            Lanes::Single(l) => return Ok(LaneRef::Borrowed(l)),
+            Lanes::Partitioned { router, lanes, .. } => (router, lanes),
+        };
+        let cols = router.columns();
+        let is_row_of = |values: &[Value]| cols.iter().zip(values).all(|(&c, v)| same_partition_value(&row[c], v));
+        let room = {
+            let map = lanes.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(lane) = map.by_values.iter().find(|(v, _)| is_row_of(v)).and_then(|(_, l)| l.upgrade()) {
+                return Ok(LaneRef::Shared(lane));
+            }
+            map.by_values.len() < LANES_BY_VALUES
+        };
+        let lane = NAME.with(|n| {
+            let mut n = n.borrow_mut();
+            router.name_of(&self.schema, row, &mut n)?;
+            self.lane_named(&n)
+        })?;
+        if room {
+            let mut map = lanes.write().unwrap_or_else(|p| p.into_inner());
+            if map.by_values.len() < LANES_BY_VALUES && !map.by_values.iter().any(|(v, _)| is_row_of(v)) {
+                map.by_values.push((cols.iter().map(|&c| row[c].clone()).collect(), Arc::downgrade(&lane)));
+            }
         }
+        Ok(LaneRef::Shared(lane))
     }
 
     /// The lane of the partition called `name`, created (with its sender) on first use.
     fn lane_named(&self, name: &str) -> Result<Arc<Lane>> {
         let Lanes::Partitioned { keys, lanes, .. } = &self.lanes else { unreachable!("a partitioned writer") };
-        if let Some(l) = lanes.read().unwrap_or_else(|p| p.into_inner()).get(name) {
+        if let Some(l) = lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.get(name) {
             return Ok(l.clone());
         }
         let mut map = lanes.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = map.get(name) {
+        if let Some(l) = map.by_name.get(name) {
             return Ok(l.clone());
         }
         // Under the write lock, so that close (which sets the flag, then takes this lock to
@@ -505,7 +547,7 @@ impl WriterCore {
             Some((name.clone(), spec, on_idle)),
             leaders,
         ));
-        map.insert(name, lane.clone());
+        map.by_name.insert(name, lane.clone());
         Ok(lane)
     }
 
@@ -529,10 +571,10 @@ impl WriterCore {
     /// on its way is never missed. The sender exits by itself; a later row for the partition opens
     /// a new lane (with its own writer id), whose callbacks come after the old lane's, which had
     /// all been dispatched.
-    fn evict_idle_lanes(&self, map: &mut HashMap<Arc<str>, Arc<Lane>>) {
+    fn evict_idle_lanes(&self, lanes: &mut PartitionLanes) {
         let timeout = self.conn.config.partition_idle_timeout.as_nanos() as u64;
         let now = self.conn.clock.now_nanos();
-        map.retain(|name, lane| {
+        lanes.by_name.retain(|name, lane| {
             let idle = Arc::strong_count(lane) == 1
                 && lane.acc.is_empty()
                 && lane.shared.idle_since().is_some_and(|t| now.saturating_sub(t) >= timeout);
@@ -542,13 +584,15 @@ impl WriterCore {
             }
             !idle
         });
+        // A released lane is gone (the map held the only strong reference): so is its entry.
+        lanes.by_values.retain(|(_, l)| l.strong_count() > 0);
     }
 
     /// The number of lanes (`WriterStats::open_partitions`).
     fn lane_count(&self) -> usize {
         match &self.lanes {
             Lanes::Single(_) => 1,
-            Lanes::Partitioned { lanes, .. } => lanes.read().unwrap_or_else(|p| p.into_inner()).len(),
+            Lanes::Partitioned { lanes, .. } => lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.len(),
         }
     }
 
@@ -559,7 +603,7 @@ impl WriterCore {
         match &self.lanes {
             Lanes::Single(l) => f(l),
             Lanes::Partitioned { lanes, .. } => {
-                let all: Vec<Arc<Lane>> = lanes.write().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+                let all: Vec<Arc<Lane>> = lanes.write().unwrap_or_else(|p| p.into_inner()).by_name.values().cloned().collect();
                 all.iter().for_each(|l| f(l));
             }
         }
@@ -953,7 +997,7 @@ impl WriterCore {
         };
         match &self.lanes {
             Lanes::Single(l) => add(l),
-            Lanes::Partitioned { lanes, .. } => lanes.read().unwrap_or_else(|p| p.into_inner()).values().for_each(|l| add(l)),
+            Lanes::Partitioned { lanes, .. } => lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.values().for_each(|l| add(l)),
         }
         out.sort_by(|a, b| (&a.partition, a.bucket).cmp(&(&b.partition, b.bucket)));
         out
@@ -963,7 +1007,7 @@ impl WriterCore {
         let oldest = match &self.lanes {
             Lanes::Single(l) => l.shared.oldest_pending(),
             Lanes::Partitioned { lanes, .. } => {
-                lanes.read().unwrap_or_else(|p| p.into_inner()).values().filter_map(|l| l.shared.oldest_pending()).min()
+                lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.values().filter_map(|l| l.shared.oldest_pending()).min()
             }
         };
         oldest.map_or(0, |t| self.clock.now_nanos().saturating_sub(t))
