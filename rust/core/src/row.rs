@@ -436,15 +436,27 @@ fn check_at(at: &Place<'_>, t: &DataType, nullable: bool, v: &Value) -> Result<(
 
 /// The first two entries with equal keys (floats compare by their bits, as Java's `Map` does).
 /// Small maps compare pairwise; larger ones by the keys' encoded bytes.
-fn duplicate_key(t: &DataType, entries: &[(Value, Value)]) -> Option<(usize, usize)> {
-    let same = |a: &Value, b: &Value| match (a, b) {
+/// Whether two values are the same datum: `==`, except that floating-point values, at any depth,
+/// compare by their bits as their encodings do (0.0 and -0.0 differ; a NaN is itself). The rule
+/// for map keys and for partition-key values.
+pub(crate) fn same_datum(a: &Value, b: &Value) -> bool {
+    match (a, b) {
         (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
         (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
-        (a, b) => a == b,
-    };
+        (Value::Array(x), Value::Array(y)) | (Value::Row(x), Value::Row(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_datum(a, b))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((ka, va), (kb, vb))| same_datum(ka, kb) && same_datum(va, vb))
+        }
+        _ => a == b,
+    }
+}
+
+fn duplicate_key(t: &DataType, entries: &[(Value, Value)]) -> Option<(usize, usize)> {
     if entries.len() <= 16 {
         for j in 1..entries.len() {
-            if let Some(i) = (0..j).find(|&i| same(&entries[i].0, &entries[j].0)) {
+            if let Some(i) = (0..j).find(|&i| same_datum(&entries[i].0, &entries[j].0)) {
                 return Some((i, j));
             }
         }
@@ -537,6 +549,24 @@ mod tests {
         let wrong_scale = Decimal { unscaled: 1, precision: 5, scale: 1 };
         assert!(check_row(&schema(), &row![1, "x", wrong_scale]).is_err());
         assert_eq!(e.code(), crate::ClientCode::InvalidRow as i32);
+    }
+
+    /// Map keys are the same when their bytes would be: floating-point values by their bits,
+    /// also inside ROW keys (a proptest found ROW keys that differ only by 0.0 and -0.0 refused).
+    #[test]
+    fn map_keys_compare_floats_by_bits_at_any_depth() {
+        use crate::metadata::{Nested, RowField};
+        let key = DataType::Row { fields: vec![RowField::not_null("x", DataType::Double)] };
+        let col = Column::new("m", DataType::Map { key: Box::new(key), value: Box::new(Nested::nullable(DataType::Int)) });
+        let map = |a: f64, b: f64| {
+            Value::Map(vec![(Value::Row(vec![Value::Double(a)]), Value::Int(1)), (Value::Row(vec![Value::Double(b)]), Value::Int(2))])
+        };
+        check_value(&col, &map(0.0, -0.0)).unwrap();
+        check_value(&col, &map(f64::NAN, 1.0)).unwrap();
+        let e = check_value(&col, &map(-0.0, -0.0)).unwrap_err();
+        assert!(e.message().contains("entries 0 and 1 have the same key"), "{e}");
+        let e = check_value(&col, &map(f64::NAN, f64::NAN)).unwrap_err();
+        assert!(e.message().contains("entries 0 and 1 have the same key"), "{e}");
     }
 
     #[test]

@@ -311,16 +311,6 @@ struct PartitionLanes {
     by_values: Vec<(Box<[Value]>, std::sync::Weak<Lane>)>,
 }
 
-/// Whether two partition-key values name the same partition: `==`, except that floating-point
-/// values compare by their bits (0.0 and -0.0 name different partitions; a NaN names one).
-fn same_partition_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
-        _ => a == b,
-    }
-}
-
 /// A lane in use by one write call.
 enum LaneRef<'a> {
     Borrowed(&'a Lane),
@@ -491,7 +481,7 @@ impl WriterCore {
             Lanes::Partitioned { router, lanes, .. } => (router, lanes),
         };
         let cols = router.columns();
-        let is_row_of = |values: &[Value]| cols.iter().zip(values).all(|(&c, v)| same_partition_value(&row[c], v));
+        let is_row_of = |values: &[Value]| cols.iter().zip(values).all(|(&c, v)| crate::row::same_datum(&row[c], v));
         let room = {
             let map = lanes.read().unwrap_or_else(|p| p.into_inner());
             if let Some(lane) = map.by_values.iter().find(|(v, _)| is_row_of(v)).and_then(|(_, l)| l.upgrade()) {
