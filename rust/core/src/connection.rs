@@ -87,6 +87,17 @@ impl ConnInner {
         ws.push(Arc::downgrade(w));
     }
 
+    /// Send every open batch of this connection's writers now instead of after their linger: a
+    /// submission is about to wait for buffer memory or a callback slot, and only completions
+    /// free them (the rule Kafka's accumulator applies when its buffer pool has waiters).
+    pub fn send_open_batches(&self) {
+        let writers: Vec<Arc<WriterCore>> = {
+            let ws = self.writers.lock().unwrap_or_else(|p| p.into_inner());
+            ws.iter().filter_map(Weak::upgrade).collect()
+        };
+        writers.iter().for_each(|w| w.send_open_batches());
+    }
+
     /// Run a future on the I/O runtime and wait for it. Never call from an I/O thread.
     pub fn block_on<F: Future + Send + 'static>(&self, f: F) -> F::Output
     where

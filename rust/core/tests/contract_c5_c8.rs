@@ -85,6 +85,62 @@ fn c5_wait_timeout_fails_after_the_budget() {
     w.flush(None).unwrap();
 }
 
+/// A submission about to wait for a callback slot sends the open batches that hold the slots,
+/// instead of waiting for their linger (30 s here, longer than the 5 s budget).
+#[test]
+fn c5_waiting_for_a_slot_sends_the_lingering_batch() {
+    let conn = connect(&[("client.writer.buffer.wait-timeout", "5s"), ("client.writer.batch-timeout", "30s")]);
+    let path = log_table(&conn, "c5_wait_linger", 4);
+    let w = append_writer(&conn, &path, WriterOptions::default().max_pending_callbacks(8));
+    let rec = Recorder::new();
+    for i in 0..8 {
+        w.append_with_callback(&row![i, "x"], rec.cb(i)).unwrap();
+    }
+    assert_eq!(rec.all().len(), 0, "the batches linger: nothing completed yet");
+    let start = Instant::now();
+    w.append_with_callback(&row![8i64, "x"], rec.cb(8)).unwrap();
+    let waited = start.elapsed();
+    assert!(waited < Duration::from_secs(3), "admitted once the lingering batches completed, not after the budget: {waited:?}");
+    assert!(!rec.all().is_empty(), "a slot came back through a completion");
+    w.flush(None).unwrap();
+    rec.assert_exactly_once(0..9);
+    assert!(rec.all().iter().all(|s| s.completion.is_ok()));
+}
+
+/// The same for buffer memory, which the writers of a connection share: a writer that waits for
+/// memory sends the open batches of the other writer too.
+#[test]
+fn c5_waiting_for_buffer_memory_sends_every_writers_lingering_batches() {
+    let conn = connect(&[
+        ("client.writer.buffer.memory-size", "64kb"),
+        ("client.writer.batch-size", "64kb"),
+        ("client.writer.buffer.wait-timeout", "5s"),
+        ("client.writer.batch-timeout", "30s"),
+    ]);
+    let (pa, pb) = (log_table(&conn, "c5_mem_linger_a", 1), log_table(&conn, "c5_mem_linger_b", 1));
+    let (a, b) = (append_writer(&conn, &pa, WriterOptions::default()), append_writer(&conn, &pb, WriterOptions::default()));
+    let text = "y".repeat(1000);
+    let (ra, rb) = (Recorder::new(), Recorder::new());
+    let mut n = 0i64;
+    // Writer a's open batch takes most of the memory and lingers.
+    while a.stats().buffer_bytes_in_use < 48 * 1024 {
+        a.append_with_callback(&row![n, text.as_str()], ra.cb(n)).unwrap();
+        n += 1;
+        assert!(n < 1000, "the buffer never filled");
+    }
+    let start = Instant::now();
+    for i in 0..40i64 {
+        b.append_with_callback(&row![i, text.as_str()], rb.cb(i)).unwrap();
+    }
+    let waited = start.elapsed();
+    assert!(waited < Duration::from_secs(3), "writer b got memory from writer a's batch, sent at once: {waited:?}");
+    wait_until("writer a's lingering batch completed", Duration::from_secs(3), || ra.all().len() as i64 == n);
+    a.flush(None).unwrap();
+    b.flush(None).unwrap();
+    ra.assert_exactly_once(0..n);
+    rb.assert_exactly_once(0..40);
+}
+
 #[test]
 fn c5_buffer_exhausted_when_the_engine_is_slow() {
     let conn = connect(&[

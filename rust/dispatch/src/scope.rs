@@ -255,6 +255,14 @@ impl Scope {
         Ok(Ticket { parity: i.barrier.register() })
     }
 
+    /// [`Scope::admit`] without waiting: `None` when no slot is free now (or the scope is closed,
+    /// or another submission is already waiting for a slot).
+    #[inline]
+    pub fn try_admit(&self) -> Option<Ticket> {
+        let i = &*self.inner;
+        i.slots.try_acquire(1).then(|| Ticket { parity: i.barrier.register() })
+    }
+
     /// Gives back the slot of a submission rejected after [`Scope::admit`]. No callback runs.
     pub fn cancel(&self, t: Ticket) {
         self.retire(TicketSet::from(t));

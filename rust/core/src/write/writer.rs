@@ -609,10 +609,33 @@ impl WriterCore {
         Ok(())
     }
 
+    /// Close every open batch of this writer, so that its sender sends them now.
+    pub(crate) fn send_open_batches(&self) {
+        match &self.lanes {
+            Lanes::Single(l) => l.acc.close_all_open(),
+            Lanes::Partitioned { lanes, .. } => {
+                let all: Vec<Arc<Lane>> = lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.values().cloned().collect();
+                all.iter().for_each(|l| l.acc.close_all_open());
+            }
+        }
+    }
+
     /// Reserve one callback slot, then `bytes` of buffer memory, under one deadline (C5).
+    ///
+    /// Before either wait, every open batch of the connection is sent: slots and memory come
+    /// back only when batches complete, and a batch that is not full would otherwise linger for
+    /// `client.writer.batch-timeout` while the writer waits (with many open batches, as a
+    /// partitioned table has, their records alone can fill the callback slots).
     fn admit(&self, bytes: u64) -> Result<Ticket> {
         let deadline = Deadline::from_budget(self.budget, &*self.clock);
-        let ticket = self.scope.admit(deadline).map_err(|e| match e {
+        let ticket = match self.scope.try_admit() {
+            Some(t) => Ok(t),
+            None => {
+                self.conn.send_open_batches();
+                self.scope.admit(deadline)
+            }
+        };
+        let ticket = ticket.map_err(|e| match e {
             AdmitError::Exhausted => Error::client(
                 ClientCode::CapacityExhausted,
                 format!("max_pending_callbacks ({}) slots stayed taken for the whole wait budget", self.scope.max_pending_callbacks()),
@@ -624,6 +647,10 @@ impl WriterCore {
             AdmitError::Closed => Error::client(ClientCode::WriterClosed, "the writer is closed"),
             AdmitError::Interrupted => interrupted_error("waiting for a callback slot"),
         })?;
+        if self.buffer.try_acquire(bytes) {
+            return Ok(ticket);
+        }
+        self.conn.send_open_batches();
         if let Err(e) = self.buffer.acquire(bytes, deadline, &*self.clock) {
             self.scope.cancel(ticket);
             return Err(match e {
