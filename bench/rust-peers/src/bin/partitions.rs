@@ -4,7 +4,8 @@
 //! partitioned table layout.
 //!
 //! Rows: `id BIGINT` (bucket key), `dt STRING` (the partition key: `p0`, `p1`, `p2` by `id % 3`),
-//! `payload STRING` (about 100 bytes of field data per row). Tables have 4 buckets; partitions are
+//! `payload STRING` (about 100 bytes of field data per row). Tables have 4 buckets (`--buckets`;
+//! `--plain-buckets` for the table without partitions); partitions are
 //! created before the timed region (fluss-rs does not create partitions on write). Every round
 //! runs each mode once, in alternating order, into its own table; round 0 (a tenth of the
 //! records) warms up. Ratios are taken per round (adjacent runs share the machine's conditions);
@@ -19,6 +20,7 @@
 //! ```text
 //! cargo run --profile profiling -p fluss-writer-bench --bin partitions -- [--bootstrap 127.0.0.1:9123]
 //!     [--records 200000] [--rounds 5] [--no-embedded] [--no-cluster] [--only plain,part,rspart]
+//!     [--buckets 4] [--plain-buckets N] [--max-pending-callbacks N]
 //!     [--config key=value,...] [--json out.jsonl]
 //! ```
 
@@ -30,7 +32,16 @@ use fluss_writer_bench::{arg, emit, flag, init_json, load1, median, min_max, pay
 use serde_json::json;
 
 const PARTS: [&str; 3] = ["p0", "p1", "p2"];
-const BUCKETS: i32 = 4;
+/// Buckets per table (per partition): `--buckets`, 4 by default.
+fn buckets() -> i32 {
+    arg("--buckets", "4").parse().expect("--buckets is a number")
+}
+
+/// Buckets of the table without partitions: `--plain-buckets`, `--buckets` by default (12 gives
+/// it as many buckets as the 3 partitions have together).
+fn plain_buckets() -> i32 {
+    arg("--plain-buckets", &buckets().to_string()).parse().expect("--plain-buckets is a number")
+}
 
 static DONE: AtomicU64 = AtomicU64::new(0);
 static FAILED: AtomicU64 = AtomicU64::new(0);
@@ -59,7 +70,7 @@ impl Mode {
     }
 }
 
-fn create(conn: &Connection, table: &str, partitioned: bool) -> TablePath {
+fn create(conn: &Connection, table: &str, partitioned: bool, buckets: i32) -> TablePath {
     let schema = Schema::builder()
         .column_not_null("id", DataType::BigInt)
         .column_not_null("dt", DataType::String)
@@ -67,7 +78,7 @@ fn create(conn: &Connection, table: &str, partitioned: bool) -> TablePath {
         .build()
         .unwrap();
     let mut d = TableDescriptor::new(schema)
-        .with_bucket_count(BUCKETS)
+        .with_bucket_count(buckets)
         .with_bucket_key(["id"])
         .with_property("table.log.arrow.compression.type", "NONE");
     if partitioned {
@@ -154,9 +165,11 @@ fn summarize(backend: &str, modes: &[Mode], rates: &[Vec<f64>], cpus: &[Vec<f64>
             extra[label] = json!({"median_round_ratio": median(&per_round), "min": lo, "max": hi, "round_ratios": per_round});
         }
         println!("{line}  load {lo_load:.1}-{hi_load:.1}");
-        emit(json!({"bench": "partitions_summary", "backend": backend, "client": m.name(), "records": records, "buckets": BUCKETS,
+        emit(
+            json!({"bench": "partitions_summary", "backend": backend, "client": m.name(), "records": records, "buckets": buckets(), "plain_buckets": plain_buckets(),
             "partitions": PARTS.len(), "rates": rates[mi], "median_records_per_s": med, "cpu_us_per_record": cpus[mi],
-            "median_cpu_us_per_record": median(&cpus[mi]), "ratios": extra, "load1_min": lo_load, "load1_max": hi_load}));
+            "median_cpu_us_per_record": median(&cpus[mi]), "ratios": extra, "load1_min": lo_load, "load1_max": hi_load}),
+        );
     }
 }
 
@@ -173,7 +186,12 @@ fn main() {
     let pool = payload_pool(80, 4096);
     // Rows cycle through the partitions with the id: row i goes to PARTS[i % 3].
     let mut fw_rows: Vec<fluss_writer::Row> = pool.iter().enumerate().map(|(i, p)| row![0i64, PARTS[i % 3], p.as_str()]).collect();
-    println!("partitions: {records} records per run, {rounds} rounds, {BUCKETS} buckets, 3 partitions, load {:.2}", load1());
+    println!(
+        "partitions: {records} records per run, {rounds} rounds, {} buckets per partition, {} without partitions, 3 partitions, load {:.2}",
+        buckets(),
+        plain_buckets(),
+        load1()
+    );
     emit(json!({"bench": "partitions_meta", "records": records, "rounds": rounds, "bootstrap": bootstrap, "load1": load1()}));
 
     let backends: Vec<&str> =
@@ -202,13 +220,26 @@ fn main() {
         let modes: Vec<Mode> =
             if rs.is_some() { vec![Mode::Plain, Mode::Partitioned, Mode::RsPartitioned] } else { vec![Mode::Plain, Mode::Partitioned] };
         let modes: Vec<Mode> = modes.into_iter().filter(|m| only.is_empty() || only.split(',').any(|t| t == m.tag())).collect();
-        let paths: Vec<TablePath> = modes.iter().map(|m| create(&conn, &format!("parts_{pid}_{}", m.tag()), *m != Mode::Plain)).collect();
+        let paths: Vec<TablePath> = modes
+            .iter()
+            .map(|m| {
+                create(
+                    &conn,
+                    &format!("parts_{pid}_{}", m.tag()),
+                    *m != Mode::Plain,
+                    if *m == Mode::Plain { plain_buckets() } else { buckets() },
+                )
+            })
+            .collect();
+        let mut opts = WriterOptions::default();
+        if flag("--max-pending-callbacks") {
+            opts = opts.max_pending_callbacks(arg("--max-pending-callbacks", "").parse().expect("--max-pending-callbacks is a number"));
+        }
         let fw_writers: Vec<Option<fluss_writer::AppendWriter>> = modes
             .iter()
             .zip(&paths)
             .map(|(m, p)| {
-                (*m != Mode::RsPartitioned)
-                    .then(|| conn.get_table(p).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap())
+                (*m != Mode::RsPartitioned).then(|| conn.get_table(p).unwrap().new_append().unwrap().create_writer(opts.clone()).unwrap())
             })
             .collect();
         let rs_writer = match (&rs, &rt, modes.iter().position(|m| *m == Mode::RsPartitioned)) {
@@ -237,9 +268,8 @@ fn main() {
                     rates[mi].push(n as f64 / secs);
                     cpus[mi].push(cpu);
                     loads.push(load1());
-                    emit(
-                        json!({"bench": "partitions_run", "backend": backend, "client": modes[mi].name(), "records": n, "round": round, "secs": secs, "cpu_us_per_record": cpu, "load1": load1()}),
-                    );
+                    emit(json!({"bench": "partitions_run", "backend": backend, "client": modes[mi].name(), "records": n,
+                            "buckets": if modes[mi] == Mode::Plain { plain_buckets() } else { buckets() }, "round": round, "secs": secs, "cpu_us_per_record": cpu, "load1": load1()}));
                 }
             }
             next_id += n as i64;
