@@ -622,16 +622,20 @@ impl WriterCore {
 
     /// Reserve one callback slot, then `bytes` of buffer memory, under one deadline (C5).
     ///
-    /// Before either wait, every open batch of the connection is sent: slots and memory come
-    /// back only when batches complete, and a batch that is not full would otherwise linger for
-    /// `client.writer.batch-timeout` while the writer waits (with many open batches, as a
-    /// partitioned table has, their records alone can fill the callback slots).
+    /// Before a wait, the open batches that hold what it waits for are sent (this writer's for a
+    /// slot, every writer's of the connection for memory): slots and memory come back only when
+    /// batches complete, and a batch that is not full would otherwise linger for
+    /// `client.writer.batch-timeout` while the writer waits. This happens once per wait: a batch
+    /// that another thread opens after the wait began lingers as usual (sending every batch as it
+    /// opens while anyone waits made the partitions benchmark fall to a third in some runs: a
+    /// stream of one-row batches).
     fn admit(&self, bytes: u64) -> Result<Ticket> {
         let deadline = Deadline::from_budget(self.budget, &*self.clock);
         let ticket = match self.scope.try_admit() {
             Some(t) => Ok(t),
             None => {
-                self.conn.send_open_batches();
+                // Slots are this writer's own: only its batches give them back.
+                self.send_open_batches();
                 self.scope.admit(deadline)
             }
         };
