@@ -88,8 +88,8 @@ impl ConnInner {
     }
 
     /// Send every open batch of this connection's writers now instead of after their linger: a
-    /// submission is about to wait for buffer memory or a callback slot, and only completions
-    /// free them (the rule Kafka's accumulator applies when its buffer pool has waiters).
+    /// submission is about to wait for the buffer memory they share, and only completions free
+    /// it (the rule Kafka's accumulator applies when its buffer pool has waiters).
     pub fn send_open_batches(&self) {
         let writers: Vec<Arc<WriterCore>> = {
             let ws = self.writers.lock().unwrap_or_else(|p| p.into_inner());

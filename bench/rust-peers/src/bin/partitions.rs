@@ -61,6 +61,14 @@ impl Mode {
             Mode::RsPartitioned => "fluss-rs/future partitioned",
         }
     }
+    /// Buckets of this mode's table (per partition for a partitioned one).
+    fn buckets(self) -> i32 {
+        if self == Mode::Plain {
+            plain_buckets()
+        } else {
+            buckets()
+        }
+    }
     fn tag(self) -> &'static str {
         match self {
             Mode::Plain => "plain",
@@ -220,17 +228,8 @@ fn main() {
         let modes: Vec<Mode> =
             if rs.is_some() { vec![Mode::Plain, Mode::Partitioned, Mode::RsPartitioned] } else { vec![Mode::Plain, Mode::Partitioned] };
         let modes: Vec<Mode> = modes.into_iter().filter(|m| only.is_empty() || only.split(',').any(|t| t == m.tag())).collect();
-        let paths: Vec<TablePath> = modes
-            .iter()
-            .map(|m| {
-                create(
-                    &conn,
-                    &format!("parts_{pid}_{}", m.tag()),
-                    *m != Mode::Plain,
-                    if *m == Mode::Plain { plain_buckets() } else { buckets() },
-                )
-            })
-            .collect();
+        let paths: Vec<TablePath> =
+            modes.iter().map(|m| create(&conn, &format!("parts_{pid}_{}", m.tag()), *m != Mode::Plain, m.buckets())).collect();
         let mut opts = WriterOptions::default();
         if flag("--max-pending-callbacks") {
             opts = opts.max_pending_callbacks(arg("--max-pending-callbacks", "").parse().expect("--max-pending-callbacks is a number"));
@@ -269,7 +268,7 @@ fn main() {
                     cpus[mi].push(cpu);
                     loads.push(load1());
                     emit(json!({"bench": "partitions_run", "backend": backend, "client": modes[mi].name(), "records": n,
-                            "buckets": if modes[mi] == Mode::Plain { plain_buckets() } else { buckets() }, "round": round, "secs": secs, "cpu_us_per_record": cpu, "load1": load1()}));
+                            "buckets": modes[mi].buckets(), "round": round, "secs": secs, "cpu_us_per_record": cpu, "load1": load1()}));
                 }
             }
             next_id += n as i64;

@@ -611,13 +611,7 @@ impl WriterCore {
 
     /// Close every open batch of this writer, so that its sender sends them now.
     pub(crate) fn send_open_batches(&self) {
-        match &self.lanes {
-            Lanes::Single(l) => l.acc.close_all_open(),
-            Lanes::Partitioned { lanes, .. } => {
-                let all: Vec<Arc<Lane>> = lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.values().cloned().collect();
-                all.iter().for_each(|l| l.acc.close_all_open());
-            }
-        }
+        self.each_lane(|l| l.acc.close_all_open());
     }
 
     /// Reserve one callback slot, then `bytes` of buffer memory, under one deadline (C5).
