@@ -8,8 +8,8 @@ mod cluster_support;
 
 use std::time::{Duration, Instant};
 
-use cluster_support::{bounded, recorder, unique};
-use fluss_writer::{row, Config, Connection, DataType, FlussCode, Schema, TableDescriptor, TablePath, WriterOptions};
+use cluster_support::{bounded, create_in, recorder, unique};
+use fluss_writer::{row, Config, Connection, DataType, FlussCode, Schema, TableDescriptor, WriterOptions};
 
 const ADMIN_PASSWORD: &str = "admin-secret";
 const USER_PASSWORD: &str = "fluss-secret";
@@ -50,9 +50,8 @@ fn as_user<'a>(user: &'a str, password: &'a str) -> [(&'a str, &'a str); 3] {
 
 fn write_and_read_back(conn: &Connection, prefix: &str) {
     conn.admin().create_database("fw_sasl", true).unwrap();
-    let path = TablePath::new("fw_sasl", unique(prefix)).unwrap();
     let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("msg", DataType::String).build().unwrap();
-    conn.admin().create_table(&path, &TableDescriptor::new(schema).with_bucket_count(2), false).unwrap();
+    let path = create_in(conn, "fw_sasl", prefix, &TableDescriptor::new(schema).with_bucket_count(2));
     let w = conn.get_table(&path).unwrap().new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
     let results: Vec<_> = (0..100i64).map(|i| w.append(&row![i, format!("m{i}")]).unwrap()).collect();
     w.flush(None).unwrap();
@@ -180,9 +179,8 @@ fn acls_grant_write_to_a_user_who_could_not_write_before() {
         use fluss_writer::{AclBinding, AclFilter, AclOperation, AclResource};
         let admin = Connection::connect(config(&b, &as_user("admin", ADMIN_PASSWORD))).unwrap();
         admin.admin().create_database("fw_sasl", true).unwrap();
-        let path = TablePath::new("fw_sasl", unique("acl")).unwrap();
         let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("msg", DataType::String).build().unwrap();
-        admin.admin().create_table(&path, &TableDescriptor::new(schema).with_bucket_count(1), false).unwrap();
+        let path = create_in(&admin, "fw_sasl", "acl", &TableDescriptor::new(schema).with_bucket_count(1));
         let table = AclResource::Table(path.clone());
         // Reading the table's metadata, but no WRITE yet.
         admin.admin().create_acls(&[AclBinding::allow(table.clone(), "fluss", AclOperation::Read)]).unwrap();
