@@ -457,7 +457,16 @@ impl Recorder {
 pub struct Load {
     outcomes: Outcomes,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    producer: std::thread::JoinHandle<i64>,
+    producer: Option<std::thread::JoinHandle<i64>>,
+}
+
+/// A test that panics drops its load while unwinding: the producer stops after its burst and
+/// lets go of the writer, so the next test of the process does not inherit its connections
+/// (the soak counts descriptors and memory).
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Per record id: how many times its callback ran, and the last outcome (error code, bucket,
@@ -491,7 +500,7 @@ impl Load {
                 id
             })
         };
-        Load { outcomes, stop, producer }
+        Load { outcomes, stop, producer: Some(producer) }
     }
 
     /// Operations acknowledged so far.
@@ -500,9 +509,10 @@ impl Load {
     }
 
     /// Stop the producer; returns how many records it submitted and the outcomes so far.
-    pub fn stop(self) -> (i64, Outcomes) {
+    pub fn stop(mut self) -> (i64, Outcomes) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        (self.producer.join().unwrap(), self.outcomes)
+        let written = self.producer.take().expect("running").join().unwrap();
+        (written, self.outcomes.clone())
     }
 }
 
