@@ -85,6 +85,32 @@ fn c5_wait_timeout_fails_after_the_budget() {
     w.flush(None).unwrap();
 }
 
+/// A writer's open batches together hold at most a quarter of its callback slots: with 4 open
+/// batches and 65,536 slots, a batch closes at 4,096 records (not at batch-size, 2 MiB, nor at the
+/// linger, 30 s), so the next ones can fill while those are in flight instead of the writer
+/// waiting for slots with every batch half full.
+#[test]
+fn c5_open_batches_hold_at_most_a_quarter_of_the_slots() {
+    let conn = connect(&[("client.writer.batch-timeout", "30s")]);
+    let path = log_table(&conn, "c5_share", 4);
+    let w = append_writer(&conn, &path, WriterOptions::default().max_pending_callbacks(65_536));
+    for id in 0..40_000i64 {
+        w.append_detached(&row![id, "x"]).unwrap();
+    }
+    w.flush(Some(Duration::from_secs(20))).unwrap();
+    let per_bucket: Vec<usize> = (0..4).map(|b| scan_ids(&conn, &path, b).len()).collect();
+    assert_eq!(per_bucket.iter().sum::<usize>(), 40_000);
+    let expected: u64 = per_bucket.iter().map(|&n| n.div_ceil(4_096) as u64).sum();
+    let stats = w.stats();
+    assert_eq!(stats.records_sent, 40_000);
+    assert!(
+        stats.batches_sent >= expected,
+        "{} batches for {per_bucket:?} records per bucket, expected at least {expected}",
+        stats.batches_sent
+    );
+    assert!(stats.batch_records_p99 <= 4_096, "batches of up to {} records", stats.batch_records_p99);
+}
+
 /// A submission about to wait for a callback slot sends the open batches that hold the slots,
 /// instead of waiting for their linger (30 s here, longer than the 5 s budget).
 #[test]

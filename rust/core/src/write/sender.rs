@@ -261,7 +261,7 @@ impl Queue for AccQueue<'_> {
         } else if let Some(open) = &q.open {
             let ready_at = open.created.saturating_add(linger);
             if flush_all || now >= ready_at {
-                q.take_open().expect("open")
+                self.shared.acc.take_open(&mut q).expect("open")
             } else {
                 return Err(ready_at);
             }
@@ -273,7 +273,10 @@ impl Queue for AccQueue<'_> {
 
     fn take_front(&mut self, bucket: usize) -> Option<Outgoing> {
         let mut q = self.shared.acc.lock(bucket);
-        let batch = q.closed.pop_front().or_else(|| q.take_open())?;
+        let batch = match q.closed.pop_front() {
+            Some(b) => b,
+            None => self.shared.acc.take_open(&mut q)?,
+        };
         Some(Outgoing { batch, bytes: Bytes::new() })
     }
 

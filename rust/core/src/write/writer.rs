@@ -25,7 +25,7 @@ use fluss_writer_dispatch::{
     ScopeOptions, Ticket, UserExecutor, WaitBudget,
 };
 
-use super::accumulator::{Accumulator, BatchKind};
+use super::accumulator::{Accumulator, BatchKind, BatchLimits};
 use super::batch::{ArrowJoin, Entry, JobTarget, NewEntry};
 use super::callback::Callback;
 use super::completion::{ResultCell, SharedCallback, WriteCompletion, WriteResult};
@@ -335,6 +335,8 @@ struct LaneConfig {
     target_columns: Vec<i32>,
     /// The writer's metrics, which its lanes' senders update.
     metrics: Arc<WriterMetrics>,
+    /// How full the batches of every lane may get.
+    limits: Arc<BatchLimits>,
 }
 
 /// What both writers share.
@@ -432,6 +434,11 @@ impl WriterCore {
             compression: ArrowCompression::from_property(info.descriptor.properties.get(ArrowCompression::PROPERTY).map(String::as_str))?,
             target_columns: target_columns.as_ref().map(|c| c.iter().map(|&i| i as i32).collect()).unwrap_or_default(),
             metrics: Arc::new(WriterMetrics::new()),
+            limits: Arc::new(BatchLimits::new(
+                config.batch_size as usize,
+                usize::try_from(scope.max_pending_callbacks()).unwrap_or(usize::MAX),
+                usize::try_from(config.buffer_memory_size).unwrap_or(usize::MAX),
+            )),
         };
         let lanes = match PartitionRouter::new(info.schema(), info.partition_keys())? {
             None => Lanes::Single(build_lane(&conn, info, &schema, &scope, &lane_config, None, table.leaders())),
@@ -1077,7 +1084,7 @@ fn build_lane(
 ) -> Lane {
     let config = conn.config.clone();
     let buckets = info.bucket_count();
-    let acc = Arc::new(Accumulator::new(buckets as usize, schema.clone(), info.schema_id as i16, lc.kind, config.batch_size as usize));
+    let acc = Arc::new(Accumulator::new(buckets as usize, schema.clone(), info.schema_id as i16, lc.kind, lc.limits.clone()));
     let (name, lane_partition) = match partition {
         None => (None, None),
         Some((name, spec, on_idle)) => (
