@@ -69,6 +69,9 @@ impl BatchLimits {
         l
     }
 
+    /// Store the limit for `open` open batches. Two threads that open or close batches at once
+    /// may store their limits in the other order, leaving the limit of a count one off until
+    /// the next open or close: harmless for a sizing rule, and cheaper than a lock.
     fn update(&self, open: usize) {
         let parts = OPEN_SHARE * open.max(1);
         let bytes = self.batch_size.min((self.memory / parts).max(MIN_BYTES)).min(u32::MAX as usize);
