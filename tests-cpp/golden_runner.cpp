@@ -1,6 +1,7 @@
 // The C++ runner of the golden scenarios (golden/*.json; format: golden/README.md and
-// golden/schema/scenario.schema.json). It only runs: every step through the public C++ API,
-// recording a trace of events (submit begin/end, callback start/return with a global sequence
+// golden/schema/scenario.schema.json). It runs a scenario's plan (`golden-check --plan`: the file
+// validated and resolved once, in rust/golden) and only runs: every step through the public C++
+// API, recording a trace of events (submit begin/end, callback start/return with a global sequence
 // number, flush/close/wait begin/end, read-back rows). The one checker, golden-check
 // (rust/golden; the Rust and Python runners' traces go through the same one), judges the trace;
 // its exit status and message are this test's.
@@ -36,6 +37,7 @@
 namespace fw = fluss_writer;
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using Spec = std::map<std::string, std::string>;  // a partition's spec
 using std::chrono::milliseconds;
 
 namespace {
@@ -53,21 +55,6 @@ std::string ThreadName() {
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-// Error code names (fault injection only; the checker resolves every other name).
-int32_t CodeOf(const std::string& name) {
-  for (fw::ClientCode c : fw::kAllClientCodes) {
-    fw::Result r;
-    r.error_code = static_cast<int32_t>(c);
-    if (r.CodeName() == name) return r.error_code;
-  }
-  for (int32_t code = -1; code <= 1000; ++code) {
-    fw::Result r;
-    r.error_code = code;
-    if (code != 0 && name != "SERVER_ERROR" && r.CodeName() == name) return code;
-  }
-  throw RunnerError("unknown error code name \"" + name + "\"");
-}
-
 Json CompletionJson(const fw::WriteCompletion& c) {
   Json brs = Json::array();
   for (const fw::BucketResult& b : c.bucket_results) {
@@ -81,22 +68,13 @@ Json CompletionJson(const fw::WriteCompletion& c) {
           {"offset", c.offset}, {"bucket_results", brs}};
 }
 
-// ----- values: a row of the file (in column order) or a key (in primary-key order)
+// ----- values: a row of the plan (its values resolved) with the columns it has
 
-std::string Text(const Json& v) {
-  if (v.is_object()) {
-    std::string out;
-    for (uint64_t i = 0; i < v.at("count").get<uint64_t>(); ++i) out += v.at("repeat").get<std::string>();
-    return out;
-  }
-  return v.get<std::string>();
-}
-
-fw::GenericRow ToRow(const Json& values, const std::vector<std::string>& types) {
+fw::GenericRow ToRow(const Json& values, const Json& columns) {
   fw::GenericRow row(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     const Json& v = values[i];
-    const std::string& t = types.at(i);
+    const std::string t = columns.at(i).at("type");
     if (v.is_null()) {
       row.SetNull(i);
     } else if (t == "INT") {
@@ -108,7 +86,7 @@ fw::GenericRow ToRow(const Json& values, const std::vector<std::string>& types) 
     } else if (t == "BOOLEAN") {
       row.SetBool(i, v.get<bool>());
     } else {
-      row.SetString(i, Text(v));
+      row.SetString(i, v.get<std::string>());
     }
   }
   return row;
@@ -184,7 +162,7 @@ void MakeArrow(const Json& columns, const Json& rows, ArrowArray* array, ArrowSc
       if (type == "DOUBLE") col->f64.push_back(v.is_null() ? 0 : v.get<double>());
       if (type == "BOOLEAN" && !v.is_null() && v.get<bool>()) col->bits[r / 8] |= static_cast<uint8_t>(1u << (r % 8));
       if (type == "STRING") {
-        if (!v.is_null()) col->chars += Text(v);
+        if (!v.is_null()) col->chars += v.get<std::string>();
         col->offsets.push_back(static_cast<int32_t>(col->chars.size()));
       }
     }
@@ -206,7 +184,7 @@ void MakeArrow(const Json& columns, const Json& rows, ArrowArray* array, ArrowSc
   for (size_t i = 0; i < columns.size(); ++i) {
     const std::string type = columns[i].at("type");
     const char* format = type == "INT" ? "i" : type == "BIGINT" ? "l" : type == "DOUBLE" ? "g" : type == "BOOLEAN" ? "b" : "u";
-    int64_t flags = columns[i].value("nullable", true) ? ARROW_FLAG_NULLABLE : 0;
+    int64_t flags = columns[i]["nullable"].get<bool>() ? ARROW_FLAG_NULLABLE : 0;
     b->fields[i] = ArrowSchema{format, b->names[i].c_str(), nullptr, flags, 0, nullptr, nullptr, ReleaseChildSchema, nullptr};
     b->field_ptrs.push_back(&b->fields[i]);
   }
@@ -238,11 +216,10 @@ struct Gate {
 };
 
 struct Run {
-  Json sc, trace, events = Json::array();
+  Json plan, trace, events = Json::array();
   fw::Connection conn;
   fw::Admin admin;
   fw::TablePath path{"fluss", "golden"};
-  fw::Table table;
   bool have_table = false;
   bool cluster = false;
   std::mutex m;  // events, ops, gates, writers
@@ -257,10 +234,9 @@ struct Run {
     e["seq"] = events.size();
     events.push_back(std::move(e));
   }
-  std::string WriterOf(const Json& step) { return step.value("writer", sc["writers"][0]["name"].get<std::string>()); }
   std::shared_ptr<WriterHandle> Writer(const Json& step) {
     std::lock_guard<std::mutex> g(m);
-    return writers.at(WriterOf(step));
+    return writers.at(step["writer"]);
   }
   std::shared_ptr<Gate> GetGate(const std::string& name) {
     std::lock_guard<std::mutex> g(m);
@@ -279,52 +255,15 @@ struct Run {
     const OpState& r = ops[id];
     return r.returned ? "returned" : r.started ? "running" : "not_started";
   }
-  // Every column the table gets (alter_table steps add at the end): a row of width n has the
-  // first n of them.
-  Json Columns(size_t width = SIZE_MAX) const {
-    Json out = Json::array();
-    for (const Json& c : sc["table"]["columns"]) out.push_back(c);
-    for (const Json& st : sc["steps"]) {
-      if (st["op"] == "alter_table" && st.value("expect", Json("ok")) == Json("ok")) {
-        for (const Json& c : st["add_columns"]) out.push_back(c);
-      }
-    }
-    while (out.size() > width) out.erase(out.end() - 1);
-    return out;
-  }
-  std::vector<std::string> Types(bool key) {
-    std::map<std::string, std::string> by_name;
-    std::vector<std::string> out;
-    for (const Json& c : Columns()) {
-      by_name[c["name"]] = c["type"];
-      out.push_back(c["type"]);
-    }
-    if (!key) return out;
-    out.clear();
-    for (const Json& k : sc["table"]["primary_key"]) out.push_back(by_name[k]);
-    return out;
-  }
-  // A partition's spec from its name (values in partition-key order, joined by '$').
-  std::map<std::string, std::string> Spec(const std::string& name) const {
-    std::map<std::string, std::string> spec;
-    size_t from = 0;
-    for (const Json& k : sc["table"]["partition_keys"]) {
-      size_t to = name.find('$', from);
-      spec[k.get<std::string>()] = name.substr(from, to == std::string::npos ? std::string::npos : to - from);
-      from = to == std::string::npos ? name.size() : to + 1;
-    }
-    return spec;
-  }
   void Inject(const Json& faults) {
-    if (cluster) throw RunnerError("faults need the embedded engine");
+    if (cluster && !faults.empty()) throw RunnerError("faults need the embedded engine");
     for (const Json& f : faults) {
-      const std::string kind = f["fault"];
+      const std::string kind = f["kind"];
       uint32_t times = f["times"];
-      fw::testing::Fault fault =
-          kind == "error" ? fw::testing::Fault::Error(CodeOf(f["code"]), f.value("message", "injected by a golden scenario"), times)
-          : kind == "delay" ? fw::testing::Fault::Delay(milliseconds(f["ms"].get<int64_t>()), times)
-                            : fw::testing::Fault::DropConnection(f["after_apply"], times);
-      fw::Result r = f.contains("partition")
+      fw::testing::Fault fault = kind == "error" ? fw::testing::Fault::Error(f["code"], f["message"].get<std::string>(), times)
+                                 : kind == "delay" ? fw::testing::Fault::Delay(milliseconds(f["ms"].get<int64_t>()), times)
+                                                   : fw::testing::Fault::DropConnection(f["after_apply"], times);
+      fw::Result r = f["partition"].is_string()
                          ? fw::testing::InjectFault(conn, path, f["partition"].get<std::string>(), f["bucket"], fault)
                          : fw::testing::InjectFault(conn, path, f["bucket"], fault);
       if (!r.Ok()) throw RunnerError("inject fault: " + r.ToString());
@@ -332,7 +271,7 @@ struct Run {
   }
 };
 
-void RunStep(const std::shared_ptr<Run>& run, const Json& step, const std::string& path);
+void RunStep(const std::shared_ptr<Run>& run, const Json& step);
 
 // Records the callback's return when destroyed (also when the callback throws).
 struct ReturnedGuard {
@@ -349,7 +288,7 @@ struct ReturnedGuard {
 // still exists (a rejected callback must be destroyed before the call returns).
 fw::WriteCallback MakeCallback(const std::shared_ptr<Run>& r, const std::string& op_id, const Json& spec_json,
                                const std::shared_ptr<int>& alive) {
-  auto spec = std::make_shared<Json>(spec_json.is_object() ? spec_json : Json::object());
+  auto spec = std::make_shared<Json>(spec_json);
   return [run = r, id = op_id, spec, alive](const fw::WriteCompletion& c) {
     Json start = CompletionJson(c);
     {
@@ -359,42 +298,40 @@ fw::WriteCallback MakeCallback(const std::shared_ptr<Run>& r, const std::string&
       run->ops[id].started = true;
     }
     ReturnedGuard returned{run.get(), id};
-    std::this_thread::sleep_for(milliseconds(spec->value("sleep_ms", 0)));
-    if (spec->contains("gate")) {
+    std::this_thread::sleep_for(milliseconds((*spec)["sleep_ms"].get<int64_t>()));
+    if ((*spec)["gate"].is_string()) {
       auto gate = run->GetGate((*spec)["gate"]);
       std::unique_lock<std::mutex> l(gate->m);
       if (!gate->cv.wait_for(l, std::chrono::seconds(30), [&] { return gate->open; })) {
         run->Ev({{"ev", "runner_error"}, {"message", "callback of " + id + ": gate never opened"}});
       }
     }
-    if (spec->contains("call")) {
+    if ((*spec)["call"].is_object()) {
       try {
-        RunStep(run, (*spec)["call"], id + ".call");
+        RunStep(run, (*spec)["call"]);
       } catch (const std::exception& e) {
         run->Ev({{"ev", "runner_error"}, {"message", id + ".call: " + e.what()}});
       }
     }
-    if (spec->value("raise", false)) throw std::runtime_error("golden: the callback of " + id + " raises on purpose");
+    if ((*spec)["raise"].get<bool>()) throw std::runtime_error("golden: the callback of " + id + " raises on purpose");
   };
 }
 
 void Submit(const std::shared_ptr<Run>& run, const Json& step) {
-  const std::string op = step["op"], id = step["id"], notify = step.value("notify", "callback");
+  const std::string op = step["op"], id = step["id"], notify = step["notify"];
   {
     std::lock_guard<std::mutex> g(run->m);
-    run->ops[id].writer = run->WriterOf(step);
+    run->ops[id].writer = step["writer"];
     run->ops[id].notify = notify;
   }
   std::shared_ptr<WriterHandle> w = run->Writer(step);
   if ((op == "upsert" || op == "delete") != w->upsert) throw RunnerError(id + ": this op does not fit its writer");
   auto alive = std::make_shared<int>(0);
-  fw::WriteCallback cb = MakeCallback(run, id, step.value("callback", Json()), alive);
-  fw::GenericRow row = op == "append_arrow" ? fw::GenericRow(0)
-                       : op == "delete"     ? ToRow(step["key"], run->Types(true))
-                                            : ToRow(step["row"], run->Types(false));
+  fw::WriteCallback cb = MakeCallback(run, id, step["callback"], alive);
+  fw::GenericRow row = op == "append_arrow" ? fw::GenericRow(0) : ToRow(step["rows"][0], step["columns"]);
   ArrowArray array{};
   ArrowSchema schema{};
-  if (op == "append_arrow") MakeArrow(run->Columns(step["rows"][0].size()), step["rows"], &array, &schema);
+  if (op == "append_arrow") MakeArrow(step["columns"], step["rows"], &array, &schema);
   auto result = std::make_shared<fw::WriteResult>();
   const bool callback = notify == "callback", with_result = notify == "result";
   run->Ev({{"ev", "submit_begin"}, {"id", id}, {"thread", ThreadName()}});
@@ -431,12 +368,48 @@ std::shared_ptr<fw::WriteResult> ResultOf(Run& run, const std::string& target) {
   return r;
 }
 
-void Call(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
-  const std::string op = step["op"];
+fw::DataType TypeOf(const std::string& ty) {
+  return ty == "INT"       ? fw::DataType::Int()
+         : ty == "BIGINT"  ? fw::DataType::BigInt()
+         : ty == "DOUBLE"  ? fw::DataType::Double()
+         : ty == "BOOLEAN" ? fw::DataType::Boolean()
+                           : fw::DataType::String();
+}
+
+fw::Column ColumnOf(const Json& c) { return fw::Column{c["name"], TypeOf(c["type"]), c["nullable"]}; }
+
+// A writer of the table as it is now (loaded again: a writer created after a schema change writes
+// the new columns), with an error handler that counts.
+fw::Result OpenWriter(Run& run, const Json& ws) {
+  auto counter = run.cb_errors[ws["name"]];
+  fw::WriteCallbackOptions opts =
+      ws["sharded"].is_number() ? fw::WriteCallbackOptions::Sharded(ws["sharded"]) : fw::WriteCallbackOptions{};
+  opts.error_handler = [counter](const fw::CallbackError&) { counter->fetch_add(1); };
+  if (ws["max_pending_callbacks"].is_number()) opts.max_pending_callbacks = ws["max_pending_callbacks"];
+  fw::Table table;
+  fw::Result r = run.conn.GetTable(run.path, table);
+  if (!r.Ok()) return r;
+  auto h = std::make_shared<WriterHandle>();
+  h->upsert = ws["upsert"];
+  if (h->upsert) {
+    fw::TableUpsert up = table.NewUpsert();
+    if (ws["partial_update"].is_array()) up.PartialUpdateByName(ws["partial_update"].get<std::vector<std::string>>());
+    r = up.CreateWriter(h->up, opts);
+  } else {
+    r = table.NewAppend().CreateWriter(h->append, opts);
+  }
+  std::lock_guard<std::mutex> g(run.m);
+  if (r.Ok()) run.writers[ws["name"]] = h;
+  return r;
+}
+
+// flush, close, wait and the DDL steps: one call, recorded from begin to end.
+void Call(const std::shared_ptr<Run>& run, const Json& step) {
+  const std::string op = step["op"], path = step["path"];
   std::optional<milliseconds> timeout;
-  if (step.contains("timeout_ms")) timeout = milliseconds(step["timeout_ms"].get<int64_t>());
+  if (step["timeout_ms"].is_number()) timeout = milliseconds(step["timeout_ms"].get<int64_t>());
   std::shared_ptr<fw::WriteResult> result = op == "wait" ? ResultOf(*run, step["target"]) : nullptr;
-  std::shared_ptr<WriterHandle> w = op == "wait" ? nullptr : run->Writer(step);
+  std::shared_ptr<WriterHandle> w = op == "flush" || op == "close" ? run->Writer(step) : nullptr;
   run->Ev({{"ev", "call_begin"}, {"step", path}, {"call", op}, {"thread", ThreadName()}});
   auto t0 = Clock::now();
   fw::Result res;
@@ -447,100 +420,34 @@ void Call(const std::shared_ptr<Run>& run, const Json& step, const std::string& 
     else if (res.Ok()) throw RunnerError(path + ": Wait returned OK without a completion");
   } else if (op == "flush") {
     res = timeout ? w->base().Flush(*timeout) : w->base().Flush();
-  } else {
+  } else if (op == "close") {
     res = timeout ? w->base().Close(*timeout) : w->base().Close();
+  } else if (op == "create_partition") {
+    res = run->admin.CreatePartition(run->path, step["spec"].get<Spec>(), false);
+  } else if (op == "drop_partition") {
+    res = run->admin.DropPartition(run->path, step["spec"].get<Spec>(), false);
+  } else if (op == "alter_table") {
+    std::vector<fw::TableChange> changes;
+    for (const Json& c : step["columns"]) changes.push_back(fw::TableChange::AddColumn(ColumnOf(c)));
+    res = run->admin.AlterTable(run->path, changes);
+  } else {
+    res = OpenWriter(*run, step["writer_spec"]);
   }
   double elapsed = Ms(Clock::now() - t0);
   Json done = Json::array();
-  if (op != "wait") {
+  if (op == "flush" || op == "close") {
     std::lock_guard<std::mutex> g(run->m);
     for (const auto& [id, r] : run->ops) {
-      if (r.writer == run->WriterOf(step) && r.result && r.result->IsDone()) done.push_back(id);
+      if (r.writer == step["writer"] && r.result && r.result->IsDone()) done.push_back(id);
     }
   }
   run->Ev({{"ev", "call_end"}, {"step", path}, {"code", res.error_code}, {"elapsed_ms", elapsed}, {"results_done", done}});
 }
 
-void PartitionDdl(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
-  const std::string op = step["op"];
-  const auto spec = run->Spec(step["partition"]);
-  run->Ev({{"ev", "call_begin"}, {"step", path}, {"call", op}, {"thread", ThreadName()}});
-  auto t0 = Clock::now();
-  fw::Result res = op == "create_partition" ? run->admin.CreatePartition(run->path, spec, false)
-                                            : run->admin.DropPartition(run->path, spec, false);
-  run->Ev({{"ev", "call_end"}, {"step", path}, {"code", res.error_code}, {"elapsed_ms", Ms(Clock::now() - t0)},
-           {"results_done", Json::array()}});
-}
-
-fw::DataType TypeOf(const std::string& ty) {
-  return ty == "INT"       ? fw::DataType::Int()
-         : ty == "BIGINT"  ? fw::DataType::BigInt()
-         : ty == "DOUBLE"  ? fw::DataType::Double()
-         : ty == "BOOLEAN" ? fw::DataType::Boolean()
-                           : fw::DataType::String();
-}
-
-fw::Column ColumnOf(const Json& c) { return fw::Column{c["name"], TypeOf(c["type"]), c.value("nullable", true)}; }
-
-// A writer of the table as it is now (loaded again: a writer created after a schema change writes
-// the new columns), with an error handler that counts.
-fw::Result OpenWriter(Run& run, const Json& ws, std::shared_ptr<WriterHandle>& out) {
-  auto counter = run.cb_errors[ws["name"]];
-  fw::WriteCallbackOptions opts =
-      ws.contains("executor") && ws["executor"].is_object() ? fw::WriteCallbackOptions::Sharded(ws["executor"]["sharded"])
-                                                            : fw::WriteCallbackOptions{};
-  opts.error_handler = [counter](const fw::CallbackError&) { counter->fetch_add(1); };
-  if (ws.contains("max_pending_callbacks")) opts.max_pending_callbacks = ws["max_pending_callbacks"];
-  fw::Table table;
-  fw::Result r = run.conn.GetTable(run.path, table);
-  if (!r.Ok()) return r;
-  auto h = std::make_shared<WriterHandle>();
-  h->upsert = ws["kind"] == "upsert";
-  if (h->upsert) {
-    fw::TableUpsert up = table.NewUpsert();
-    if (ws.contains("partial_update")) up.PartialUpdateByName(ws["partial_update"].get<std::vector<std::string>>());
-    r = up.CreateWriter(h->up, opts);
-  } else {
-    r = table.NewAppend().CreateWriter(h->append, opts);
-  }
-  if (r.Ok()) out = h;
-  return r;
-}
-
-// alter_table (columns added at the end) and create_writer (a deferred writer).
-void SchemaDdl(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
-  const std::string op = step["op"];
-  run->Ev({{"ev", "call_begin"}, {"step", path}, {"call", op}, {"thread", ThreadName()}});
-  auto t0 = Clock::now();
-  fw::Result res;
-  if (op == "alter_table") {
-    std::vector<fw::TableChange> changes;
-    for (const Json& c : step["add_columns"]) changes.push_back(fw::TableChange::AddColumn(ColumnOf(c)));
-    res = run->admin.AlterTable(run->path, changes);
-  } else {
-    const std::string name = step["writer"];
-    for (const Json& ws : run->sc["writers"]) {
-      if (ws["name"] != name) continue;
-      std::shared_ptr<WriterHandle> h;
-      res = OpenWriter(*run, ws, h);
-      std::lock_guard<std::mutex> g(run->m);
-      if (h) run->writers[name] = h;
-    }
-  }
-  run->Ev({{"ev", "call_end"}, {"step", path}, {"code", res.error_code}, {"elapsed_ms", Ms(Clock::now() - t0)},
-           {"results_done", Json::array()}});
-}
-
-void RunStep(const std::shared_ptr<Run>& run, const Json& step, const std::string& path) {
-  const std::string op = step["op"];
+void RunStep(const std::shared_ptr<Run>& run, const Json& step) {
+  const std::string op = step["op"], path = step["path"];
   if (op == "append" || op == "upsert" || op == "delete" || op == "append_arrow") {
     Submit(run, step);
-  } else if (op == "flush" || op == "close" || op == "wait") {
-    Call(run, step, path);
-  } else if (op == "create_partition" || op == "drop_partition") {
-    PartitionDdl(run, step, path);
-  } else if (op == "alter_table" || op == "create_writer") {
-    SchemaDdl(run, step, path);
   } else if (op == "add_callback") {
     const std::string id = step["id"], target = step["target"];
     auto result = ResultOf(*run, target);
@@ -549,14 +456,14 @@ void RunStep(const std::shared_ptr<Run>& run, const Json& step, const std::strin
       run->ops[id] = OpState{run->ops[target].writer, "callback", true, false, false, nullptr};
     }
     run->Ev({{"ev", "add_callback"}, {"id", id}, {"target", target}, {"thread", ThreadName()}});
-    fw::Result r = result->OnComplete(MakeCallback(run, id, step.value("callback", Json()), std::make_shared<int>(0)));
+    fw::Result r = result->OnComplete(MakeCallback(run, id, step["callback"], std::make_shared<int>(0)));
     if (!r.Ok()) throw RunnerError(path + ": OnComplete: " + r.ToString());
   } else if (op == "sleep") {
     std::this_thread::sleep_for(milliseconds(step["ms"].get<int64_t>()));
   } else if (op == "open_gate") {
     run->OpenGate(step["gate"]);
   } else if (op == "await_callback") {
-    auto deadline = Clock::now() + milliseconds(step.value("timeout_ms", 10000));
+    auto deadline = Clock::now() + milliseconds(step["timeout_ms"].get<int64_t>());
     auto reached = [&](const std::string& s) { return step["state"] == "running" ? s != "not_started" : s == "returned"; };
     std::string s = run->CbState(step["target"]);
     while (!reached(s) && Clock::now() < deadline) {
@@ -575,29 +482,27 @@ void RunStep(const std::shared_ptr<Run>& run, const Json& step, const std::strin
     size_t arrived = 0, n = step["threads"].size();
     std::vector<std::string> errors(n);
     std::vector<std::thread> threads;
-    size_t i = 0;
-    for (const auto& [name, steps] : step["threads"].items()) {  // nlohmann orders keys: as the checker's paths
-      threads.emplace_back([&, i, name = name, steps = steps] {
-        run->Ev({{"ev", "thread"}, {"thread", ThreadName()}, {"name", name}});
+    for (size_t i = 0; i < n; ++i) {
+      threads.emplace_back([&, i, t = step["threads"][i]] {
+        run->Ev({{"ev", "thread"}, {"thread", ThreadName()}, {"name", t["name"]}});
         {
           std::unique_lock<std::mutex> l(m);
           if (++arrived == n) cv.notify_all();
           cv.wait(l, [&] { return arrived == n; });
         }
         try {
-          for (size_t j = 0; j < steps.size(); ++j) RunStep(run, steps[j], path + "." + name + "[" + std::to_string(j) + "]");
+          for (const Json& s : t["steps"]) RunStep(run, s);
         } catch (const std::exception& e) {
-          errors[i] = "thread " + name + ": " + e.what();
+          errors[i] = "thread " + t["name"].get<std::string>() + ": " + e.what();
         }
       });
-      ++i;
     }
     for (auto& t : threads) t.join();
     std::string all;
     for (const auto& e : errors) all += e.empty() ? "" : e + "\n";
     if (!all.empty()) throw RunnerError(all);
   } else {
-    throw RunnerError(path + ": op \"" + op + "\" is not known to this runner");
+    Call(run, step);
   }
 }
 
@@ -629,70 +534,48 @@ void Settle(Run& run, uint64_t ms) {
   }
 }
 
+// The plan's read-back, with the table loaded now (after a schema change it reads every column).
 void ReadBack(Run& run) {
-  const Json& t = run.sc["table"];
-  // Loaded now: after a schema change it reads every column.
-  fw::Result loaded = run.conn.GetTable(run.path, run.table);
-  if (!loaded.Ok()) throw RunnerError("read-back: " + loaded.ToString());
-  if (t["kind"] == "log" && t.contains("partition_keys")) {
-    Json partitions = Json::object();
-    const Json names =
-        run.sc.value("expect", Json::object()).value("read_back", Json::object()).value("partitions", Json::object());
-    for (const auto& [name, _] : names.items()) {
-      Json buckets = Json::object();
-      for (int32_t b = 0; b < t["bucket_count"].get<int32_t>(); ++b) {
-        std::vector<fw::ScannedRow> rows;
-        fw::Result r = run.table.ScanPartition(name, b, 0, rows);
-        if (!r.Ok()) throw RunnerError("read-back partition " + name + " bucket " + std::to_string(b) + ": " + r.ToString());
-        Json& out = buckets[std::to_string(b)] = Json::array();
-        for (const auto& sr : rows) out.push_back(FromRow(sr.row));
-      }
-      partitions[name] = buckets;
-    }
-    run.trace["read_back"] = {{"partitions", partitions}};
-    return;
+  fw::Table table;
+  fw::Result r = run.conn.GetTable(run.path, table);
+  if (!r.Ok()) throw RunnerError("read-back: " + r.ToString());
+  Json scans = Json::array(), lookups = Json::array();
+  for (const Json& s : run.plan["read_back"]["scans"]) {
+    std::vector<fw::ScannedRow> rows;
+    const int32_t b = s["bucket"];
+    r = s["partition"].is_string() ? table.ScanPartition(s["partition"].get<std::string>(), b, 0, rows) : table.Scan(b, 0, rows);
+    if (!r.Ok()) throw RunnerError("read-back " + s.dump() + ": " + r.ToString());
+    Json out = Json::array();
+    for (const auto& sr : rows) out.push_back(FromRow(sr.row));
+    scans.push_back({{"partition", s["partition"]}, {"bucket", b}, {"rows", out}});
   }
-  if (t["kind"] == "log") {
-    Json buckets = Json::object();
-    for (int32_t b = 0; b < t["bucket_count"].get<int32_t>(); ++b) {
-      std::vector<fw::ScannedRow> rows;
-      fw::Result r = run.table.Scan(b, 0, rows);
-      if (!r.Ok()) throw RunnerError("read-back bucket " + std::to_string(b) + ": " + r.ToString());
-      Json& out = buckets[std::to_string(b)] = Json::array();
-      for (const auto& sr : rows) out.push_back(FromRow(sr.row));
-    }
-    run.trace["read_back"] = {{"buckets", buckets}};
-    return;
-  }
-  Json lookups = Json::array();
-  const Json expected = run.sc.value("expect", Json::object()).value("read_back", Json::object()).value("lookups", Json::array());
-  for (const Json& l : expected) {
+  for (const Json& key : run.plan["read_back"]["lookups"]) {
     fw::GenericRow out;
     bool found = false;
-    fw::Result r = run.table.Lookup(ToRow(l["key"], run.Types(true)), out, found);
-    if (!r.Ok()) throw RunnerError("lookup " + l["key"].dump() + ": " + r.ToString());
-    lookups.push_back({{"key", l["key"]}, {"row", found ? FromRow(out) : Json(nullptr)}});
+    r = table.Lookup(ToRow(key, run.plan["read_back"]["key_columns"]), out, found);
+    if (!r.Ok()) throw RunnerError("lookup " + key.dump() + ": " + r.ToString());
+    lookups.push_back({{"key", key}, {"row", found ? FromRow(out) : Json(nullptr)}});
   }
-  run.trace["read_back"] = {{"lookups", lookups}};
+  run.trace["read_back"] = {{"scans", scans}, {"lookups", lookups}};
 }
 
 void Setup(Run& run, const std::string& bootstrap) {
-  const Json& sc = run.sc;
+  const Json& plan = run.plan;
   fw::Configuration config;
   config.bootstrap_servers = bootstrap.empty() ? std::string("embedded") : bootstrap;
-  const Json settings = sc.value("config", Json::object());
-  for (const auto& [k, v] : settings.items()) config.Set(k, v.get<std::string>());
+  for (const auto& [k, v] : plan["config"].items()) config.Set(k, v.get<std::string>());
   fw::Result r = fw::Connection::Create(config, run.conn);
   if (!r.Ok()) throw RunnerError("connect: " + r.ToString());
   fw::Admin& admin = run.admin;
   if (!(r = run.conn.GetAdmin(admin)).Ok()) throw RunnerError("admin: " + r.ToString());
   fw::TableDescriptor desc;
-  const Json& t = sc["table"];
+  const Json& t = plan["table"];
   for (const Json& c : t["columns"]) desc.schema.columns.push_back(ColumnOf(c));
-  desc.schema.primary_keys = t.value("primary_key", std::vector<std::string>{});
+  using Names = std::vector<std::string>;
+  desc.schema.primary_keys = t["primary_key"].get<Names>();
   desc.bucket_count = t["bucket_count"];
-  desc.bucket_keys = t.value("bucket_key", std::vector<std::string>{});
-  desc.partition_keys = t.value("partition_keys", std::vector<std::string>{});
+  desc.bucket_keys = t["bucket_key"].get<Names>();
+  desc.partition_keys = t["partition_keys"].get<Names>();
   if (run.cluster) {
     // A table of its own per run: the cluster is shared and outlives this process.
     auto nanos = std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1);
@@ -708,44 +591,34 @@ void Setup(Run& run, const std::string& bootstrap) {
     r = admin.CreateTable(run.path, desc, false);
   }
   if (!r.Ok()) throw RunnerError("create table " + run.path.ToString() + ": " + r.ToString());
-  for (const Json& p : t.value("partitions", Json::array())) {
-    if (!(r = admin.CreatePartition(run.path, run.Spec(p), false)).Ok()) {
-      throw RunnerError("create partition " + p.get<std::string>() + ": " + r.ToString());
-    }
+  for (const Json& spec : plan["partitions"]) {
+    if (!(r = admin.CreatePartition(run.path, spec.get<Spec>(), false)).Ok()) throw RunnerError("create partition " + spec.dump() + ": " + r.ToString());
   }
-  if (!(r = run.conn.GetTable(run.path, run.table)).Ok()) throw RunnerError("get table: " + r.ToString());
+  fw::Table table;
+  if (!(r = run.conn.GetTable(run.path, table)).Ok()) throw RunnerError("get table: " + r.ToString());
   run.have_table = true;
   if (run.cluster && desc.partition_keys.empty()) {
     // Every bucket of the fresh table has a leader that answers before the steps start.
-    for (int32_t b = 0; b < run.table.BucketCount(); ++b) {
+    for (int32_t b = 0; b < table.BucketCount(); ++b) {
       std::vector<fw::ScannedRow> rows;
-      if (!(r = run.table.Scan(b, 0, rows)).Ok()) throw RunnerError("table not ready: " + r.ToString());
+      if (!(r = table.Scan(b, 0, rows)).Ok()) throw RunnerError("table not ready: " + r.ToString());
     }
   }
-  if (sc.contains("faults")) run.Inject(sc["faults"]);
+  run.Inject(plan["faults"]);
+  for (const Json& ws : plan["writers"]) {
+    if (!ws["deferred"].get<bool>() && !(r = OpenWriter(run, ws)).Ok()) throw RunnerError("writer " + ws["name"].get<std::string>() + ": " + r.ToString());
+  }
 }
 
-Json RunScenario(const Json& sc, const std::string& bootstrap) {
-  auto run = std::make_shared<Run>();
-  run->sc = sc;
-  run->cluster = !bootstrap.empty();
-  run->trace = {{"runner", "cpp"}, {"target", run->cluster ? "cluster" : "embedded"}};
-  for (const Json& ws : sc["writers"]) run->cb_errors[ws["name"]] = std::make_shared<std::atomic<uint64_t>>(0);
+void RunScenario(const std::shared_ptr<Run>& run, const std::string& bootstrap) {
   try {
     Setup(*run, bootstrap);
-    for (const Json& ws : sc["writers"]) {
-      if (ws.value("deferred", false)) continue;
-      std::shared_ptr<WriterHandle> h;
-      fw::Result r = OpenWriter(*run, ws, h);
-      if (!r.Ok()) throw RunnerError("writer " + ws["name"].get<std::string>() + ": " + r.ToString());
-      run->writers[ws["name"]] = h;
-    }
     run->Ev({{"ev", "thread"}, {"thread", ThreadName()}, {"name", "main"}});
-    for (size_t i = 0; i < sc["steps"].size(); ++i) RunStep(run, sc["steps"][i], "steps[" + std::to_string(i) + "]");
+    for (const Json& step : run->plan["steps"]) RunStep(run, step);
   } catch (const std::exception& e) {
     run->Ev({{"ev", "runner_error"}, {"message", e.what()}});
   }
-  Settle(*run, sc.value("settle_timeout_ms", 10000));
+  Settle(*run, run->plan["settle_ms"]);
   for (const auto& [name, c] : run->cb_errors) run->trace["callback_errors"][name] = c->load();
   try {
     if (run->have_table) ReadBack(*run);
@@ -762,24 +635,6 @@ Json RunScenario(const Json& sc, const std::string& bootstrap) {
   writers.clear();
   (void)run->conn.Close(std::chrono::seconds(10));
   run->Ev({{"ev", "teardown"}});
-  std::lock_guard<std::mutex> g(run->m);
-  run->trace["events"] = run->events;
-  return run->trace;
-}
-
-bool UsesFaults(const Json& v) {
-  if (v.is_object()) {
-    if ((v.contains("faults") && !v["faults"].empty()) || v.value("op", "") == "inject") return true;
-    for (const auto& kv : v.items()) {
-      if (UsesFaults(kv.value())) return true;
-    }
-  }
-  if (v.is_array()) {
-    for (const auto& x : v) {
-      if (UsesFaults(x)) return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -797,22 +652,22 @@ int main(int argc, char** argv) {
     std::cerr << "usage: golden_runner --check <golden-check> --traces <dir> [--bootstrap <host:port>] <file>\n";
     return 2;
   }
-  std::ifstream in(file);
-  Json sc = Json::parse(in, nullptr, false);
-  Json trace = {{"runner", "cpp"}, {"target", bootstrap.empty() ? "embedded" : "cluster"}, {"events", Json::array()}};
-  // A file this runner cannot read, or one with faults on a cluster, is still judged: the
-  // checker says what is wrong with it.
-  if (sc.is_object() && (bootstrap.empty() || !UsesFaults(sc))) {
-    try {
-      trace = RunScenario(sc, bootstrap);
-    } catch (const Json::exception& e) {
-      trace["events"].push_back({{"seq", 0}, {"ev", "runner_error"}, {"message", e.what()}});
-    }
+  const std::string out = traces + "/cpp-" + (bootstrap.empty() ? "embedded" : "cluster") + "-" + file.substr(file.find_last_of('/') + 1);
+  auto run = std::make_shared<Run>();
+  run->cluster = !bootstrap.empty();
+  run->trace = {{"runner", "cpp"}, {"target", run->cluster ? "cluster" : "embedded"}};
+  // A file that does not validate, or one with faults on a cluster, is still judged (with an
+  // empty trace): the checker says what is wrong with it.
+  if (std::system(("'" + check + "' --plan '" + file + "' > '" + out + ".plan'").c_str()) == 0) {
+    run->plan = Json::parse(std::ifstream(out + ".plan"));
+    for (const Json& w : run->plan["writers"]) run->cb_errors[w["name"]] = std::make_shared<std::atomic<uint64_t>>(0);
+    if (!run->cluster || run->plan["cluster_ok"].get<bool>()) RunScenario(run, bootstrap);
   }
-  std::string stem = file.substr(file.find_last_of('/') + 1);
-  std::string out = traces + "/cpp-" + trace["target"].get<std::string>() + "-" + stem;
-  std::ofstream(out) << trace.dump(1);
-  std::string cmd = "'" + check + "' '" + file + "' '" + out + "'";
-  int status = std::system(cmd.c_str());
+  {
+    std::lock_guard<std::mutex> g(run->m);
+    run->trace["events"] = run->events;
+  }
+  std::ofstream(out) << run->trace.dump(1);
+  int status = std::system(("'" + check + "' '" + file + "' '" + out + "'").c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

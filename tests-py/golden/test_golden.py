@@ -1,13 +1,14 @@
 """The Python runner of the golden scenarios (``golden/*.json``; format: ``golden/README.md`` and
 ``golden/schema/scenario.schema.json``).
 
-It only runs: every step through the public Python API, recording a trace of events (submit
-begin/end, callback start/return with a global sequence number, flush/close/wait begin/end,
-read-back rows). The one checker, ``golden-check`` (``rust/golden``; the Rust and C++ runners'
-traces go through the same one), judges the trace against the scenario's expectations; its
-message is the test's failure. One test per file (id = file stem); with FLUSS_BOOTSTRAP_SERVERS
-set, every fault-free file again as ``cluster/<stem>`` (fresh table, read-back through
-``Table.scan`` / ``Table.lookup``). Nothing is skipped.
+It runs a scenario's plan (``golden-check --plan``: the file validated and resolved once, in
+``rust/golden``) and only runs: every step through the public Python API, recording a trace of
+events (submit begin/end, callback start/return with a global sequence number, call begin/end,
+read-back rows). The one checker, ``golden-check`` (the Rust and C++ runners' traces go through the
+same one), judges the trace against the scenario's expectations; its message is the test's
+failure. One test per file (id = file stem); with FLUSS_BOOTSTRAP_SERVERS set, every fault-free
+file again as ``cluster/<stem>`` (fresh table, read-back through ``Table.scan`` /
+``Table.lookup``). Nothing is skipped.
 
 ``golden-check`` is found through ``$GOLDEN_CHECK``, else ``$CARGO_TARGET_DIR/debug/golden-check``
 (tests-py/run.sh builds it).
@@ -36,8 +37,6 @@ FILES = sorted(REPO.joinpath("golden").glob("*.json"))
 TABLE = "fluss.golden"
 GATE_TIMEOUT_S = 30.0
 ARROW_TYPES = {"INT": pa.int32(), "BIGINT": pa.int64(), "STRING": pa.utf8(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
-CODES: dict[str, int] = {n: c for n, c, _r, _cls in fw.CLIENT_CODES}
-CODES.update({n: c for n, c, _r in fw.SERVER_CODES if n not in CODES})
 
 
 class RunnerError(Exception):
@@ -62,27 +61,24 @@ def _secs(ms: Optional[int]) -> Optional[float]:
     return None if ms is None else ms / 1000.0
 
 
-class Run:
-    """One run of one scenario: the trace and what the steps need (writers, results, gates)."""
+def _columns(cols: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    return [(c["name"], c["type"], c["nullable"]) for c in cols]
 
-    def __init__(self, sc: dict[str, Any], target: str) -> None:
-        self.sc = sc
-        # Every column the table gets (alter_table steps add at the end): a row of width n has
-        # the first n of them.
-        self.columns = sc["table"]["columns"] + [
-            c for s in sc["steps"] if s["op"] == "alter_table" and s.get("expect", "ok") == "ok" for c in s["add_columns"]
-        ]
+
+class Run:
+    """One run of one plan: the trace and what the steps need (writers, results, gates)."""
+
+    def __init__(self, plan: dict[str, Any], target: str) -> None:
+        self.plan = plan
         self.conn: Any = None
         self.lock = threading.Lock()
         self.events: list[dict[str, Any]] = []
         self.trace: dict[str, Any] = {"runner": "python", "target": target, "events": self.events}
         self.writers: dict[str, Any] = {}
-        self.default_writer = sc["writers"][0]["name"]
         self.ops: dict[str, dict[str, Any]] = {}  # id -> writer, notify, accepted, started, returned, result
         self.gates: dict[str, threading.Event] = {}
-        self.cb_errors = {w["name"]: 0 for w in sc["writers"]}
+        self.cb_errors = {w["name"]: 0 for w in plan["writers"]}
         self.engine: Any = None
-        self.table: Any = None
         self.admin: Any = None
         self.path = TABLE
 
@@ -99,47 +95,24 @@ class Run:
             r = self.ops.get(id_, {})
             return "returned" if r.get("returned") else "running" if r.get("started") else "not_started"
 
-    def writer(self, step: dict[str, Any]) -> str:
-        return step.get("writer", self.default_writer)
-
-    def value(self, v: Any, col: dict[str, Any]) -> Any:
-        if isinstance(v, dict):
-            return v["repeat"] * v["count"]
-        return float(v) if col["type"] == "DOUBLE" and v is not None else v
-
-    def row(self, r: list[Any]) -> list[Any]:
-        return [self.value(v, c) for v, c in zip(r, self.columns)]
-
-    def key(self, k: list[Any]) -> list[Any]:
-        cols = {c["name"]: c for c in self.columns}
-        return [self.value(v, cols[n]) for v, n in zip(k, self.sc["table"]["primary_key"])]
-
-    def spec(self, name: str) -> dict[str, str]:
-        """A partition's spec from its name (values in partition-key order, joined by ``$``)."""
-        return dict(zip(self.sc["table"]["partition_keys"], name.split("$")))
-
     def inject(self, faults: list[dict[str, Any]]) -> None:
-        if self.engine is None:
+        if faults and self.engine is None:
             raise RunnerError("faults need the embedded engine")
         for f in faults:
-            at = f.get("partition")
-            if f["fault"] == "error":
-                code = CODES.get(f["code"])
-                if code is None:
-                    raise RunnerError(f"unknown error code name {f['code']!r}")
-                message = f.get("message", "injected by a golden scenario")
-                self.engine.inject_error(TABLE, f["bucket"], code, message, f["times"], partition=at)
-            elif f["fault"] == "delay":
-                self.engine.inject_delay(TABLE, f["bucket"], f["ms"] / 1000.0, f["times"], partition=at)
+            at, b, n = f["partition"], f["bucket"], f["times"]
+            if f["kind"] == "error":
+                self.engine.inject_error(TABLE, b, f["code"], f["message"], n, partition=at)
+            elif f["kind"] == "delay":
+                self.engine.inject_delay(TABLE, b, f["ms"] / 1000.0, n, partition=at)
             else:
-                self.engine.inject_drop_connection(TABLE, f["bucket"], f["after_apply"], f["times"], partition=at)
+                self.engine.inject_drop_connection(TABLE, b, f["after_apply"], n, partition=at)
 
 
 class GoldenCallback:
     """The callable handed to the binding (an object, so that a weakref shows it destroyed)."""
 
-    def __init__(self, run: Run, id_: str, spec: Any) -> None:
-        self.run, self.id, self.spec = run, id_, spec if isinstance(spec, dict) else {}
+    def __init__(self, run: Run, id_: str, spec: dict[str, Any]) -> None:
+        self.run, self.id, self.spec = run, id_, spec
 
     def __call__(self, c: fw.WriteCompletion) -> None:
         run, spec = self.run, self.spec
@@ -148,15 +121,15 @@ class GoldenCallback:
             run.events.append({"seq": len(run.events), **start})
             run.ops[self.id]["started"] = True
         try:
-            time.sleep(spec.get("sleep_ms", 0) / 1000.0)
-            if "gate" in spec and not run.gate(spec["gate"]).wait(GATE_TIMEOUT_S):
+            time.sleep(spec["sleep_ms"] / 1000.0)
+            if spec["gate"] is not None and not run.gate(spec["gate"]).wait(GATE_TIMEOUT_S):
                 run.ev("runner_error", message=f"callback of {self.id}: gate {spec['gate']!r} never opened")
-            if "call" in spec:
+            if spec["call"] is not None:
                 try:
-                    run_step(run, spec["call"], f"{self.id}.call")
+                    run_step(run, spec["call"])
                 except Exception as e:  # noqa: BLE001 - recorded for the checker
                     run.ev("runner_error", message=f"{self.id}.call: {e!r}")
-            if spec.get("raise"):
+            if spec["raise"]:
                 raise RuntimeError(f"golden: the callback of {self.id} raises on purpose")
         finally:
             with run.lock:
@@ -165,20 +138,18 @@ class GoldenCallback:
 
 
 def submit(run: Run, step: dict[str, Any]) -> None:
-    op, id_, notify = step["op"], step["id"], step.get("notify", "callback")
+    op, id_, notify = step["op"], step["id"], step["notify"]
     with run.lock:
-        run.ops[id_] = {"writer": run.writer(step), "notify": notify}
-    w = run.writers[run.writer(step)]
+        run.ops[id_] = {"writer": step["writer"], "notify": notify}
+    w = run.writers[step["writer"]]
     fn = {"append": "append", "upsert": "upsert", "delete": "delete", "append_arrow": "write_arrow_batch"}[op]
+    arg: Any = step["rows"][0]
     if op == "append_arrow":
-        rows = [run.row(r) for r in step["rows"]]
-        columns = run.columns[: len(rows[0])]
-        schema = pa.schema([pa.field(c["name"], ARROW_TYPES[c["type"]], nullable=c.get("nullable", True)) for c in columns])
-        cols = [pa.array([r[i] for r in rows], type=ARROW_TYPES[c["type"]]) for i, c in enumerate(columns)]
-        arg: Any = pa.RecordBatch.from_arrays(cols, schema=schema)
-    else:
-        arg = run.key(step["key"]) if op == "delete" else run.row(step["row"])
-    cb: Optional[GoldenCallback] = GoldenCallback(run, id_, step.get("callback")) if notify == "callback" else None
+        cols = step["columns"]
+        schema = pa.schema([pa.field(c["name"], ARROW_TYPES[c["type"]], nullable=c["nullable"]) for c in cols])
+        arrays = [pa.array([r[i] for r in step["rows"]], type=ARROW_TYPES[c["type"]]) for i, c in enumerate(cols)]
+        arg = pa.RecordBatch.from_arrays(arrays, schema=schema)
+    cb: Optional[GoldenCallback] = GoldenCallback(run, id_, step["callback"]) if notify == "callback" else None
     cb_ref = None if cb is None else weakref.ref(cb)
     result, code = None, 0
     run.ev("submit_begin", id=id_, thread=_thread())
@@ -210,103 +181,69 @@ def result_of(run: Run, target: str) -> fw.WriteResult:
     return result
 
 
-def call(run: Run, step: dict[str, Any], path: str) -> None:
-    op, timeout = step["op"], _secs(step.get("timeout_ms"))
-    if op == "wait":
-        result = result_of(run, step["target"])
-        fn: Any = lambda: result.wait(timeout)  # noqa: E731
-    else:
-        w = run.writers[run.writer(step)]
-        fn = lambda: (w.flush if op == "flush" else w.close)(timeout)  # noqa: E731
-    run.ev("call_begin", step=path, call=op, thread=_thread())
+def call(run: Run, step: dict[str, Any]) -> None:
+    """flush, close, wait and the DDL steps: one call, recorded from begin to end."""
+    op, timeout, w = step["op"], _secs(step["timeout_ms"]), run.writers.get(step["writer"])
+    result: Any = result_of(run, step["target"]) if op == "wait" else None
+    fns: dict[str, Any] = {
+        "flush": lambda: w.flush(timeout),
+        "close": lambda: w.close(timeout),
+        "wait": lambda: result.wait(timeout),
+        "create_partition": lambda: run.admin.create_partition(run.path, step["spec"], False),
+        "drop_partition": lambda: run.admin.drop_partition(run.path, step["spec"], False),
+        "alter_table": lambda: run.admin.alter_table(run.path, add_columns=_columns(step["columns"])),
+        "create_writer": lambda: open_writer(run, step["writer_spec"]),
+    }
+    if op not in fns:
+        raise RunnerError(f"{step['path']}: op {op!r} is not known to this runner")
+    run.ev("call_begin", step=step["path"], call=op, thread=_thread())
     t0 = time.monotonic()
     code = 0
     try:
-        fn()
+        fns[op]()
     except fw.FlussWriterError as e:
         code = e.code
     elapsed_ms = (time.monotonic() - t0) * 1000.0
     with run.lock:
-        results = [] if op == "wait" else [(k, r.get("result")) for k, r in run.ops.items() if r["writer"] == run.writer(step)]
+        ends = op in ("flush", "close")
+        results = [(k, r.get("result")) for k, r in run.ops.items() if ends and r["writer"] == step["writer"]]
     done = [k for k, res in results if res is not None and res.done()]
-    run.ev("call_end", step=path, code=code, elapsed_ms=elapsed_ms, results_done=done)
+    run.ev("call_end", step=step["path"], code=code, elapsed_ms=elapsed_ms, results_done=done)
 
 
-def partition_ddl(run: Run, step: dict[str, Any], path: str) -> None:
-    op, spec = step["op"], run.spec(step["partition"])
-    run.ev("call_begin", step=path, call=op, thread=_thread())
-    t0 = time.monotonic()
-    code = 0
-    try:
-        if op == "create_partition":
-            run.admin.create_partition(run.path, spec, False)
-        else:
-            run.admin.drop_partition(run.path, spec, False)
-    except fw.FlussWriterError as e:
-        code = e.code
-    run.ev("call_end", step=path, code=code, elapsed_ms=(time.monotonic() - t0) * 1000.0, results_done=[])
-
-
-def schema_ddl(run: Run, step: dict[str, Any], path: str) -> None:
-    """alter_table (columns added at the end) and create_writer (a deferred writer, of the table
-    as it is now)."""
-    op = step["op"]
-    run.ev("call_begin", step=path, call=op, thread=_thread())
-    t0 = time.monotonic()
-    code = 0
-    try:
-        if op == "alter_table":
-            cols = [(c["name"], c["type"], c.get("nullable", True)) for c in step["add_columns"]]
-            run.admin.alter_table(run.path, add_columns=cols)
-        else:
-            ws = next(w for w in run.sc["writers"] if w["name"] == step["writer"])
-            run.writers[ws["name"]] = open_writer(run, ws)
-    except fw.FlussWriterError as e:
-        code = e.code
-    run.ev("call_end", step=path, code=code, elapsed_ms=(time.monotonic() - t0) * 1000.0, results_done=[])
-
-
-def open_writer(run: Run, ws: dict[str, Any]) -> Any:
-    """A writer of the table as it is now, with an error handler that counts."""
+def open_writer(run: Run, ws: dict[str, Any]) -> None:
+    """A writer of the table as it is now (after a schema change: the new columns), with an error
+    handler that counts."""
     table = run.conn.get_table(run.path)
-    factory = table.new_upsert() if ws["kind"] == "upsert" else table.new_append()
-    if "partial_update" in ws:
+    factory = table.new_upsert() if ws["upsert"] else table.new_append()
+    if ws["partial_update"] is not None:
         factory = factory.partial_update_by_name(ws["partial_update"])
 
     def on_error(_exc: BaseException, _op: str, name: str = ws["name"]) -> None:
         with run.lock:
             run.cb_errors[name] += 1
 
-    ex = ws.get("executor")
-    return factory.create_writer(
-        max_pending_callbacks=ws.get("max_pending_callbacks"),
-        executor=ex["sharded"] if isinstance(ex, dict) else None,
-        on_callback_error=on_error,
+    run.writers[ws["name"]] = factory.create_writer(
+        max_pending_callbacks=ws["max_pending_callbacks"], executor=ws["sharded"], on_callback_error=on_error
     )
 
 
-def run_step(run: Run, step: dict[str, Any], path: str) -> None:
-    op = step["op"]
+def run_step(run: Run, step: dict[str, Any]) -> None:
+    op, path = step["op"], step["path"]
     if op in ("append", "upsert", "delete", "append_arrow"):
         submit(run, step)
-    elif op in ("alter_table", "create_writer"):
-        schema_ddl(run, step, path)
-    elif op in ("flush", "close", "wait"):
-        call(run, step, path)
-    elif op in ("create_partition", "drop_partition"):
-        partition_ddl(run, step, path)
     elif op == "add_callback":
         result = result_of(run, step["target"])
         with run.lock:
             run.ops[step["id"]] = {"writer": run.ops[step["target"]]["writer"], "notify": "callback", "accepted": True}
         run.ev("add_callback", id=step["id"], target=step["target"], thread=_thread())
-        result.add_callback(GoldenCallback(run, step["id"], step.get("callback")))
+        result.add_callback(GoldenCallback(run, step["id"], step["callback"]))
     elif op == "sleep":
         time.sleep(step["ms"] / 1000.0)
     elif op == "open_gate":
         run.gate(step["gate"]).set()
     elif op == "await_callback":
-        deadline = time.monotonic() + step.get("timeout_ms", 10_000) / 1000.0
+        deadline = time.monotonic() + step["timeout_ms"] / 1000.0
         reached = (lambda s: s != "not_started") if step["state"] == "running" else (lambda s: s == "returned")
         s = run.cb_state(step["target"])
         while not reached(s) and time.monotonic() < deadline:
@@ -320,20 +257,19 @@ def run_step(run: Run, step: dict[str, Any], path: str) -> None:
     elif op == "inject":
         run.inject(step["faults"])
     elif op == "parallel":
-        threads = step["threads"]
-        barrier = threading.Barrier(len(threads))
+        barrier = threading.Barrier(len(step["threads"]))
         errors: list[str] = []
 
         def body(name: str, steps: list[dict[str, Any]]) -> None:
             run.ev("thread", thread=_thread(), name=name)
             try:
                 barrier.wait(30)
-                for i, s in enumerate(steps):
-                    run_step(run, s, f"{path}.{name}[{i}]")
+                for s in steps:
+                    run_step(run, s)
             except Exception as e:  # noqa: BLE001 - recorded for the checker
                 errors.append(f"thread {name}: {e}")
 
-        ts = [threading.Thread(target=body, args=(n, s), name=f"golden-{n}") for n, s in sorted(threads.items())]
+        ts = [threading.Thread(target=body, args=(t["name"], t["steps"]), name=f"golden-{t['name']}") for t in step["threads"]]
         for t in ts:
             t.start()
         for t in ts:
@@ -341,25 +277,23 @@ def run_step(run: Run, step: dict[str, Any], path: str) -> None:
         if errors:
             raise RunnerError("\n".join(errors))
     else:
-        raise RunnerError(f"{path}: op {op!r} is not known to this runner")
+        call(run, step)
 
 
-def run_scenario(sc: dict[str, Any], bootstrap: str, stem: str) -> dict[str, Any]:
+def run_scenario(plan: dict[str, Any], bootstrap: str, stem: str) -> dict[str, Any]:
     """Run on the embedded engine or (``bootstrap`` = ``host:port``) a real cluster; return the trace."""
     cluster = bootstrap != "embedded"
-    run = Run(sc, "cluster" if cluster else "embedded")
+    run = Run(plan, "cluster" if cluster else "embedded")
     try:
-        conn = fw.connect(bootstrap, sc.get("config", {}))
+        conn = fw.connect(bootstrap, plan["config"])
     except fw.FlussWriterError as e:
         run.ev("runner_error", message=f"connect: {e}")
         return run.trace
     try:
-        t = sc["table"]
-        schema = fw.Schema([(c["name"], c["type"], c.get("nullable", True)) for c in t["columns"]],
-                           primary_keys=t.get("primary_key"))
-        desc = fw.TableDescriptor(
-            schema, bucket_count=t["bucket_count"], bucket_keys=t.get("bucket_key"), partition_keys=t.get("partition_keys")
-        )
+        t = plan["table"]
+        schema = fw.Schema(_columns(t["columns"]), primary_keys=t["primary_key"] or None)
+        desc = fw.TableDescriptor(schema, bucket_count=t["bucket_count"], bucket_keys=t["bucket_key"] or None,
+                                  partition_keys=t["partition_keys"] or None)
         if cluster:
             conn.admin().create_database(CLUSTER_DB, True)
             path = create_table(conn, lambda: f"{CLUSTER_DB}.t{stem.split('_')[0]}_{uuid.uuid4().hex[:10]}", desc)
@@ -367,21 +301,19 @@ def run_scenario(sc: dict[str, Any], bootstrap: str, stem: str) -> dict[str, Any
             path = TABLE
             conn.admin().create_table(path, desc, False)
             run.engine = testing.engine(conn)
-        run.admin, run.path = conn.admin(), path
-        for p in t.get("partitions", []):
-            run.admin.create_partition(path, run.spec(p), False)
-        run.conn, run.table = conn, conn.get_table(path)
-        if sc.get("faults"):
-            run.inject(sc["faults"])
-        for ws in sc["writers"]:
-            if not ws.get("deferred"):
-                run.writers[ws["name"]] = open_writer(run, ws)
+        run.conn, run.admin, run.path = conn, conn.admin(), path
+        for spec in plan["partitions"]:
+            run.admin.create_partition(path, spec, False)
+        run.inject(plan["faults"])
+        for ws in plan["writers"]:
+            if not ws["deferred"]:
+                open_writer(run, ws)
         run.ev("thread", thread=_thread(), name="main")
-        for i, s in enumerate(sc["steps"]):
-            run_step(run, s, f"steps[{i}]")
+        for s in plan["steps"]:
+            run_step(run, s)
     except (RunnerError, fw.FlussWriterError, RuntimeError, KeyError, TypeError, ValueError) as e:
         run.ev("runner_error", message=f"{type(e).__name__}: {e}")
-    settle(run, sc.get("settle_timeout_ms", 10_000))
+    settle(run, plan["settle_ms"])
     try:
         read_back(run)
     except fw.FlussWriterError as e:
@@ -426,26 +358,13 @@ def settle(run: Run, ms: int) -> None:
 
 
 def read_back(run: Run) -> None:
-    t = run.sc["table"]
-    if run.table is None:
+    """The plan's read-back, with the table loaded now (after a schema change it reads every column)."""
+    if run.conn is None:
         return
-    run.table = run.conn.get_table(run.path)  # loaded now: after a schema change it reads every column
-    if t["kind"] == "log" and t.get("partition_keys"):
-        names = run.sc.get("expect", {}).get("read_back", {}).get("partitions", {})
-        run.trace["read_back"] = {"partitions": {
-            p: {str(b): [list(r.row) for r in run.table.scan(b, 0, partition=p)] for b in range(t["bucket_count"])} for p in names
-        }}
-    elif t["kind"] == "log":
-        run.trace["read_back"] = {"buckets": {
-            str(b): [list(r.row) for r in run.table.scan(b, 0)] for b in range(t["bucket_count"])
-        }}
-    else:
-        lookups = run.sc.get("expect", {}).get("read_back", {}).get("lookups", [])
-        out = []
-        for lk in lookups:
-            got = run.table.lookup(run.key(lk["key"]))
-            out.append({"key": lk["key"], "row": None if got is None else list(got)})
-        run.trace["read_back"] = {"lookups": out}
+    table, rb = run.conn.get_table(run.path), run.plan["read_back"]
+    scans = [{**s, "rows": [list(r.row) for r in table.scan(s["bucket"], 0, partition=s["partition"])]} for s in rb["scans"]]
+    lookups = [{"key": k, "row": None if (got := table.lookup(k)) is None else list(got)} for k in rb["lookups"]]
+    run.trace["read_back"] = {"scans": scans, "lookups": lookups}
 
 
 def golden_check() -> pathlib.Path:
@@ -453,17 +372,23 @@ def golden_check() -> pathlib.Path:
     return pathlib.Path(os.environ.get("GOLDEN_CHECK") or target / "debug" / "golden-check")
 
 
+def plan_of(path: pathlib.Path) -> Optional[dict[str, Any]]:
+    """The file's plan, or None when it does not validate (the check then says why)."""
+    exe = golden_check()
+    if not exe.is_file():
+        return None
+    p = subprocess.run([str(exe), "--plan", str(path)], capture_output=True, text=True, timeout=60)
+    return json.loads(p.stdout) if p.returncode == 0 else None
+
+
 def run_and_check(path: pathlib.Path, tmp: pathlib.Path, bootstrap: str = "embedded") -> None:
     exe = golden_check()
     assert exe.is_file(), f"{exe} is missing: `cargo build -p fluss-writer-golden --bin golden-check` (tests-py/run.sh does)"
-    try:
-        sc = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        sc = None  # the checker says what is wrong with the file
+    plan = plan_of(path)
     target = "embedded" if bootstrap == "embedded" else "cluster"
     trace: dict[str, Any] = {"runner": "python", "target": target, "events": []}
-    if isinstance(sc, dict) and (target == "embedded" or not uses_faults(sc)):
-        trace = run_scenario(sc, bootstrap, path.stem)  # (with faults on a cluster: the checker refuses the empty trace)
+    if plan is not None and (target == "embedded" or plan["cluster_ok"]):
+        trace = run_scenario(plan, bootstrap, path.stem)  # (with faults on a cluster: the checker refuses the empty trace)
     out = tmp / f"trace-{path.stem}.json"
     out.write_text(json.dumps(trace, indent=1, default=repr), encoding="utf-8")
     p = subprocess.run([str(exe), str(path), str(out)], capture_output=True, text=True, timeout=60)
@@ -471,28 +396,15 @@ def run_and_check(path: pathlib.Path, tmp: pathlib.Path, bootstrap: str = "embed
         pytest.fail(f"{p.stderr}{p.stdout}(trace: {out})", pytrace=False)
 
 
-def uses_faults(sc: Any) -> bool:
-    """Whether a scenario injects faults (a ``faults`` list or an ``inject`` step anywhere)."""
-    if isinstance(sc, dict):
-        return bool(sc.get("faults")) or sc.get("op") == "inject" or any(uses_faults(v) for v in sc.values())
-    return isinstance(sc, list) and any(uses_faults(v) for v in sc)
-
-
 CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
 CI = os.environ.get("CI", "").lower() in ("true", "1")
 CLUSTER_DB = f"golden_py_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-def _fault_free(path: pathlib.Path) -> bool:
-    """A file that is not JSON counts as fault-free, so that the checker reports it in cluster mode too."""
-    try:
-        return not uses_faults(json.loads(path.read_text(encoding="utf-8")))
-    except ValueError:
-        return True
-
-
-CLUSTER_FILES = [p for p in FILES if _fault_free(p)]
+# A file that does not validate counts as fault-free, so that the checker reports it in cluster mode too.
+CLUSTER_FILES = [p for p in FILES if (plan := plan_of(p)) is None or plan["cluster_ok"]] if golden_check().is_file() else []
 
 
 def test_golden_files_exist() -> None:
+    assert golden_check().is_file(), f"{golden_check()} is missing (tests-py/run.sh builds it)"
     assert len(FILES) >= 49, f"expected the golden scenarios in {REPO / 'golden'}, found {len(FILES)}"
     assert len(CLUSTER_FILES) >= 22, f"only {len(CLUSTER_FILES)} golden files need no faults"
 

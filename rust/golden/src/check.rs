@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde_json::Value as Json;
 
 use crate::scenario::{self, code_name, op_outcomes, CbState, Notify, Outcome, Scenario, Step, TableKind, WriteOp};
-use crate::trace::{Buckets, Completion, Event, Trace};
+use crate::trace::{Completion, Event, Trace};
 
 /// The verdict: how many checks were evaluated, and the failed ones.
 #[derive(Debug, Default)]
@@ -405,31 +405,34 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
     // Read-back: rows of the table after its schema changes.
     let t = &sc.final_table();
     let rows = |v: &[Vec<Json>], what: &str| v.iter().map(|x| t.row(x, what)).collect::<Result<Vec<_>, _>>();
-    let mut compare = |want: &Buckets, got: Option<&Buckets>, at: &str| {
+    let scans = trace.read_back.as_ref().map(|rb| rb.scans.as_slice()).unwrap_or_default();
+    let mut compare = |want: &scenario::Buckets, p: Option<&String>| {
+        let at = p.map_or(String::new(), |p| format!("partition {p} "));
         for (b, want) in want {
             let want = rows(want, "expect.read_back").unwrap_or_default();
-            match got.and_then(|g| g.get(b)).map(|g| rows(g, &format!("trace read-back {at}bucket {b}"))) {
+            match scans.iter().find(|s| s.partition.as_ref() == p && s.bucket.to_string() == *b) {
                 None => r.check(false, || format!("read-back {at}bucket {b}: not in the trace")),
-                Some(Err(e)) => r.check(false, || e),
-                Some(Ok(got)) => r.check(got == want, || {
-                    format!("read-back {at}bucket {b}:\n  got      {}\n  expected {}", show_rows(&got), show_rows(&want))
-                }),
+                Some(s) => match rows(&s.rows, &format!("trace read-back {at}bucket {b}")) {
+                    Err(e) => r.check(false, || e),
+                    Ok(got) => r.check(got == want, || {
+                        format!("read-back {at}bucket {b}:\n  got      {}\n  expected {}", show_rows(&got), show_rows(&want))
+                    }),
+                },
             };
         }
     };
     if let Some(want) = &sc.expect.read_back.buckets {
-        compare(want, trace.read_back.as_ref().and_then(|rb| rb.buckets.as_ref()), "");
+        compare(want, None);
     }
     for (p, want) in sc.expect.read_back.partitions.iter().flatten() {
-        let got = trace.read_back.as_ref().and_then(|rb| rb.partitions.as_ref()).and_then(|g| g.get(p));
-        compare(want, got, &format!("partition {p} "));
+        compare(want, Some(p));
     }
     if let Some(want) = &sc.expect.read_back.lookups {
-        let got = trace.read_back.as_ref().and_then(|rb| rb.lookups.as_ref());
+        let got = trace.read_back.as_ref().map(|rb| rb.lookups.as_slice()).unwrap_or_default();
         for l in want {
             let key = t.key(&l.key, "expect.read_back.lookups").unwrap_or_default();
             let want = l.row.as_ref().map(|x| t.row(x, "expect")).transpose().unwrap_or_default();
-            let found = got.into_iter().flatten().find(|g| t.key(&g.key, "trace").is_ok_and(|k| k == key));
+            let found = got.iter().find(|g| t.key(&g.key, "trace").is_ok_and(|k| k == key));
             match found.map(|g| g.row.as_ref().map(|x| t.row(x, "trace lookup")).transpose()) {
                 None => r.check(false, || format!("lookup {:?}: not in the trace", l.key)),
                 Some(Err(e)) => r.check(false, || e),

@@ -268,12 +268,15 @@ pub struct Expect {
     pub read_back: ReadBackSpec,
 }
 
+/// Rows per bucket (`"0"`, `"1"`, ...).
+pub type Buckets = BTreeMap<String, Vec<Vec<Json>>>;
+
 #[derive(Deserialize, Debug, Clone, Default)]
 #[serde(default)]
 pub struct ReadBackSpec {
-    pub buckets: Option<BTreeMap<String, Vec<Vec<Json>>>>,
+    pub buckets: Option<Buckets>,
     /// Partitioned log tables: per partition name, every bucket.
-    pub partitions: Option<BTreeMap<String, crate::trace::Buckets>>,
+    pub partitions: Option<BTreeMap<String, Buckets>>,
     pub lookups: Option<Vec<LookupSpec>>,
 }
 

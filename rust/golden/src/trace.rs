@@ -17,7 +17,7 @@ pub struct Trace {
     /// Per writer: the callback errors its error handler counted (after settling).
     #[serde(default)]
     pub callback_errors: BTreeMap<String, u64>,
-    /// Read back after settling: every bucket of a log table; the expected keys of a pk table.
+    /// Read back after settling (what the plan's `read_back` names).
     #[serde(default)]
     pub read_back: Option<ReadBack>,
 }
@@ -131,17 +131,23 @@ pub enum Event {
     Teardown {},
 }
 
-/// Rows read back per bucket (`"0"`, `"1"`, ...), values only.
-pub type Buckets = BTreeMap<String, Vec<Vec<Json>>>;
-
+/// What was read back after settling, as the plan asked: each scanned bucket's rows, each looked
+/// up key's row (values only).
 #[derive(Serialize, Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
 pub struct ReadBack {
-    pub buckets: Option<BTreeMap<String, Vec<Vec<Json>>>>,
-    /// Partitioned log tables: the partitions the file's `expect.read_back.partitions` names,
-    /// every bucket of each.
     #[serde(default)]
-    pub partitions: Option<BTreeMap<String, Buckets>>,
-    pub lookups: Option<Vec<Lookup>>,
+    pub scans: Vec<Scan>,
+    #[serde(default)]
+    pub lookups: Vec<Lookup>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Scan {
+    pub partition: Option<String>,
+    pub bucket: i32,
+    pub rows: Vec<Vec<Json>>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone)]

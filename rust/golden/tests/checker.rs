@@ -45,7 +45,7 @@ fn base_trace() -> Json {
             {"seq": 12, "ev": "teardown"}
         ],
         "callback_errors": {"w": 0},
-        "read_back": {"buckets": {"0": [[1, "x"], [2, "y"]]}}
+        "read_back": {"scans": [{"partition": null, "bucket": 0, "rows": [[1, "x"], [2, "y"]]}]}
     })
 }
 
@@ -227,7 +227,7 @@ fn wrong_read_back() {
 #[test]
 fn read_back_duplicate() {
     let mut t = base_trace();
-    t["read_back"]["buckets"]["0"] = json!([[1, "x"], [2, "y"], [2, "y"]]);
+    t["read_back"]["scans"][0]["rows"] = json!([[1, "x"], [2, "y"], [2, "y"]]);
     fails_with(base(), t, "read-back bucket 0:");
 }
 
@@ -319,7 +319,7 @@ fn rejected_callback_not_destroyed() {
     ev[4] =
         json!({"seq": 4, "ev": "submit_end", "id": "a2", "thread": "T1", "code": -1005, "elapsed_ms": 0.1, "callback_destroyed": false});
     ev.drain(8..10);
-    t["read_back"]["buckets"]["0"] = json!([[1, "x"]]);
+    t["read_back"]["scans"][0]["rows"] = json!([[1, "x"]]);
     renumber(&mut t);
     fails_with(d, t, "a2: rejected synchronously but its callback was not destroyed before the call returned");
 }
@@ -349,7 +349,8 @@ fn partitioned_trace() -> Json {
     t["events"][6]["partition"] = json!("a");
     t["events"][8]["partition"] = json!("b");
     t["events"][8]["offset"] = json!(0);
-    t["read_back"] = json!({"partitions": {"a": {"0": [[1, "a"]]}, "b": {"0": [[2, "b"]]}}});
+    t["read_back"] =
+        json!({"scans": [{"partition": "a", "bucket": 0, "rows": [[1, "a"]]}, {"partition": "b", "bucket": 0, "rows": [[2, "b"]]}]});
     t
 }
 
@@ -379,7 +380,7 @@ fn partitioned_file_states_a_partition_the_core_does_not_name() {
 #[test]
 fn partitioned_read_back_is_per_partition() {
     let mut t = partitioned_trace();
-    t["read_back"]["partitions"]["b"]["0"] = json!([[2, "b"], [2, "b"]]);
+    t["read_back"]["scans"][1]["rows"] = json!([[2, "b"], [2, "b"]]);
     fails_with(partitioned(), t, "read-back partition b bucket 0");
     let mut d = partitioned();
     d["expect"] = json!({"read_back": {"buckets": {"0": []}}});
@@ -482,7 +483,7 @@ fn schema_change() -> (Json, Json) {
     ev.insert(5, json!({"ev": "call_begin", "step": "steps[2]", "call": "create_writer", "thread": "T1"}));
     ev.insert(6, json!({"ev": "call_end", "step": "steps[2]", "code": 0, "elapsed_ms": 1.0, "results_done": []}));
     t["callback_errors"] = json!({"w": 0, "v": 0});
-    t["read_back"] = json!({"buckets": {"0": [[1, "x", null], [2, "y", 7]]}});
+    t["read_back"] = json!({"scans": [{"partition": null, "bucket": 0, "rows": [[1, "x", null], [2, "y", 7]]}]});
     renumber(&mut t);
     (doc, t)
 }
@@ -511,7 +512,7 @@ fn schema_change_deferred_writer_before_its_creation() {
 #[test]
 fn schema_change_read_back_in_the_new_width() {
     let (doc, mut t) = schema_change();
-    t["read_back"] = json!({"buckets": {"0": [[1, "x"], [2, "y", 7]]}});
+    t["read_back"] = json!({"scans": [{"partition": null, "bucket": 0, "rows": [[1, "x"], [2, "y", 7]]}]});
     fails_with(doc, t, "read-back bucket 0");
 }
 
@@ -521,4 +522,78 @@ fn schema_change_call_must_end() {
     t["events"].as_array_mut().unwrap().retain(|e| !(e["ev"] == "call_end" && e["step"] == "steps[1]"));
     renumber(&mut t);
     fails_with(doc, t, "steps[1]: the call never returned");
+}
+
+// The plan: what the runners execute, resolved once.
+
+fn plan_json(doc: &Json) -> Json {
+    let plan = fluss_writer_golden::plan::load(doc).unwrap_or_else(|e| panic!("no plan: {e:?}"));
+    serde_json::to_value(plan).unwrap()
+}
+
+#[test]
+fn plan_resolves_writers_values_paths_and_read_back() {
+    let mut d = base();
+    d["steps"][0]["row"] = json!([1, {"repeat": "ab", "count": 3}]);
+    d["steps"][0]["callback"] = json!({"sleep_ms": 5});
+    d["expect"]["read_back"]["buckets"]["0"] = json!([[1, "ababab"], [2, "y"]]);
+    let p = plan_json(&d);
+    let s = &p["steps"];
+    assert_eq!(s[0]["writer"], "w", "the one writer is every op's");
+    assert_eq!(s[0]["rows"], json!([[1, "ababab"]]), "repeat is expanded");
+    assert_eq!(s[0]["callback"], json!({"sleep_ms": 5, "gate": null, "raise": false, "call": null}));
+    assert_eq!((s[1]["path"].as_str(), s[2]["path"].as_str(), s[2]["writer"].as_str()), (Some("steps[1]"), Some("steps[2]"), Some("w")));
+    assert_eq!(s[2]["op"], "flush");
+    assert_eq!(p["read_back"]["scans"], json!([{"partition": null, "bucket": 0}]));
+    assert_eq!(p["cluster_ok"], true);
+}
+
+#[test]
+fn plan_resolves_codes_partitions_and_threads() {
+    let mut d = partitioned();
+    d["faults"] = json!([{"partition": "a", "bucket": 0, "fault": "error", "code": "NOT_LEADER_OR_FOLLOWER", "times": 1}]);
+    d["steps"][2] = json!({"op": "parallel", "threads": {"t2": [{"op": "flush"}], "t1": [{"op": "create_partition", "partition": "c"}]}});
+    let p = plan_json(&d);
+    assert_eq!(p["cluster_ok"], false, "faults need the embedded engine");
+    let code = fluss_writer_golden::scenario::code_of("NOT_LEADER_OR_FOLLOWER").unwrap();
+    assert_eq!((p["faults"][0]["code"].as_i64(), p["faults"][0]["partition"].as_str()), (Some(code.into()), Some("a")));
+    assert_eq!(p["partitions"], json!([{"dt": "a"}]));
+    let threads = &p["steps"][2]["threads"];
+    assert_eq!((threads[0]["name"].as_str(), threads[1]["name"].as_str()), (Some("t1"), Some("t2")), "threads in path order");
+    assert_eq!(threads[0]["steps"][0]["spec"], json!({"dt": "c"}));
+    assert_eq!(threads[0]["steps"][0]["path"], "steps[2].t1[0]");
+    let scans: Vec<(String, i64)> = p["read_back"]["scans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["partition"].as_str().unwrap().to_string(), s["bucket"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(scans, [("a".to_string(), 0), ("b".to_string(), 0)]);
+}
+
+#[test]
+fn plan_gives_each_writer_the_width_it_was_created_with() {
+    let (doc, _) = schema_change();
+    let p = plan_json(&doc);
+    let s = &p["steps"];
+    assert_eq!(s[0]["columns"].as_array().map(Vec::len), Some(2), "w was created before the column was added");
+    assert_eq!(s[1]["columns"], json!([{"name": "n", "type": "BIGINT", "nullable": true}]));
+    assert_eq!(s[2]["writer_spec"]["name"], "v");
+    assert_eq!((s[3]["columns"].as_array().map(Vec::len), &s[3]["rows"]), (Some(3), &json!([[2, "y", 7]])));
+    assert_eq!(p["writers"][1]["deferred"], true);
+}
+
+#[test]
+fn plan_of_a_pk_table_looks_up_the_expected_keys() {
+    let mut d = base();
+    d["table"] = json!({"kind": "pk", "bucket_count": 1, "primary_key": ["id"],
+                        "columns": [{"name": "id", "type": "INT", "nullable": false}, {"name": "v", "type": "DOUBLE"}]});
+    d["writers"] = json!([{"name": "u", "kind": "upsert"}]);
+    d["steps"] = json!([{"op": "upsert", "id": "u1", "row": [1, 2], "bucket": 0, "expect": "ok"},
+                        {"op": "delete", "id": "d1", "key": [1], "bucket": 0, "expect": "ok"}]);
+    d["expect"] = json!({"read_back": {"lookups": [{"key": [1], "row": null}]}});
+    let p = plan_json(&d);
+    assert_eq!(p["steps"][0]["rows"], json!([[1, 2.0]]), "a DOUBLE value is a float");
+    assert_eq!((p["steps"][1]["rows"].clone(), p["steps"][1]["columns"][0]["name"].clone()), (json!([[1]]), json!("id")));
+    assert_eq!((p["read_back"]["lookups"].clone(), p["read_back"]["scans"].clone()), (json!([[1]]), json!([])));
 }

@@ -1,5 +1,6 @@
 //! The Rust runner of the golden scenarios (`golden/*.json`, format in `golden/README.md` and
-//! `golden/schema/scenario.schema.json`). It only runs: every step through the public Rust API,
+//! `golden/schema/scenario.schema.json`). It runs a scenario's plan (`fluss_writer_golden::plan`:
+//! the file validated and resolved once) and only runs: every step through the public Rust API,
 //! recording a trace of events; the checker (`fluss_writer_golden::check`, the same one the
 //! Python and C++ runners' traces go through) judges it.
 //!
@@ -15,13 +16,14 @@ use std::time::{Duration, Instant};
 
 use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray};
 use fluss_writer::embedded::{EmbeddedEngine, Fault as EngineFault};
+use fluss_writer::partition::PartitionSpec;
 use fluss_writer::wire::arrow_schema;
 use fluss_writer::{
-    Admin, AppendWriter, CallbackExecutor, Config, Connection, DataType, Error, Schema, TableChange, TableDescriptor, TablePath,
+    Admin, AppendWriter, CallbackExecutor, Column, Config, Connection, DataType, Error, Schema, TableChange, TableDescriptor, TablePath,
     UpsertWriter, Value, WriteCompletion, WriteResult, WriterOptions,
 };
-use fluss_writer_golden::scenario::{self, code_of, CbSpec, CbState, Fault, Notify, Other, Scenario, Step, TableKind, WriteOp};
-use fluss_writer_golden::trace::{BucketResult, Completion, Entry, Event, Lookup, ReadBack, Trace};
+use fluss_writer_golden::plan::{self, Callback, Col, Plan, PlanFault, PlanStep, PlanWriter};
+use fluss_writer_golden::trace::{BucketResult, Completion, Entry, Event, Lookup, ReadBack, Scan, Trace};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value as Json;
 
@@ -66,10 +68,10 @@ fn main() {
     libtest_mimic::run(&args, trials).exit();
 }
 
-/// A file that does not parse counts as fault-free, so that the checker reports it in cluster mode too.
+/// A file that does not validate counts as fault-free, so that the checker reports it in cluster mode too.
 fn file_uses_faults(path: &Path) -> bool {
     let doc = std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str::<Json>(&t).ok());
-    doc.and_then(|d| serde_json::from_value::<Scenario>(d).ok()).is_some_and(|sc| scenario::uses_faults(&sc))
+    doc.and_then(|d| plan::load(&d).ok()).is_some_and(|p| !p.cluster_ok)
 }
 
 /// Run the file, then judge the trace; the trace is kept in the target directory for inspection.
@@ -79,9 +81,9 @@ fn run_file(path: &Path, cluster: Option<&str>) -> R<()> {
     let mut trace =
         Trace { runner: "rust".into(), target: if cluster.is_some() { "cluster" } else { "embedded" }.into(), ..Trace::default() };
     // A file the runner cannot read is still judged: the checker names what is wrong with it.
-    if let Ok(sc) = serde_json::from_value::<Scenario>(doc.clone()) {
-        if cluster.is_none() || !scenario::uses_faults(&sc) {
-            run_scenario(&sc, cluster, path, &mut trace);
+    if let Ok(plan) = plan::load(&doc) {
+        if cluster.is_none() || plan.cluster_ok {
+            run_scenario(&plan, cluster, path, &mut trace);
         }
     }
     let report = fluss_writer_golden::check(&doc, &trace);
@@ -103,7 +105,7 @@ fn run_file(path: &Path, cluster: Option<&str>) -> R<()> {
 #[derive(Default)]
 struct OpState {
     writer: String,
-    notify: Notify,
+    notify: String,
     accepted: bool,
     started: bool,
     returned: bool,
@@ -134,7 +136,7 @@ struct Gate {
 }
 
 struct State {
-    sc: Scenario,
+    plan: Plan,
     events: Mutex<Vec<Entry>>,
     writers: Mutex<HashMap<String, Arc<WriterHandle>>>,
     ops: Mutex<HashMap<String, OpState>>,
@@ -174,6 +176,26 @@ fn completion(c: &WriteCompletion) -> Completion {
     }
 }
 
+fn core_column(c: &Col) -> Column {
+    let ty = match c.ty.as_str() {
+        "INT" => DataType::Int,
+        "BIGINT" => DataType::BigInt,
+        "DOUBLE" => DataType::Double,
+        "BOOLEAN" => DataType::Boolean,
+        _ => DataType::String,
+    };
+    let col = Column::new(c.name.clone(), ty);
+    if c.nullable {
+        col
+    } else {
+        col.not_null()
+    }
+}
+
+fn spec(s: &std::collections::BTreeMap<String, String>) -> PartitionSpec {
+    PartitionSpec::new(s.clone())
+}
+
 impl State {
     /// Record an event; its seq is its position (taken under the lock, so in event order).
     fn ev(&self, ev: Event) {
@@ -182,13 +204,8 @@ impl State {
         e.push(Entry { seq, ev });
     }
 
-    fn writer(&self, name: &Option<String>) -> Arc<WriterHandle> {
-        let name = self.writer_name(name);
-        self.writers.lock().unwrap()[&name].clone()
-    }
-
-    fn writer_name(&self, name: &Option<String>) -> String {
-        name.clone().unwrap_or_else(|| self.sc.writers[0].name.clone())
+    fn writer(&self, name: &str) -> R<Arc<WriterHandle>> {
+        self.writers.lock().unwrap().get(name).cloned().ok_or_else(|| format!("writer {name} does not exist"))
     }
 
     fn gate(&self, name: &str) -> Arc<Gate> {
@@ -209,22 +226,18 @@ impl State {
         }
     }
 
-    fn inject(&self, faults: &[Fault]) -> R<()> {
+    fn inject(&self, faults: &[PlanFault]) -> R<()> {
+        if faults.is_empty() {
+            return Ok(());
+        }
         let f = self.engine.as_ref().ok_or("faults need the embedded engine")?.faults();
-        for spec in faults {
-            let at = spec.partition();
-            match spec.clone() {
-                Fault::Error { bucket, code, times, message, .. } => {
-                    let message = message.unwrap_or_else(|| "injected by a golden scenario".into());
-                    f.inject_at(&self.table, at, bucket, EngineFault::Error { code: code_of(&code)?, message, times })
-                }
-                Fault::Delay { bucket, ms, times, .. } => {
-                    f.inject_at(&self.table, at, bucket, EngineFault::Delay { delay: Duration::from_millis(ms), times })
-                }
-                Fault::DropConnection { bucket, after_apply, times, .. } => {
-                    f.inject_at(&self.table, at, bucket, EngineFault::DropConnection { after_apply, times })
-                }
-            }
+        for p in faults {
+            let fault = match p.kind.as_str() {
+                "error" => EngineFault::Error { code: p.code, message: p.message.clone(), times: p.times },
+                "delay" => EngineFault::Delay { delay: Duration::from_millis(p.ms), times: p.times },
+                _ => EngineFault::DropConnection { after_apply: p.after_apply, times: p.times },
+            };
+            f.inject_at(&self.table, p.partition.as_deref(), p.bucket, fault);
         }
         Ok(())
     }
@@ -247,7 +260,7 @@ impl Drop for ReturnedGuard {
 }
 
 /// The recording callback of `id`, and an `Arc` it holds: a strong count of 1 shows it destroyed.
-fn make_callback(state: &Arc<State>, id: &str, spec: CbSpec) -> (impl FnOnce(&WriteCompletion) + Send + 'static, Arc<()>) {
+fn make_callback(state: &Arc<State>, id: &str, spec: Callback) -> (impl FnOnce(&WriteCompletion) + Send + 'static, Arc<()>) {
     let alive = Arc::new(());
     let (state, id, held) = (state.clone(), id.to_string(), alive.clone());
     let cb = move |c: &WriteCompletion| {
@@ -269,7 +282,7 @@ fn make_callback(state: &Arc<State>, id: &str, spec: CbSpec) -> (impl FnOnce(&Wr
             }
         }
         if let Some(call) = &spec.call {
-            if let Err(e) = run_step(&state, call, &format!("{id}.call")) {
+            if let Err(e) = run_step(&state, call) {
                 state.ev(Event::RunnerError { message: e });
             }
         }
@@ -280,7 +293,8 @@ fn make_callback(state: &Arc<State>, id: &str, spec: CbSpec) -> (impl FnOnce(&Wr
     (cb, alive)
 }
 
-fn to_arrow(schema: &Schema, rows: &[Vec<Value>]) -> RecordBatch {
+fn to_arrow(columns: &[Col], rows: &[Vec<Value>]) -> R<RecordBatch> {
+    let schema = Schema::new(columns.iter().map(core_column).collect(), vec![]).map_err(|e| e.to_string())?;
     let cols: Vec<ArrayRef> = schema
         .columns()
         .iter()
@@ -298,56 +312,40 @@ fn to_arrow(schema: &Schema, rows: &[Vec<Value>]) -> RecordBatch {
             }
         })
         .collect();
-    RecordBatch::try_new(arrow_schema(schema), cols).expect("valid arrow batch")
+    RecordBatch::try_new(arrow_schema(&schema), cols).map_err(|e| e.to_string())
 }
 
-fn submit(state: &Arc<State>, step: &Step, op: &WriteOp) -> R<()> {
-    // Rows have the width of the table as the writer knows it (columns added after it was
-    // created are not its).
-    let t = &state.sc.writer_table(&state.writer_name(&op.writer));
-    let writer = state.writer(&op.writer);
-    state
-        .ops
-        .lock()
-        .unwrap()
-        .insert(op.id.clone(), OpState { writer: state.writer_name(&op.writer), notify: op.notify, ..Default::default() });
-    let (cb, alive) = make_callback(state, &op.id, op.callback.clone());
+fn submit(state: &Arc<State>, op: &PlanStep) -> R<()> {
+    let writer = state.writer(&op.writer)?;
+    let op_state = OpState { writer: op.writer.clone(), notify: op.notify.clone(), ..Default::default() };
+    state.ops.lock().unwrap().insert(op.id.clone(), op_state);
+    let (cb, alive) = make_callback(state, &op.id, op.callback.clone().unwrap_or_default());
     let mut cb = Some(cb);
-    let arrow = match step {
-        Step::AppendArrow(_) => {
-            let rows = op.rows.iter().map(|r| t.row(r, &op.id)).collect::<R<Vec<_>>>()?;
-            Some(to_arrow(&t.schema()?, &rows))
-        }
-        _ => None,
-    };
-    let (row, key) = match step {
-        Step::Append(_) | Step::Upsert(_) => (t.row(&op.row, &op.id)?, vec![]),
-        Step::Delete(_) => (vec![], t.key(&op.key, &op.id)?),
-        _ => (vec![], vec![]),
-    };
-    let n = op.notify;
+    let arrow = if op.op == "append_arrow" { Some(to_arrow(&op.columns, &op.values)?) } else { None };
+    let row = op.values.first().cloned().unwrap_or_default();
+    let n = op.notify.as_str();
     state.ev(Event::SubmitBegin { id: op.id.clone(), thread: thread() });
     let t0 = Instant::now();
-    let res: fluss_writer::Result<Option<WriteResult>> = match (&*writer, step, arrow.as_ref()) {
-        (WriterHandle::Append(w), Step::Append(_), _) => match n {
-            Notify::Callback => w.append_with_callback(&row, cb.take().unwrap()).map(|_| None),
-            Notify::Result => w.append(&row).map(Some),
-            Notify::Detached => w.append_detached(&row).map(|_| None),
+    let res: fluss_writer::Result<Option<WriteResult>> = match (&*writer, op.op.as_str(), arrow.as_ref()) {
+        (WriterHandle::Append(w), "append", _) => match n {
+            "callback" => w.append_with_callback(&row, cb.take().unwrap()).map(|_| None),
+            "result" => w.append(&row).map(Some),
+            _ => w.append_detached(&row).map(|_| None),
         },
-        (WriterHandle::Append(w), Step::AppendArrow(_), Some(b)) => match n {
-            Notify::Callback => w.write_arrow_batch_with_callback(b, cb.take().unwrap()).map(|_| None),
-            Notify::Result => w.write_arrow_batch(b).map(Some),
-            Notify::Detached => w.write_arrow_batch_detached(b).map(|_| None),
+        (WriterHandle::Append(w), "append_arrow", Some(b)) => match n {
+            "callback" => w.write_arrow_batch_with_callback(b, cb.take().unwrap()).map(|_| None),
+            "result" => w.write_arrow_batch(b).map(Some),
+            _ => w.write_arrow_batch_detached(b).map(|_| None),
         },
-        (WriterHandle::Upsert(w), Step::Upsert(_), _) => match n {
-            Notify::Callback => w.upsert_with_callback(&row, cb.take().unwrap()).map(|_| None),
-            Notify::Result => w.upsert(&row).map(Some),
-            Notify::Detached => w.upsert_detached(&row).map(|_| None),
+        (WriterHandle::Upsert(w), "upsert", _) => match n {
+            "callback" => w.upsert_with_callback(&row, cb.take().unwrap()).map(|_| None),
+            "result" => w.upsert(&row).map(Some),
+            _ => w.upsert_detached(&row).map(|_| None),
         },
-        (WriterHandle::Upsert(w), Step::Delete(_), _) => match n {
-            Notify::Callback => w.delete_with_callback(&key, cb.take().unwrap()).map(|_| None),
-            Notify::Result => w.delete(&key).map(Some),
-            Notify::Detached => w.delete_detached(&key).map(|_| None),
+        (WriterHandle::Upsert(w), "delete", _) => match n {
+            "callback" => w.delete_with_callback(&row, cb.take().unwrap()).map(|_| None),
+            "result" => w.delete(&row).map(Some),
+            _ => w.delete_detached(&row).map(|_| None),
         },
         _ => return Err(format!("{}: this op does not fit its writer", op.id)),
     };
@@ -368,118 +366,83 @@ fn submit(state: &Arc<State>, step: &Step, op: &WriteOp) -> R<()> {
     Ok(())
 }
 
-/// The notify=result ops of `writer` that are done now (recorded at the end of a flush/close).
-fn results_done(state: &State, writer: &str) -> Vec<String> {
-    let ops = state.ops.lock().unwrap();
-    ops.iter().filter(|(_, r)| r.writer == writer && r.result.as_ref().is_some_and(WriteResult::is_done)).map(|(k, _)| k.clone()).collect()
-}
-
 fn result_of(state: &State, target: &str) -> R<WriteResult> {
     state.ops.lock().unwrap().get(target).and_then(|r| r.result.clone()).ok_or_else(|| format!("{target} has no accepted WriteResult"))
 }
 
-fn call(state: &Arc<State>, path: &str, name: &str, c: &Other) -> R<()> {
+/// flush, close, wait and the DDL steps: one call, recorded from begin to end.
+fn call(state: &Arc<State>, c: &PlanStep) -> R<()> {
     let timeout = c.timeout_ms.map(Duration::from_millis);
-    let result = if name == "wait" { Some(result_of(state, &c.target)?) } else { None };
-    let writer = state.writer_name(&c.writer);
-    state.ev(Event::CallBegin { step: path.into(), call: name.into(), thread: thread() });
+    let result = if c.op == "wait" { Some(result_of(state, &c.target)?) } else { None };
+    let ends = c.op == "flush" || c.op == "close";
+    let writer = if ends { Some(state.writer(&c.writer)?) } else { None };
+    state.ev(Event::CallBegin { step: c.path.clone(), call: c.op.clone(), thread: thread() });
     let t0 = Instant::now();
-    let res = match (name, &result) {
-        ("wait", Some(r)) => r.wait(timeout).map(|_| ()),
-        _ => state.writer(&c.writer).end(name == "close", timeout),
+    let res = match (c.op.as_str(), &result, &writer) {
+        ("wait", Some(r), _) => r.wait(timeout).map(|_| ()),
+        (op, _, Some(w)) => w.end(op == "close", timeout),
+        ("create_partition", ..) => state.admin.create_partition(&state.table, &spec(&c.spec), false),
+        ("drop_partition", ..) => state.admin.drop_partition(&state.table, &spec(&c.spec), false),
+        ("alter_table", ..) => {
+            let changes: Vec<TableChange> = c.columns.iter().map(|c| TableChange::AddColumn(core_column(c))).collect();
+            state.admin.alter_table(&state.table, &changes, false)
+        }
+        ("create_writer", ..) => open_writer(state, c.writer_spec.as_ref().ok_or("create_writer without a writer")?),
+        (op, ..) => return Err(format!("{}: op {op:?} is not known to this runner", c.path)),
     };
     let elapsed_ms = ms(t0.elapsed());
-    let results_done = if name == "wait" { vec![] } else { results_done(state, &writer) };
-    state.ev(Event::CallEnd { step: path.into(), code: res.err().map_or(0, |e| e.code()), elapsed_ms, results_done });
+    let results_done = match ends {
+        false => vec![],
+        true => {
+            let ops = state.ops.lock().unwrap();
+            let done = ops.iter().filter(|(_, r)| r.writer == c.writer && r.result.as_ref().is_some_and(WriteResult::is_done));
+            done.map(|(k, _)| k.clone()).collect()
+        }
+    };
+    state.ev(Event::CallEnd { step: c.path.clone(), code: res.err().map_or(0, |e| e.code()), elapsed_ms, results_done });
     Ok(())
 }
 
-fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
-    match step {
-        Step::Append(op) | Step::Upsert(op) | Step::Delete(op) | Step::AppendArrow(op) => submit(state, step, op)?,
-        Step::Flush(c) => call(state, path, "flush", c)?,
-        Step::Close(c) => call(state, path, "close", c)?,
-        Step::Wait(c) => call(state, path, "wait", c)?,
-        Step::AddCallback(Other { id, target, callback, .. }) => {
+fn run_step(state: &Arc<State>, step: &PlanStep) -> R<()> {
+    let (path, target) = (&step.path, &step.target);
+    match step.op.as_str() {
+        "append" | "upsert" | "delete" | "append_arrow" => submit(state, step)?,
+        "add_callback" => {
             let result = result_of(state, target)?;
             let writer = state.ops.lock().unwrap()[target].writer.clone();
-            state
-                .ops
-                .lock()
-                .unwrap()
-                .insert(id.clone(), OpState { writer, notify: Notify::Callback, accepted: true, ..Default::default() });
-            state.ev(Event::AddCallback { id: id.clone(), target: target.clone(), thread: thread() });
-            result.add_callback(make_callback(state, id, callback.clone()).0);
+            let op_state = OpState { writer, notify: "callback".into(), accepted: true, ..Default::default() };
+            state.ops.lock().unwrap().insert(step.id.clone(), op_state);
+            state.ev(Event::AddCallback { id: step.id.clone(), target: target.clone(), thread: thread() });
+            result.add_callback(make_callback(state, &step.id, step.callback.clone().ok_or("add_callback without a callback")?).0);
         }
-        Step::Sleep(o) => std::thread::sleep(Duration::from_millis(o.ms)),
-        Step::OpenGate(o) => state.open_gate(&o.gate),
-        Step::AwaitCallback(Other { target, state: want, timeout_ms, .. }) => {
-            let deadline = Instant::now() + Duration::from_millis(timeout_ms.unwrap_or(10_000));
-            let reached = |s: &str| if *want == Some(CbState::Running) { s != "not_started" } else { s == "returned" };
+        "sleep" => std::thread::sleep(Duration::from_millis(step.ms)),
+        "open_gate" => state.open_gate(&step.gate),
+        "await_callback" => {
+            let deadline = Instant::now() + Duration::from_millis(step.timeout_ms.unwrap_or(10_000));
+            let reached = |s: &str| if step.state == "running" { s != "not_started" } else { s == "returned" };
             let mut s = state.cb_state(target);
             while !reached(s) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(1));
                 s = state.cb_state(target);
             }
-            state.ev(Event::Await { step: path.into(), target: target.clone(), state: s.into() });
+            state.ev(Event::Await { step: path.clone(), target: target.clone(), state: s.into() });
             if !reached(s) {
                 return Err(format!("{path}: stopped: the callback of {target} is still {s}"));
             }
         }
-        Step::AssertCallback(Other { target, .. }) => {
-            state.ev(Event::Observe { step: path.into(), target: target.clone(), state: state.cb_state(target).into() })
-        }
-        Step::Inject(o) => state.inject(&o.faults)?,
-        Step::CreatePartition(o) | Step::DropPartition(o) => {
-            let spec = state.sc.table.partition_spec(&o.partition)?;
-            let create = matches!(step, Step::CreatePartition(_));
-            state.ev(Event::CallBegin {
-                step: path.into(),
-                call: if create { "create_partition" } else { "drop_partition" }.into(),
-                thread: thread(),
-            });
-            let t0 = Instant::now();
-            let res = if create {
-                state.admin.create_partition(&state.table, &spec, false)
-            } else {
-                state.admin.drop_partition(&state.table, &spec, false)
-            };
-            let (code, elapsed_ms) = (res.err().map_or(0, |e| e.code()), ms(t0.elapsed()));
-            state.ev(Event::CallEnd { step: path.into(), code, elapsed_ms, results_done: vec![] });
-        }
-        Step::AlterTable(o) => {
-            state.ev(Event::CallBegin { step: path.into(), call: "alter_table".into(), thread: thread() });
-            let t0 = Instant::now();
-            let changes: Vec<TableChange> = o.add_columns.iter().map(|c| TableChange::AddColumn(scenario::Table::core_column(c))).collect();
-            let res = state.admin.alter_table(&state.table, &changes, false);
-            let (code, elapsed_ms) = (res.err().map_or(0, |e| e.code()), ms(t0.elapsed()));
-            state.ev(Event::CallEnd { step: path.into(), code, elapsed_ms, results_done: vec![] });
-        }
-        Step::CreateWriter(o) => {
-            let name = state.writer_name(&o.writer);
-            let spec = state.sc.writers.iter().find(|w| w.name == name).ok_or("unknown writer")?;
-            state.ev(Event::CallBegin { step: path.into(), call: "create_writer".into(), thread: thread() });
-            let t0 = Instant::now();
-            let code = match open_writer(state, spec) {
-                Ok(h) => {
-                    state.writers.lock().unwrap().insert(name, Arc::new(h));
-                    0
-                }
-                Err(e) => e.code(),
-            };
-            state.ev(Event::CallEnd { step: path.into(), code, elapsed_ms: ms(t0.elapsed()), results_done: vec![] });
-        }
-        Step::Parallel(Other { threads, .. }) => {
-            let barrier = Arc::new(Barrier::new(threads.len()));
-            let handles: Vec<_> = threads
+        "assert_callback" => state.ev(Event::Observe { step: path.clone(), target: target.clone(), state: state.cb_state(target).into() }),
+        "inject" => state.inject(&step.faults)?,
+        "parallel" => {
+            let barrier = Arc::new(Barrier::new(step.threads.len()));
+            let handles: Vec<_> = step
+                .threads
                 .iter()
-                .map(|(name, steps)| {
-                    let (state, steps, barrier, path, name) =
-                        (state.clone(), steps.clone(), barrier.clone(), path.to_string(), name.clone());
+                .map(|t| {
+                    let (state, t, barrier) = (state.clone(), t.clone(), barrier.clone());
                     std::thread::spawn(move || {
-                        state.ev(Event::Thread { thread: thread(), name: name.clone() });
+                        state.ev(Event::Thread { thread: thread(), name: t.name.clone() });
                         barrier.wait();
-                        steps.iter().enumerate().try_for_each(|(i, s)| run_step(&state, s, &scenario::step_path(&path, Some(&name), i)))
+                        t.steps.iter().try_for_each(|s| run_step(&state, s))
                     })
                 })
                 .collect();
@@ -489,6 +452,7 @@ fn run_step(state: &Arc<State>, step: &Step, path: &str) -> R<()> {
                 return Err(errors.join("\n"));
             }
         }
+        _ => call(state, step)?,
     }
     Ok(())
 }
@@ -514,7 +478,7 @@ fn create_table(conn: &Connection, mut path: TablePath, desc: &TableDescriptor, 
 
 /// A writer of the table as it is now (loaded again: a writer created after a schema change
 /// writes the new columns), with an error handler that counts.
-fn open_writer(state: &State, ws: &scenario::WriterSpec) -> fluss_writer::Result<WriterHandle> {
+fn open_writer(state: &State, ws: &PlanWriter) -> fluss_writer::Result<()> {
     let counter = state.counters[&ws.name].clone();
     let mut opts = WriterOptions::default().error_handler(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
@@ -522,103 +486,95 @@ fn open_writer(state: &State, ws: &scenario::WriterSpec) -> fluss_writer::Result
     if let Some(n) = ws.max_pending_callbacks {
         opts = opts.max_pending_callbacks(n);
     }
-    if let Some(n) = ws.sharded() {
+    if let Some(n) = ws.sharded {
         opts = opts.executor(CallbackExecutor::Sharded(n));
     }
     let table = state.conn.get_table(&state.table)?;
-    if ws.kind == "upsert" {
+    let handle = if ws.upsert {
         let up = table.new_upsert()?;
         let up = match &ws.partial_update {
             Some(cols) => up.partial_update_by_name(cols)?,
             None => up,
         };
-        up.create_writer(opts).map(WriterHandle::Upsert)
+        up.create_writer(opts).map(WriterHandle::Upsert)?
     } else {
-        table.new_append()?.create_writer(opts).map(WriterHandle::Append)
-    }
+        table.new_append()?.create_writer(opts).map(WriterHandle::Append)?
+    };
+    state.writers.lock().unwrap().insert(ws.name.clone(), Arc::new(handle));
+    Ok(())
 }
 
-fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut Trace) {
-    let mut events = Vec::new();
-    let fail =
-        |events: &mut Vec<Entry>, message: String| events.push(Entry { seq: events.len() as u64, ev: Event::RunnerError { message } });
-    let setup = || -> R<(Connection, Arc<State>)> {
-        let mut config = Config::default();
-        config.set("bootstrap.servers", cluster.unwrap_or("embedded")).map_err(|e| e.to_string())?;
-        for (k, v) in &sc.config {
-            config.set(k, v).map_err(|e| format!("config: {e}"))?;
+fn setup(plan: &Plan, cluster: Option<&str>, file: &Path) -> R<Arc<State>> {
+    let mut config = Config::default();
+    config.set("bootstrap.servers", cluster.unwrap_or("embedded")).map_err(|e| e.to_string())?;
+    for (k, v) in &plan.config {
+        config.set(k, v).map_err(|e| format!("config: {e}"))?;
+    }
+    config.validate().map_err(|e| format!("config: {e}"))?;
+    let conn = Connection::connect(config).map_err(|e| e.to_string())?;
+    let path = match cluster {
+        None => TablePath::new("fluss", "golden").unwrap(),
+        Some(_) => {
+            let db = format!("golden_{}", std::process::id());
+            conn.admin().create_database(&db, true).map_err(|e| format!("create database: {e}"))?;
+            let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+            TablePath::new(db, format!("t{}_{}", stem.split('_').next().unwrap_or("x"), nanos % 1_000_000_000)).unwrap()
         }
-        config.validate().map_err(|e| format!("config: {e}"))?;
-        let conn = Connection::connect(config).map_err(|e| e.to_string())?;
-        let path = match cluster {
-            None => TablePath::new("fluss", "golden").unwrap(),
-            Some(_) => {
-                let db = format!("golden_{}", std::process::id());
-                conn.admin().create_database(&db, true).map_err(|e| format!("create database: {e}"))?;
-                let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-                TablePath::new(db, format!("t{}_{}", stem.split('_').next().unwrap_or("x"), nanos % 1_000_000_000)).unwrap()
-            }
-        };
-        let desc = sc.table.descriptor()?;
-        let path = create_table(&conn, path, &desc, cluster.is_some())?;
-        for p in &sc.table.partitions {
-            let spec = sc.table.partition_spec(p)?;
-            conn.admin().create_partition(&path, &spec, false).map_err(|e| format!("create partition {p}: {e}"))?;
-        }
-        let state = Arc::new(State {
-            sc: sc.clone(),
-            events: Mutex::new(Vec::new()),
-            writers: Mutex::new(HashMap::new()),
-            ops: Mutex::new(HashMap::new()),
-            gates: Mutex::new(HashMap::new()),
-            table: path,
-            engine: conn.embedded().cloned(),
-            conn: conn.clone(),
-            admin: conn.admin(),
-            counters: sc.writers.iter().map(|w| (w.name.clone(), Arc::new(AtomicU64::new(0)))).collect(),
-        });
-        if !sc.faults.is_empty() {
-            state.inject(&sc.faults)?;
-        }
-        Ok((conn, state))
     };
-    let (conn, state) = match setup() {
-        Ok(x) => x,
-        Err(e) => {
-            fail(&mut events, e);
-            trace.events = events;
+    let t = &plan.table;
+    let schema = Schema::new(t.columns.iter().map(core_column).collect(), t.primary_key.clone()).map_err(|e| e.to_string())?;
+    let mut desc = TableDescriptor::new(schema).with_bucket_count(t.bucket_count);
+    if !t.bucket_key.is_empty() {
+        desc = desc.with_bucket_key(t.bucket_key.clone());
+    }
+    if !t.partition_keys.is_empty() {
+        desc = desc.with_partition_keys(t.partition_keys.clone());
+    }
+    let path = create_table(&conn, path, &desc, cluster.is_some())?;
+    for p in &plan.partitions {
+        conn.admin().create_partition(&path, &spec(p), false).map_err(|e| format!("create partition {p:?}: {e}"))?;
+    }
+    let state = Arc::new(State {
+        plan: plan.clone(),
+        events: Mutex::new(Vec::new()),
+        writers: Mutex::new(HashMap::new()),
+        ops: Mutex::new(HashMap::new()),
+        gates: Mutex::new(HashMap::new()),
+        table: path,
+        engine: conn.embedded().cloned(),
+        conn: conn.clone(),
+        admin: conn.admin(),
+        counters: plan.writers.iter().map(|w| (w.name.clone(), Arc::new(AtomicU64::new(0)))).collect(),
+    });
+    state.inject(&plan.faults)?;
+    for ws in plan.writers.iter().filter(|w| !w.deferred) {
+        open_writer(&state, ws).map_err(|e| format!("writer {}: {e}", ws.name))?;
+    }
+    Ok(state)
+}
+
+fn run_scenario(plan: &Plan, cluster: Option<&str>, file: &Path, trace: &mut Trace) {
+    let state = match setup(plan, cluster, file) {
+        Ok(s) => s,
+        Err(message) => {
+            trace.events = vec![Entry { seq: 0, ev: Event::RunnerError { message } }];
             return;
         }
     };
-    let mut ok = true;
-    for ws in sc.writers.iter().filter(|w| !w.deferred) {
-        match open_writer(&state, ws) {
-            Ok(h) => {
-                state.writers.lock().unwrap().insert(ws.name.clone(), Arc::new(h));
-            }
-            Err(e) => {
-                state.ev(Event::RunnerError { message: format!("writer {}: {e}", ws.name) });
-                ok = false;
-            }
-        }
-    }
     state.ev(Event::Thread { thread: thread(), name: "main".into() });
-    for (i, s) in sc.steps.iter().enumerate().filter(|_| ok) {
-        if let Err(e) = run_step(&state, s, &scenario::step_path("", None, i)) {
-            state.ev(Event::RunnerError { message: e });
-            break;
-        }
+    if let Err(e) = plan.steps.iter().try_for_each(|s| run_step(&state, s)) {
+        state.ev(Event::RunnerError { message: e });
     }
     // Settle: wait for every accepted callback to return and every result to be done.
-    let deadline = Instant::now() + Duration::from_millis(sc.settle_ms());
+    let deadline = Instant::now() + Duration::from_millis(plan.settle_ms);
     let pending = || {
         state.ops.lock().unwrap().values().any(|r| {
             r.accepted
-                && match r.notify {
-                    Notify::Callback => !r.returned,
-                    Notify::Result => !r.result.as_ref().is_some_and(WriteResult::is_done),
-                    Notify::Detached => false,
+                && match r.notify.as_str() {
+                    "callback" => !r.returned,
+                    "result" => !r.result.as_ref().is_some_and(WriteResult::is_done),
+                    _ => false,
                 }
         })
     };
@@ -649,54 +605,27 @@ fn run_scenario(sc: &Scenario, cluster: Option<&str>, file: &Path, trace: &mut T
         let _ = w.end(true, Some(Duration::from_secs(10)));
     }
     drop(writers);
-    let _ = conn.close(Some(Duration::from_secs(10)));
+    let _ = state.conn.close(Some(Duration::from_secs(10)));
     state.ev(Event::Teardown {});
     trace.events = std::mem::take(&mut *state.events.lock().unwrap());
 }
 
-fn json_row(row: &[Value]) -> Vec<Json> {
-    row.iter()
-        .map(|v| match v {
-            Value::Int(x) => Json::from(*x),
-            Value::BigInt(x) => Json::from(*x),
-            Value::Double(x) => Json::from(*x),
-            Value::Boolean(x) => Json::from(*x),
-            Value::String(s) => Json::from(s.as_str()),
-            Value::Null => Json::Null,
-            other => Json::from(format!("{other:?}")),
-        })
-        .collect()
-}
-
+/// The plan's read-back, with the table loaded now (after a schema change it reads every column).
 fn read_back(state: &State) -> R<ReadBack> {
-    let t = &state.sc.final_table();
-    // Loaded now: after a schema change it reads every column.
     let handle = state.conn.get_table(&state.table).map_err(|e| format!("read-back: {e}"))?;
-    if t.kind == TableKind::Log && !t.partition_keys.is_empty() {
-        let mut partitions = std::collections::BTreeMap::new();
-        for p in state.sc.expect.read_back.partitions.iter().flat_map(|m| m.keys()) {
-            let mut buckets = std::collections::BTreeMap::new();
-            for b in 0..t.bucket_count {
-                let rows = handle.scan_partition(p, b, 0).map_err(|e| format!("read-back partition {p} bucket {b}: {e}"))?;
-                buckets.insert(b.to_string(), rows.iter().map(|r| json_row(&r.row)).collect());
-            }
-            partitions.insert(p.clone(), buckets);
-        }
-        return Ok(ReadBack { buckets: None, partitions: Some(partitions), lookups: None });
+    let json_row = |r: &[Value]| r.iter().map(plan::json_value).collect::<Vec<Json>>();
+    let mut rb = ReadBack::default();
+    for s in &state.plan.read_back.scans {
+        let rows = match &s.partition {
+            Some(p) => handle.scan_partition(p, s.bucket, 0),
+            None => handle.scan(s.bucket, 0),
+        };
+        let rows = rows.map_err(|e| format!("read-back {:?} bucket {}: {e}", s.partition, s.bucket))?;
+        rb.scans.push(Scan { partition: s.partition.clone(), bucket: s.bucket, rows: rows.iter().map(|r| json_row(&r.row)).collect() });
     }
-    if t.kind == TableKind::Log {
-        let mut buckets = std::collections::BTreeMap::new();
-        for b in 0..t.bucket_count {
-            let rows = handle.scan(b, 0).map_err(|e| format!("read-back bucket {b}: {e}"))?;
-            buckets.insert(b.to_string(), rows.iter().map(|r| json_row(&r.row)).collect());
-        }
-        return Ok(ReadBack { buckets: Some(buckets), partitions: None, lookups: None });
+    for (key, values) in state.plan.read_back.lookups.iter().zip(&state.plan.read_back.lookup_values) {
+        let row = handle.lookup(values).map_err(|e| format!("lookup {key:?}: {e}"))?;
+        rb.lookups.push(Lookup { key: key.clone(), row: row.map(|r| json_row(&r)) });
     }
-    let mut lookups = Vec::new();
-    for l in state.sc.expect.read_back.lookups.iter().flatten() {
-        let key = t.key(&l.key, "lookup")?;
-        let row = handle.lookup(&key).map_err(|e| format!("lookup {:?}: {e}", l.key))?;
-        lookups.push(Lookup { key: l.key.clone(), row: row.map(|r| json_row(&r)) });
-    }
-    Ok(ReadBack { buckets: None, partitions: None, lookups: Some(lookups) })
+    Ok(rb)
 }

@@ -1,5 +1,8 @@
 //! `golden-check <scenario.json> <trace.json>`: judge a runner's trace. Exit 0 = pass; 1 = failed
 //! checks (each listed on stderr); 2 = usage or unreadable input.
+//! `golden-check --plan <scenario.json>`: print the scenario's plan (what a runner executes) as
+//! JSON; exit 2 if the file does not validate (the runner then records an empty trace, and the
+//! check names what is wrong).
 
 use std::process::ExitCode;
 
@@ -10,8 +13,23 @@ fn read(path: &str) -> Result<serde_json::Value, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, scenario] = args.as_slice() {
+        if flag == "--plan" {
+            let plan = read(scenario).and_then(|doc| fluss_writer_golden::plan::load(&doc).map_err(|e| e.join("; ")));
+            return match plan.and_then(|p| serde_json::to_string(&p).map_err(|e| e.to_string())) {
+                Ok(p) => {
+                    println!("{p}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("golden-check: {scenario}: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+    }
     let [scenario, trace] = args.as_slice() else {
-        eprintln!("usage: golden-check <scenario.json> <trace.json>");
+        eprintln!("usage: golden-check <scenario.json> <trace.json> | golden-check --plan <scenario.json>");
         return ExitCode::from(2);
     };
     let inputs = read(scenario).and_then(|s| {
