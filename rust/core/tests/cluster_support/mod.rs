@@ -81,29 +81,7 @@ pub fn try_connect(bootstrap: &str, extra: &[(&str, &str)]) -> fluss_writer::Res
 /// never processes a new table, more often just after it restarted) is abandoned and another one
 /// created, up to three times.
 pub fn create_fresh_table(conn: &Connection, prefix: &str, descriptor: &fluss_writer::TableDescriptor) -> TablePath {
-    let db = database(conn);
-    let mut failures = Vec::new();
-    for _ in 0..3 {
-        let path = TablePath::new(db, unique(prefix)).unwrap();
-        match conn.admin().create_table(&path, descriptor, false) {
-            Ok(()) => {
-                let info = table_info(conn, &path);
-                match leaders_within(conn, &info, Duration::from_secs(20)) {
-                    Ok(_) => return path,
-                    Err(e) => {
-                        eprintln!("{path}: {e}; creating another table");
-                        failures.push(format!("{path}: {e}"));
-                    }
-                }
-            }
-            Err(e) if e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => {
-                eprintln!("{path}: {e}; creating another table");
-                failures.push(format!("{path}: {e}"));
-            }
-            Err(e) => panic!("create table {path}: {e}"),
-        }
-    }
-    panic!("create table failed three times: {}", failures.join("; "))
+    create_retrying(conn, database(conn), prefix, descriptor, true)
 }
 
 /// An embedded connection with a 5 ms batch timeout: the other backend of the tests that run on
@@ -125,17 +103,25 @@ pub fn create(conn: &Connection, prefix: &str, d: &fluss_writer::TableDescriptor
 
 /// [`create`] in database `db` (which must exist).
 pub fn create_in(conn: &Connection, db: &str, prefix: &str, d: &fluss_writer::TableDescriptor) -> TablePath {
+    create_retrying(conn, db, prefix, d, false)
+}
+
+/// Create `unique(prefix)` in `db`, abandoning a table the coordinator missed (and, with
+/// `leaders`, one whose buckets have no leader in Metadata within 20 s) for another, up to three
+/// times.
+fn create_retrying(conn: &Connection, db: &str, prefix: &str, d: &fluss_writer::TableDescriptor, leaders: bool) -> TablePath {
     let mut failures = Vec::new();
     for _ in 0..3 {
         let path = TablePath::new(db, unique(prefix)).unwrap();
-        match conn.admin().create_table(&path, d, false) {
-            Ok(()) => return path,
-            Err(e) if e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => {
-                eprintln!("{path}: {e}; creating another table");
-                failures.push(format!("{path}: {e}"));
-            }
+        let missed = match conn.admin().create_table(&path, d, false) {
+            Ok(()) if leaders => leaders_within(conn, &table_info(conn, &path), Duration::from_secs(20)).err(),
+            Ok(()) => None,
+            Err(e) if e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => Some(e.to_string()),
             Err(e) => panic!("create table {path}: {e}"),
-        }
+        };
+        let Some(e) = missed else { return path };
+        eprintln!("{path}: {e}; creating another table");
+        failures.push(format!("{path}: {e}"));
     }
     panic!("create table failed three times: {}", failures.join("; "))
 }
