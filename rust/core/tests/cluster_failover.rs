@@ -459,6 +459,9 @@ struct AcksRun {
     stored_twice: usize,
     by_code: std::collections::BTreeMap<i32, usize>,
     failover: Duration,
+    /// A follower took the bucket over. False: the followers were out of the ISR at the kill, no
+    /// one was elected and the killed leader had to come back.
+    elected: bool,
 }
 
 /// Write at full speed with `acks`, SIGKILL the leader of bucket 0, bring it back, and read the
@@ -470,37 +473,44 @@ fn sigkill_run(cluster: &Cluster, acks: &str) -> AcksRun {
         &[("client.writer.acks", acks), ("client.writer.enable-idempotence", "false")]
     };
     let (conn, path, info, writer) = replicated_table(cluster, &format!("acks_{acks}"), extra);
+    let created = Instant::now();
     let load = Load::start(writer.clone(), 100, Duration::from_millis(2));
     assert!(warm_up(&load, 10_000) > 0, "acks={acks}: records were acknowledged before the crash");
+    // The followers of a new table join the ISR once they have caught up, seconds after it was
+    // created: give them 10 s, as a production table would have had.
+    std::thread::sleep(Duration::from_secs(10).saturating_sub(created.elapsed()));
     let bucket = 0;
     let leader = leaders(&conn, &info)[bucket];
     cluster.script(&["kill-tablet", &leader.to_string(), "KILL"]);
     let killed_at = Instant::now();
-    let (new_leader, failover) = match await_new_leader(&conn, &info, bucket, leader, killed_at, Duration::from_secs(30)) {
+    let ((new_leader, failover), elected) = match await_new_leader(&conn, &info, bucket, leader, killed_at, Duration::from_secs(30)) {
         Some(elected) => {
             std::thread::sleep(Duration::from_millis(1000));
             cluster.script(&["start-tablet", &leader.to_string()]);
-            elected
+            (elected, true)
         }
         None => {
             // On a loaded machine the followers can fall out of the ISR before the kill: then
             // Fluss elects no one (no unclean election) and the bucket waits for its leader to
-            // come back, as a server does. Writing must still end with every record accounted.
+            // come back, as a server does. Writing must still end with every record accounted
+            // for (each callback once), but `acks = all` waited for the leader alone, and the
+            // restarted leader can come back without records it acknowledged (Fluss 0.9.1:
+            // docs/architecture.md, "Known server issues"): losses are counted, not asserted.
             eprintln!("acks={acks}: no in-sync follower of bucket {bucket} was elected within 30 s; restarting tablet server {leader}");
             cluster.script(&["start-tablet", &leader.to_string()]);
-            (leaders(&conn, &info)[bucket], killed_at.elapsed())
+            ((leaders(&conn, &info)[bucket], killed_at.elapsed()), false)
         }
     };
     // Let it catch up as a follower (the high watermark covers what the new leader has).
     std::thread::sleep(Duration::from_millis(3000));
     let (written, outcomes) = load.stop();
     writer.flush(Some(Duration::from_secs(60))).expect("every operation completes within the delivery timeout");
-    let run = if acks == "all" {
+    let run = if acks == "all" && elected {
         let v = verify_exactly_once(&conn, &info, written, &outcomes, FAULT_CODES);
-        AcksRun { written, acked: v.acked, lost: 0, stored_twice: 0, by_code: v.by_code, failover }
+        AcksRun { written, acked: v.acked, lost: 0, stored_twice: 0, by_code: v.by_code, failover, elected }
     } else {
         let t = count_stored(&conn, &info, written, &outcomes);
-        AcksRun { written, acked: t.acked, lost: t.lost_acked, stored_twice: t.stored_twice, by_code: t.by_code, failover }
+        AcksRun { written, acked: t.acked, lost: t.lost_acked, stored_twice: t.stored_twice, by_code: t.by_code, failover, elected }
     };
     eprintln!(
         "acks={acks}: SIGKILL of tablet server {leader} (leader of bucket {bucket}), new leader {new_leader} after {:.1} s; \
@@ -522,9 +532,18 @@ fn sigkill_run(cluster: &Cluster, acks: &str) -> AcksRun {
 fn acks_1_loses_acknowledged_records_acks_all_none() {
     let Some(cluster) = replicated("cluster_failover") else { return };
     let _exclusive = exclusive(&cluster);
-    bounded("acks_1_vs_all", Duration::from_secs(200), move || {
+    bounded("acks_1_vs_all", Duration::from_secs(320), move || {
         let one = sigkill_run(&cluster, "1");
-        let all = sigkill_run(&cluster, "all");
+        let mut all = sigkill_run(&cluster, "all");
+        if !all.elected {
+            // That run waited for the leader alone: it cannot show what acks = all keeps.
+            eprintln!(
+                "acks=all: the ISR was the leader alone ({} of {} acknowledged records lost by the server); again",
+                all.lost, all.acked
+            );
+            all = sigkill_run(&cluster, "all");
+            assert!(all.elected, "acks=all: in two runs no in-sync follower took over the killed leader's bucket");
+        }
         eprintln!(
             "acks=1 vs acks=all under a leader SIGKILL: acks=1 lost {} of {} acknowledged records ({} stored twice, failover \
              {:.1} s); acks=all lost {} of {} (failover {:.1} s)",
