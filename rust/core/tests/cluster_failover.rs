@@ -224,6 +224,10 @@ fn sigkill_of_the_leader_three_times_loses_and_duplicates_nothing() {
             std::thread::sleep(Duration::from_millis(100));
         }
         let acked_before = load.acked();
+        // The followers of a new table join the ISR once they have caught up, seconds after it
+        // was created: give them 10 s before the first crash (a leader alone in the ISR loses
+        // what it acknowledged when it comes back: docs/architecture.md, "Known server issues").
+        std::thread::sleep(Duration::from_secs(10).saturating_sub(t_write.elapsed()));
         let mut kills = Vec::new();
         for round in 0..3 {
             let bucket = round % 3;
