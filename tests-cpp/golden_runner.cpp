@@ -430,8 +430,10 @@ void Call(const std::shared_ptr<Run>& run, const Json& step) {
     std::vector<fw::TableChange> changes;
     for (const Json& c : step["columns"]) changes.push_back(fw::TableChange::AddColumn(ColumnOf(c)));
     res = run->admin.AlterTable(run->path, changes);
-  } else {
+  } else if (op == "create_writer") {
     res = OpenWriter(*run, step["writer_spec"]);
+  } else {
+    throw RunnerError(path + ": op \"" + op + "\" is not known to this runner");
   }
   double elapsed = Ms(Clock::now() - t0);
   Json done = Json::array();
