@@ -42,6 +42,19 @@ extern char** environ;
 
 namespace {
 
+// Drop a test's table, retrying while the coordinator cannot be reached (scripts/fluss-cluster.sh
+// heal-watch may be restarting it: docs/architecture.md, "Known server issues"); dropping with
+// ignore_if_not_exists is safe to repeat.
+fw::Result DropTableWhenReachable(fw::Admin& admin, const fw::TablePath& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  fw::Result r = admin.DropTable(path, true);
+  while (!r.Ok() && r.IsRetriable() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    r = admin.DropTable(path, true);
+  }
+  return r;
+}
+
 using Clock = std::chrono::steady_clock;
 constexpr auto kTestBound = 85s;  // under ctest's TIMEOUT, and under 90 s as required
 constexpr const char* kDatabase = "cpp_failover";
@@ -465,7 +478,7 @@ TEST(Failover, SigkillOfABusyLeaderLosesAndDuplicatesNothing) {
             << Seconds(Clock::now() - t_start) << " s\n";
 
   ASSERT_OK(writer.Close(10s));
-  ASSERT_OK(admin.DropTable(path, true));
+  ASSERT_OK(DropTableWhenReachable(admin, path));
   ASSERT_OK(conn.Close(10s));
 }
 

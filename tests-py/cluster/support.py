@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 from typing import Callable, List
 
@@ -45,3 +46,18 @@ def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: f
         failures.append(f"{path}: buckets without a leader after {CREATE_WAIT_S:.0f} s")
         warnings.warn(f"Fluss server: {failures[-1]}; retrying with a new table", stacklevel=2)
     raise RuntimeError("create table failed: " + "; ".join(failures))
+
+
+def drop_table_when_reachable(conn: fw.Connection, path: str, limit_s: float = 30.0) -> None:
+    """Drop a test's table, retrying while the coordinator cannot be reached (``scripts/
+    fluss-cluster.sh heal-watch`` may be restarting it); dropping with ``ignore_if_not_exists`` is
+    safe to repeat."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        try:
+            conn.admin().drop_table(path, ignore_if_not_exists=True)
+            return
+        except fw.FlussWriterError as e:
+            if not e.retriable or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)

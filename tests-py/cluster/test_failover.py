@@ -29,7 +29,7 @@ from typing import Dict, List, Optional, Tuple
 import fluss_writer as fw
 import pytest
 
-from .support import create_table
+from .support import create_table, drop_table_when_reachable
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "fluss-cluster.sh"
 
@@ -224,4 +224,4 @@ def test_sigkill_of_the_leader_loses_and_duplicates_nothing(replicated: Tuple[st
         assert len(acked_ids) > written * 9 // 10, f"most records were acknowledged: {dict(by_code)}"
         assert acked_after > 0, "writing went on after the failover"
         writer.close()
-        conn.admin().drop_table(path, ignore_if_not_exists=True)
+        drop_table_when_reachable(conn, path)

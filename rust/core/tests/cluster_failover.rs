@@ -285,7 +285,7 @@ fn sigkill_of_the_leader_three_times_loses_and_duplicates_nothing() {
         assert!(acked_before > 0, "records were acknowledged before the first crash");
         assert!(v.acked as i64 > written * 9 / 10, "most records were acknowledged: {:?}", v.by_code);
         writer.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }
@@ -357,7 +357,7 @@ fn graceful_leader_move_reaches_no_callback_as_an_error() {
         assert!(acked_before > 0, "records were acknowledged before the stop");
         assert!(acked_until_back > 0, "writing went on around the leader move");
         writer.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }
@@ -449,8 +449,8 @@ fn coordinator_restart_while_writing_keeps_the_leaders_writing() {
         assert_eq!(v2.by_code.keys().copied().collect::<Vec<_>>(), vec![0], "the new table: {:?}", v2.by_code);
         writer2.close(None).unwrap();
         writer.close(None).unwrap();
-        conn.admin().drop_table(&path2, true).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path2);
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }
@@ -527,7 +527,7 @@ fn sigkill_run(cluster: &Cluster, acks: &str) -> AcksRun {
         run.by_code
     );
     writer.close(None).unwrap();
-    conn.admin().drop_table(&path, true).unwrap();
+    drop_table_when_reachable(&conn, &path);
     conn.close(None).unwrap();
     run
 }
@@ -786,8 +786,8 @@ fn soak_random_faults_two_writers() {
 
         log_writer.close(None).unwrap();
         pk_writer.close(None).unwrap();
-        conn.admin().drop_table(&log_path, true).unwrap();
-        conn.admin().drop_table(&pk_path, true).unwrap();
+        drop_table_when_reachable(&conn, &log_path);
+        drop_table_when_reachable(&conn, &pk_path);
         conn.close(None).unwrap();
         drop((log_writer, pk_writer, conn, proxies));
         // Threads and descriptors of the connection and the proxies wind down.

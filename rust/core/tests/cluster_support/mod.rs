@@ -126,6 +126,19 @@ fn create_retrying(conn: &Connection, db: &str, prefix: &str, d: &fluss_writer::
     panic!("create table failed three times: {}", failures.join("; "))
 }
 
+/// Drop a test's table, retrying while the coordinator cannot be reached (`scripts/fluss-cluster.sh
+/// heal-watch` may be restarting it); dropping with `ignore_if_not_exists` is safe to repeat.
+pub fn drop_table_when_reachable(conn: &Connection, path: &TablePath) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match conn.admin().drop_table(path, true) {
+            Ok(()) => return,
+            Err(e) if e.is_retriable() && Instant::now() < deadline => std::thread::sleep(Duration::from_millis(500)),
+            Err(e) => panic!("drop table {path}: {e}"),
+        }
+    }
+}
+
 /// Completions collected by callbacks.
 #[derive(Clone, Default)]
 pub struct Seen(pub std::sync::Arc<Mutex<Vec<fluss_writer::WriteCompletion>>>);
