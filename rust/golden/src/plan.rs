@@ -51,6 +51,15 @@ pub struct Col {
     pub nullable: bool,
 }
 
+impl Col {
+    /// The column as the core's (the model's type mapping: the Rust runner creates its table,
+    /// added columns and Arrow batches with it).
+    pub fn core(&self) -> fluss_writer::Column {
+        let c = scenario::Column { name: self.name.clone(), ty: self.ty.clone(), nullable: Some(self.nullable) };
+        scenario::Table::core_column(&c)
+    }
+}
+
 #[derive(Serialize, Debug, Clone)]
 pub struct PlanWriter {
     pub name: String,

@@ -19,7 +19,7 @@ use fluss_writer::embedded::{EmbeddedEngine, Fault as EngineFault};
 use fluss_writer::partition::PartitionSpec;
 use fluss_writer::wire::arrow_schema;
 use fluss_writer::{
-    Admin, AppendWriter, CallbackExecutor, Column, Config, Connection, DataType, Error, Schema, TableChange, TableDescriptor, TablePath,
+    Admin, AppendWriter, CallbackExecutor, Config, Connection, DataType, Error, Schema, TableChange, TableDescriptor, TablePath,
     UpsertWriter, Value, WriteCompletion, WriteResult, WriterOptions,
 };
 use fluss_writer_golden::plan::{self, Callback, Col, Plan, PlanFault, PlanStep, PlanWriter};
@@ -176,22 +176,6 @@ fn completion(c: &WriteCompletion) -> Completion {
     }
 }
 
-fn core_column(c: &Col) -> Column {
-    let ty = match c.ty.as_str() {
-        "INT" => DataType::Int,
-        "BIGINT" => DataType::BigInt,
-        "DOUBLE" => DataType::Double,
-        "BOOLEAN" => DataType::Boolean,
-        _ => DataType::String,
-    };
-    let col = Column::new(c.name.clone(), ty);
-    if c.nullable {
-        col
-    } else {
-        col.not_null()
-    }
-}
-
 fn spec(s: &std::collections::BTreeMap<String, String>) -> PartitionSpec {
     PartitionSpec::new(s.clone())
 }
@@ -294,7 +278,7 @@ fn make_callback(state: &Arc<State>, id: &str, spec: Callback) -> (impl FnOnce(&
 }
 
 fn to_arrow(columns: &[Col], rows: &[Vec<Value>]) -> R<RecordBatch> {
-    let schema = Schema::new(columns.iter().map(core_column).collect(), vec![]).map_err(|e| e.to_string())?;
+    let schema = Schema::new(columns.iter().map(Col::core).collect(), vec![]).map_err(|e| e.to_string())?;
     let cols: Vec<ArrayRef> = schema
         .columns()
         .iter()
@@ -384,7 +368,7 @@ fn call(state: &Arc<State>, c: &PlanStep) -> R<()> {
         ("create_partition", ..) => state.admin.create_partition(&state.table, &spec(&c.spec), false),
         ("drop_partition", ..) => state.admin.drop_partition(&state.table, &spec(&c.spec), false),
         ("alter_table", ..) => {
-            let changes: Vec<TableChange> = c.columns.iter().map(|c| TableChange::AddColumn(core_column(c))).collect();
+            let changes: Vec<TableChange> = c.columns.iter().map(|c| TableChange::AddColumn(c.core())).collect();
             state.admin.alter_table(&state.table, &changes, false)
         }
         ("create_writer", ..) => open_writer(state, c.writer_spec.as_ref().ok_or("create_writer without a writer")?),
@@ -523,7 +507,7 @@ fn setup(plan: &Plan, cluster: Option<&str>, file: &Path) -> R<Arc<State>> {
         }
     };
     let t = &plan.table;
-    let schema = Schema::new(t.columns.iter().map(core_column).collect(), t.primary_key.clone()).map_err(|e| e.to_string())?;
+    let schema = Schema::new(t.columns.iter().map(Col::core).collect(), t.primary_key.clone()).map_err(|e| e.to_string())?;
     let mut desc = TableDescriptor::new(schema).with_bucket_count(t.bucket_count);
     if !t.bucket_key.is_empty() {
         desc = desc.with_bucket_key(t.bucket_key.clone());
