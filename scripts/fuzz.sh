@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (cargo-fuzz, libFuzzer, AddressSanitizer) of every decoder of bytes
 # fluss-writer does not control: fuzz/fuzz_targets/*. Each target starts from the committed seeds
-# (fuzz/seeds/<target>) and runs for FUZZ_SECONDS (default 20 s); any crash, panic, leak or
-# timeout fails the script and leaves the input in fuzz/artifacts/<target>/.
+# (fuzz/seeds/<target>) and runs for FUZZ_SECONDS (default 60 s); any crash, panic, leak or
+# timeout fails the script and leaves the input in fuzz/artifacts/<target>/. Commit such an input
+# as fuzz/seeds/<target>/regression-<what> once the core refuses it: `make test` replays every
+# committed seed and 2,000 deterministic mutations of each through the same target functions on
+# the stable toolchain (rust/core/tests/fuzz_replay.rs); this script is the coverage-guided search
+# with its nightly, instrumented build, `make fuzz`.
 #
 # Usage: scripts/fuzz.sh [target...]      (default: every target)
 # Needs a nightly toolchain (rustup) and cargo-fuzz (installed from crates.io when missing).
@@ -11,8 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 export PATH="$HOME/.cargo/bin:$PATH"
-SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}"
-TARGET_DIR="${FUZZ_TARGET_DIR:-$REPO/fuzz/target}"
+SECONDS_PER_TARGET="${FUZZ_SECONDS:-60}"
+TARGET_DIR="${FUZZ_TARGET_DIR:-$("$REPO/scripts/cargo-target-dir.sh")/fuzz}"
 
 if ! rustup run nightly rustc --version >/dev/null 2>&1; then
   rustup toolchain install nightly --profile minimal >/dev/null 2>&1 || true
