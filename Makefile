@@ -1,16 +1,35 @@
 # The README's commands. `make demo` runs the main job, `make test` runs every test suite,
 # `make dist` builds the release artifacts into dist/ (wheel, sdist, C++ packages) and checks them.
-.PHONY: demo test dist bench cluster-start cluster-stop
+# `make check` is the inner loop (about 5 minutes warm); `make test-rust`, `make test-py` and
+# `make test-cpp` run one language's part of `make test` (with the clusters it needs).
+.PHONY: demo test check test-rust test-py test-cpp fuzz dist bench cluster-start cluster-stop clean-cache
 
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
-export CARGO_TARGET_DIR ?= $(CURDIR)/target
+# One cargo target directory outside the clone, shared by every clone on the machine
+# (scripts/cargo-target-dir.sh); CARGO_TARGET_DIR overrides it.
+export CARGO_TARGET_DIR := $(shell $(CURDIR)/scripts/cargo-target-dir.sh)
 
 demo:
 	$(CARGO) run --release -p fluss-writer --example demo
 
 test:
 	scripts/test-all.sh
+
+check:
+	scripts/check.sh
+
+test-rust:
+	TEST_PARTS="lint rust loom" scripts/test-all.sh
+
+test-py:
+	TEST_PARTS="py" scripts/test-all.sh
+
+test-cpp:
+	TEST_PARTS="cpp" scripts/test-all.sh
+
+fuzz:
+	scripts/fuzz.sh
 
 dist:
 	scripts/dist.sh
@@ -23,3 +42,7 @@ cluster-start:
 
 cluster-stop:
 	scripts/fluss-cluster.sh stop
+
+# Removes the shared build cache (never a CARGO_TARGET_DIR of your own).
+clean-cache:
+	d="$$(env -u CARGO_TARGET_DIR scripts/cargo-target-dir.sh)"; case "$$d" in */fluss-writer/target|$(CURDIR)/target) rm -rf "$$d";; esac

@@ -29,7 +29,7 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 export CARGO_TERM_PROGRESS_WHEN=never
 CARGO="${CARGO:-cargo}"
 RECORDS="${BENCH_RECORDS:-200000}"

@@ -30,7 +30,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 export PATH="$HOME/.cargo/bin:$PATH"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 DIST="${DIST_DIR:-$REPO/dist}"
 BUILD="${DIST_BUILD:-$REPO/build-dist}"
 JOBS="${JOBS:-2}"

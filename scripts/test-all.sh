@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # Runs every test suite: formatting and lints, the Rust workspace (unit, property, integration
-# and golden tests), the loom models of the dispatcher, the fuzz targets (a short fixed budget
-# each, scripts/fuzz.sh), the Python suite (against the shipped wheel, on the newest and the
-# oldest CPython) and the C++ suite (normal and sanitizer builds, and the shipped static and
-# shared packages). A real Fluss 0.9.1 cluster is started first when Java is
+# and golden tests, and the replay of the fuzz targets' committed inputs), the loom models of the
+# dispatcher, the Python suite (against the shipped wheel, on the newest and the oldest CPython)
+# and the C++ suite (normal and sanitizer builds, and the shipped static and shared packages).
+# TEST_PARTS (default: all of them) runs a subset, in this order: lint rust interop loom py cpp
+# alone (`make test-rust` = "lint rust loom", `make test-py` = "py", `make test-cpp` = "cpp").
+# Builds go to the shared cargo cache outside the clone (scripts/cargo-target-dir.sh). Each suite's
+# log and timings go to build-logs/; the end of the run prints the slowest 10 tests of each suite,
+# every retry a test reported, and every heal-watch restart (scripts/test-summary.py). A real Fluss 0.9.1 cluster is started first when Java is
 # available (always under CI=true, where failing to start it fails the run) and its address is
 # exported as FLUSS_BOOTSTRAP_SERVERS for the network tests of every language.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-# Each step says how long the run has taken so far (the cold-start budget is 45 minutes).
+TEST_PARTS="${TEST_PARTS:-lint rust interop loom py cpp alone}"
+part() { [[ " $TEST_PARTS " == *" $1 "* ]]; }
+LOGS="$REPO/build-logs"
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+export FLUSS_TEST_LOGS="$LOGS"
+
+# Each step says how long the run has taken so far (the cold-start budget is 30 minutes).
 # And how much disk and memory is left: a full disk or memory pressure stalls and then kills the
 # Fluss servers of every cluster at once, which the failing tests only show as timeouts.
 step() {
@@ -22,20 +33,22 @@ step() {
 # A one-shot build gains nothing from incremental compilation, which costs gigabytes of disk.
 if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi
 
-step "toolchain"
+step "toolchain (cargo target directory: $CARGO_TARGET_DIR; parts: $TEST_PARTS)"
 command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
 cargo --version
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
-step "one version (Cargo.toml) for the crates, the wheel and the C++ package"
-scripts/check-version.sh
+if part lint; then
+  step "one version (Cargo.toml) for the crates, the wheel and the C++ package"
+  scripts/check-version.sh
 
-step "rustfmt and clippy"
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
-# And the code behind the bindings' cargo features for our own tests and benchmarks (rust/py:
-# bench, test-hooks; rust/cxx: test-hooks), which the line above (release-like builds) skips.
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+  step "rustfmt and clippy"
+  cargo fmt --all -- --check
+  cargo clippy --workspace --all-targets -- -D warnings
+  # And the code behind the bindings' cargo features for our own tests and benchmarks (rust/py:
+  # bench, test-hooks; rust/cxx: test-hooks), which the line above (release-like builds) skips.
+  cargo clippy --workspace --all-targets --all-features -- -D warnings
+fi
 
 cluster_started=0
 sasl_started=0
@@ -73,13 +86,16 @@ cleanup() {
   local p
   for p in "${watch_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   report_heals
+  python3 scripts/test-summary.py "$LOGS" || true
   if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$replicated_started" = 1 ]; then env "${replicated_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$lake_started" = 1 ]; then env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
-if [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+need_clusters=0
+for p in rust interop py cpp alone; do part "$p" && need_clusters=1; done
+if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   if command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; then
     step "start a real Fluss 0.9.1 cluster"
     line=$(scripts/fluss-cluster.sh start | tail -n 1)
@@ -92,7 +108,7 @@ if [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   fi
 fi
 
-if [ -z "${FLUSS_SASL_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; }; then
+if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_SASL_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; }; then
   step "start a second Fluss 0.9.1 cluster with SASL/PLAIN and the authorizer"
   line=$(env "${sasl_env[@]}" scripts/fluss-cluster.sh start | tail -n 1)
   export "$line"
@@ -101,7 +117,7 @@ if [ -z "${FLUSS_SASL_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>
   echo "using $FLUSS_SASL_BOOTSTRAP_SERVERS"
 fi
 
-if [ -z "${FLUSS_REPLICATED_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; }; then
+if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_REPLICATED_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; }; then
   step "start a third Fluss 0.9.1 cluster: 3 tablet servers, replication factor 3"
   line=$(env "${replicated_env[@]}" FLUSS_OUT_VAR=FLUSS_REPLICATED_BOOTSTRAP_SERVERS \
     FLUSS_EXTRA_CONF=$'zookeeper.client.session-timeout: 6s\nlog.replica.max-lag-time: 5s' scripts/fluss-cluster.sh start | tail -n 1)
@@ -124,10 +140,14 @@ ensure_clusters() {
   fi
 }
 
-step "Rust workspace tests"
-cargo test --workspace
+if part rust; then
+  step "Rust workspace tests"
+  # Through scripts/test-runner.sh, which asks libtest for each test's time (build-logs/rust.log,
+  # read by the summary at the end).
+  CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" cargo test --workspace 2>&1 | tee "$LOGS/rust.log"
+fi
 
-if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   if [ -z "${FLUSS_LAKE_BOOTSTRAP_SERVERS:-}" ]; then
     step "start a fourth Fluss 0.9.1 cluster with a Paimon data lake (for the interoperability step)"
     line=$(env "${lake_env[@]}" FLUSS_OUT_VAR=FLUSS_LAKE_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
@@ -145,28 +165,29 @@ if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   fi
 fi
 
-step "loom models of the dispatcher"
-# Release mode and at most 2 preemptions keep the exhaustive search within about a minute on
-# 2 cores while still covering every interleaving with up to two forced context switches.
-RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR="$REPO/target/loom" \
-  cargo test -p fluss-writer-dispatch --release --test 'loom_*'
+if part loom; then
+  step "loom models of the dispatcher"
+  # Release mode and at most 2 preemptions keep the exhaustive search within about a minute on
+  # 2 cores while still covering every interleaving with up to two forced context switches.
+  RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR="$CARGO_TARGET_DIR/loom" \
+    cargo test -p fluss-writer-dispatch --release --test 'loom_*'
+fi
+# The coverage-guided fuzzing is `make fuzz`; the Rust tests above replay the committed fuzz
+# inputs and their mutations (rust/core/tests/fuzz_replay.rs).
 
-step "fuzz targets (cargo-fuzz: ${FUZZ_SECONDS:-20} s per target, seeds in fuzz/seeds)"
-scripts/fuzz.sh
-
-if [ -x tests-py/run.sh ]; then
+if part py; then
   step "Python suite"
   ensure_clusters
   tests-py/run.sh
 fi
 
-if [ -x tests-cpp/run.sh ]; then
+if part cpp; then
   step "C++ suite"
   ensure_clusters
   tests-cpp/run.sh
 fi
 
-if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+if part alone && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   # Last, alone: it restarts the shared cluster's tablet server, which every other client sees.
   step "resends under a tiny request timeout, deduplicated by the server (real cluster, alone)"
   ensure_clusters
@@ -181,4 +202,4 @@ if [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   cargo test -p fluss-writer --test cluster_restart -- --ignored --nocapture
 fi
 
-step "all suites passed"
+step "all suites passed ($TEST_PARTS)"

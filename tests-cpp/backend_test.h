@@ -69,6 +69,7 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
     fw::Result r = admin.CreateTable(p, d);
     // A Fluss 0.9.1 coordinator now and then never processes a new table: another name then.
     for (int attempt = 0; !r.Ok() && r.error_code == kLeaderNotAvailable && attempt < 2; ++attempt) {
+      NoteRetry(p.ToString() + ": " + r.ToString() + "; creating another table");
       p = fw::TablePath(database, Unique(prefix));
       r = admin.CreateTable(p, d);
     }

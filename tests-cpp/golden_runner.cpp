@@ -589,6 +589,13 @@ void Setup(Run& run, const std::string& bootstrap) {
   // never processes a new table) is abandoned for another one under a fresh name.
   for (int attempt = 1; run.cluster && !r.Ok() && r.error_code == 44 && attempt <= 2; ++attempt) {
     std::fprintf(stderr, "golden: %s: %s; creating another table\n", run.path.ToString().c_str(), r.ToString().c_str());
+    // A line of $FLUSS_TEST_LOGS/retries.log, which the summary of `make test` lists.
+    if (const char* dir = std::getenv("FLUSS_TEST_LOGS"); dir != nullptr && *dir != '\0') {
+      if (std::FILE* f = std::fopen((std::string(dir) + "/retries.log").c_str(), "a")) {
+        std::fprintf(f, "c++ golden: %s: %s; creating another table\n", run.path.ToString().c_str(), r.ToString().c_str());
+        std::fclose(f);
+      }
+    }
     run.path = fw::TablePath(run.path.database_name, run.path.table_name + "_r" + std::to_string(attempt));
     r = admin.CreateTable(run.path, desc, false);
   }

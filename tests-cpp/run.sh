@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests-cpp/run.sh: the C++ test command.
 #  1. configure + build (CMake, Ninja, Debug, with the test hooks: FLUSS_WRITER_TEST_HOOKS=ON; cargo
-#     with the shared CARGO_TARGET_DIR=$REPO/target) and run ctest;
+#     with the shared CARGO_TARGET_DIR of scripts/cargo-target-dir.sh) and run ctest;
 #  2. scripts/dist.sh cpp: the Release packages (static and shared, without the test hooks)
 #     installed and checked (no hook in them: scripts/check-no-test-hooks.sh, which must find the
 #     hooks of step 1's build), and cpp/examples built against each with find_package(FlussWriter)
@@ -13,8 +13,8 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-# One cargo target dir (the caller's CARGO_TARGET_DIR, else the repository's), passed to CMake.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+# One cargo target dir (the caller's CARGO_TARGET_DIR, else scripts/cargo-target-dir.sh's), passed to CMake.
+export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 JOBS="${JOBS:-2}"
 
 # ----- pyarrow (Arrow C++ headers and libarrow) -----
@@ -85,7 +85,10 @@ if scripts/check-no-test-hooks.sh build-cpp/cpp/libfluss_writer.a build-cpp/cpp/
   echo "run.sh: scripts/check-no-test-hooks.sh finds no hook in build-cpp, which has them" >&2
   exit 1
 fi
-(cd build-cpp && ctest --output-on-failure -j "$JOBS" --timeout 180)
+# With FLUSS_TEST_LOGS (scripts/test-all.sh), a JUnit report per build for the run's summary.
+junit() { [ -n "${FLUSS_TEST_LOGS:-}" ] && echo "--output-junit $FLUSS_TEST_LOGS/ctest-$1.xml"; true; }
+# shellcheck disable=SC2046
+(cd build-cpp && ctest --output-on-failure -j "$JOBS" --timeout 180 $(junit debug))
 
 # ----- 2. the installed packages, as shipped -----
 # scripts/dist.sh cpp: Release builds (no debug info), static and shared (-DFLUSS_WRITER_BUILD_SHARED=ON),
@@ -103,6 +106,7 @@ cmake --build build-asan -j "$JOBS"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$REPO/tests-cpp/asan.supp"
 export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-(cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300)
+# shellcheck disable=SC2046
+(cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300 $(junit asan))
 echo "== run.sh: all C++ checks passed${CLUSTER:+ (cluster tests against $CLUSTER)}${SASL_CLUSTER:+ (SASL tests against $SASL_CLUSTER)}${REPLICATED_ENV:+${REPLICATED:+ (failover test against $REPLICATED)}}"
 cluster_banner

@@ -334,6 +334,7 @@ TEST(Failover, SigkillOfABusyLeaderLosesAndDuplicatesNothing) {
   // A Fluss 0.9.1 coordinator now and then never gives a new table's buckets a leader
   // (LEADER_NOT_AVAILABLE): abandon it for another one.
   for (int attempt = 0; r.error_code == 44 && attempt < 2; ++attempt) {
+    NoteRetry(path.ToString() + ": " + r.ToString() + "; creating another table");
     path = fw::TablePath(kDatabase, Unique("failover"));
     r = admin.CreateTable(path, d);
   }

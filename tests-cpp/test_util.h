@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include <cstdio>
+#include <cstdlib>
 
 #include "fluss_writer.hpp"
 
@@ -25,6 +27,20 @@ using namespace std::chrono_literals;
   } while (0)
 
 inline int32_t Code(fw::ClientCode c) { return static_cast<int32_t>(c); }
+
+// Says that a test had to try again (a table the coordinator missed): on stderr, and as a line of
+// $FLUSS_TEST_LOGS/retries.log, which the summary of `make test` lists (scripts/test-summary.py).
+inline void NoteRetry(const std::string& what) {
+  std::fprintf(stderr, "%s\n", what.c_str());
+  const char* dir = std::getenv("FLUSS_TEST_LOGS");
+  if (dir == nullptr || *dir == '\0') return;
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string test = t ? std::string(t->test_suite_name()) + "." + t->name() : "?";
+  if (std::FILE* f = std::fopen((std::string(dir) + "/retries.log").c_str(), "a")) {
+    std::fprintf(f, "c++ %s: %s\n", test.c_str(), what.c_str());
+    std::fclose(f);
+  }
+}
 
 // Counts live instances: a capture whose destruction a test observes.
 struct Tracked {

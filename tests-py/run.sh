@@ -26,7 +26,7 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 DEPS=(pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy hypothesis prometheus_client)
 CI_MODE=0
 if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then CI_MODE=1; fi
@@ -113,7 +113,10 @@ for v in "${VERSIONS[@]}"; do
   echo "== pytest (Python $v)"
   t0=$SECONDS
   # The installed package, never the source tree (tests-py/test_version.py checks it).
-  FLUSS_WRITER_EXPECT_INSTALLED="$VERSION" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 tests-py "$@"
+  # With FLUSS_TEST_LOGS (scripts/test-all.sh), a JUnit report per interpreter for the run's summary.
+  junit=()
+  [ -n "${FLUSS_TEST_LOGS:-}" ] && junit=(--junitxml="$FLUSS_TEST_LOGS/pytest-py$v.xml")
+  FLUSS_WRITER_EXPECT_INSTALLED="$VERSION" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 "${junit[@]}" tests-py "$@"
   echo "== pytest (Python $v) took $((SECONDS - t0)) s"
 done
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import warnings
@@ -11,6 +12,17 @@ import fluss_writer as fw
 
 #: How long one table gets to have a leader for every bucket before the tests give up on it.
 CREATE_WAIT_S = 8.0
+
+
+def note_retry(what: str) -> None:
+    """Say that a test had to try again: a warning, and a line of ``$FLUSS_TEST_LOGS/retries.log``,
+    which the summary of ``make test`` lists (scripts/test-summary.py)."""
+    warnings.warn(what, stacklevel=3)
+    logs = os.environ.get("FLUSS_TEST_LOGS")
+    if logs:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+        with open(os.path.join(logs, "retries.log"), "a", encoding="utf-8") as f:
+            f.write(f"python {test}: {what}\n")
 
 
 def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: fw.TableDescriptor,
@@ -44,7 +56,7 @@ def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: f
                 raise err[0]
             return path
         failures.append(f"{path}: buckets without a leader after {CREATE_WAIT_S:.0f} s")
-        warnings.warn(f"Fluss server: {failures[-1]}; retrying with a new table", stacklevel=2)
+        note_retry(f"Fluss server: {failures[-1]}; retrying with a new table")
     raise RuntimeError("create table failed: " + "; ".join(failures))
 
 

@@ -321,7 +321,7 @@ fn graceful_leader_move_reaches_no_callback_as_an_error() {
                 break (leader, acked, stop_time, acked_during_stop, l, after);
             }
             attempts.push(format!("stopped tablet server {leader}: no in-sync follower took bucket {bucket} over in 30 s"));
-            eprintln!("{}; starting it again", attempts.last().unwrap());
+            note_retry(format_args!("{}; starting it again", attempts.last().unwrap()));
             cluster.script(&["start-tablet", &leader.to_string()]);
             assert!(attempts.len() < 2, "no leader move in two graceful stops: {attempts:?}");
             std::thread::sleep(Duration::from_millis(10_000));
@@ -500,7 +500,9 @@ fn sigkill_run(cluster: &Cluster, acks: &str) -> AcksRun {
             // for (each callback once), but `acks = all` waited for the leader alone, and the
             // restarted leader can come back without records it acknowledged (Fluss 0.9.1:
             // docs/architecture.md, "Known server issues"): losses are counted, not asserted.
-            eprintln!("acks={acks}: no in-sync follower of bucket {bucket} was elected within 30 s; restarting tablet server {leader}");
+            note_retry(format_args!(
+                "acks={acks}: no in-sync follower of bucket {bucket} was elected within 30 s; restarting tablet server {leader}"
+            ));
             cluster.script(&["start-tablet", &leader.to_string()]);
             ((leaders(&conn, &info)[bucket], killed_at.elapsed()), false)
         }

@@ -441,6 +441,18 @@ fn run_step(state: &Arc<State>, step: &PlanStep) -> R<()> {
     Ok(())
 }
 
+/// Says that a run had to try again: on stderr and in `$FLUSS_TEST_LOGS/retries.log`, which the
+/// summary of `make test` lists (scripts/test-summary.py).
+fn note_retry(what: impl std::fmt::Display) {
+    eprintln!("{what}");
+    if let Some(dir) = std::env::var_os("FLUSS_TEST_LOGS") {
+        use std::io::Write as _;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(std::path::Path::new(&dir).join("retries.log")) {
+            let _ = writeln!(f, "rust golden: {what}");
+        }
+    }
+}
+
 /// Create the scenario's table. On a cluster, a table whose buckets get no leader
 /// (`LEADER_NOT_AVAILABLE`: a Fluss 0.9.1 coordinator now and then never processes a new table)
 /// is abandoned and another one is created under a fresh name, up to three times.
@@ -450,7 +462,7 @@ fn create_table(conn: &Connection, mut path: TablePath, desc: &TableDescriptor, 
         match conn.admin().create_table(&path, desc, false) {
             Ok(()) => return Ok(path),
             Err(e) if cluster && e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => {
-                eprintln!("golden: {path}: {e}; creating another table");
+                note_retry(format_args!("golden: {path}: {e}; creating another table"));
                 failures.push(format!("{path}: {e}"));
                 path = TablePath::new(path.database.clone(), format!("{}_r{}", path.table, attempt + 1)).unwrap();
             }

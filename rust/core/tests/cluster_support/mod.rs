@@ -120,7 +120,7 @@ fn create_retrying(conn: &Connection, db: &str, prefix: &str, d: &fluss_writer::
             Err(e) => panic!("create table {path}: {e}"),
         };
         let Some(e) = missed else { return path };
-        eprintln!("{path}: {e}; creating another table");
+        note_retry(format_args!("{path}: {e}; creating another table"));
         failures.push(format!("{path}: {e}"));
     }
     panic!("create table failed three times: {}", failures.join("; "))
@@ -186,6 +186,22 @@ pub fn bounded<F: FnOnce() + Send + 'static>(name: &str, limit: Duration, f: F) 
         }
         Ok(Err(p)) => std::panic::resume_unwind(p),
         Err(_) => panic!("{name} did not finish within {limit:?}"),
+    }
+}
+
+/// Says that a test had to try something again (a table the coordinator missed, a leader move
+/// that did not happen): on stderr, and as a line of `$FLUSS_TEST_LOGS/retries.log`, which the
+/// summary of `make test` lists (scripts/test-summary.py), so that a run that passed only after
+/// retries says so.
+pub fn note_retry(what: impl std::fmt::Display) {
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    eprintln!("{what}");
+    if let Some(dir) = std::env::var_os("FLUSS_TEST_LOGS") {
+        use std::io::Write as _;
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(std::path::Path::new(&dir).join("retries.log"));
+        if let Ok(mut f) = file {
+            let _ = writeln!(f, "rust {test}: {what}");
+        }
     }
 }
 
