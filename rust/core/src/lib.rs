@@ -37,6 +37,7 @@ pub mod admin;
 internal_mod!(backend);
 internal_mod!(cluster);
 pub mod config;
+pub mod config_reference;
 pub mod connection;
 pub mod embedded;
 pub mod error;
