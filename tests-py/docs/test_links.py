@@ -15,7 +15,7 @@ from __future__ import annotations
 import pathlib
 import re
 import subprocess
-from functools import lru_cache
+from functools import cache
 from typing import List, Set
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -37,10 +37,12 @@ def repo_files() -> List[pathlib.Path]:
         paths = [REPO / p for p in out if p]
     except (OSError, subprocess.CalledProcessError):
         paths = [p for p in REPO.rglob("*") if p.is_file()]
+    def skipped(part: str) -> bool:
+        return part.startswith(".") or part in SKIP_DIRS or part.startswith("build")
+
     return [
         p for p in paths
-        if p.suffix in SOURCE_EXTS and p.exists()
-        and not any(part.startswith(".") or part in SKIP_DIRS or part.startswith("build") for part in p.relative_to(REPO).parts[:-1])
+        if p.suffix in SOURCE_EXTS and p.exists() and not any(skipped(part) for part in p.relative_to(REPO).parts[:-1])
     ]
 
 
@@ -52,7 +54,7 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-@lru_cache(maxsize=None)
+@cache
 def anchors(path: pathlib.Path) -> Set[str]:
     seen: dict = {}
     out: Set[str] = set()
