@@ -32,6 +32,12 @@ macro_rules! internal_mod {
     };
 }
 
+/// The README's Rust example, compiled and run by `cargo test --doc` (its other code blocks are
+/// not Rust and rustdoc leaves them alone), so that it works as written.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod acl;
 pub mod admin;
 internal_mod!(backend);
