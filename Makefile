@@ -1,6 +1,7 @@
 # The README's commands. `make demo` runs the main job, `make test` runs every test suite,
-# `make dist` builds the release artifacts into dist/ (wheel, sdist, C++ packages) and checks them.
-.PHONY: demo test dist bench cluster-start cluster-stop
+# `make dist` builds the release artifacts into dist/ (wheel, sdist, C++ packages) and checks them,
+# `make docs` builds the documentation site into build-docs/site (strict: any warning fails).
+.PHONY: demo test dist docs bench cluster-start cluster-stop
 
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -14,6 +15,9 @@ test:
 
 dist:
 	scripts/dist.sh
+
+docs:
+	scripts/docs.sh
 
 bench:
 	scripts/bench-all.sh

@@ -3,7 +3,7 @@
 //!
 //! The tests of this module keep the table and the code in step: its keys are exactly
 //! [`config::KEYS`](crate::config::KEYS), in that order; each documented default, set on a
-//! default [`Config`], leaves it unchanged (so it is the code's default); each key accepts a value
+//! default [`Config`](crate::config::Config), leaves it unchanged (so it is the code's default); each key accepts a value
 //! of its documented type and refuses one of another; and `docs/configuration.md` is what
 //! [`markdown`] renders (`FLUSS_WRITER_BLESS=1 cargo test -p fluss-writer --lib config_reference`
 //! rewrites it).
