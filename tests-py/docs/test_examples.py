@@ -10,6 +10,9 @@ import re
 import subprocess
 import sys
 
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -42,6 +45,34 @@ def test_quickstart(where: str, tmp_path: pathlib.Path) -> None:
     assert "failed" not in out, out
 
 
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_bulk_load(fmt: str, where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    n = 50_000
+    data = pa.table({"id": pa.array(range(n), pa.int64()), "name": [f"n{i}" for i in range(n)]})
+    path = tmp_path / f"rows.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(data, path)
+    else:
+        pa_csv.write_csv(data, path)
+    table = f"examples.bulk_{fmt}_{os.getpid()}"
+    p = subprocess.run(
+        [sys.executable, str(EXAMPLES / "bulk_load.py"), str(path), table, address],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"loaded {n} rows from {path} into {table}" in p.stdout, p.stdout
+    assert f"{n}/{n} rows, 0 failed" in p.stderr, p.stderr  # the bar's last state
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_asyncio_writer(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    out = run("asyncio_writer.py", address, cwd=tmp_path)
+    assert re.search(r"^10000 of 10000 upserts acknowledged in [0-9.]+ s; last sensor: \(9999, 99\.9, 9\)$", out, re.M), out
+
+
 def test_every_python_example_has_a_test() -> None:
-    tested = {"quickstart.py"}
+    tested = {"quickstart.py", "bulk_load.py", "asyncio_writer.py"}
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
