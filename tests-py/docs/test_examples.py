@@ -4,9 +4,11 @@ under CI=true it must be) against the real cluster."""
 
 from __future__ import annotations
 
+import ast
 import os
 import pathlib
 import re
+import socket
 import subprocess
 import sys
 
@@ -73,6 +75,28 @@ def test_asyncio_writer(where: str, tmp_path: pathlib.Path) -> None:
     assert re.search(r"^10000 of 10000 upserts acknowledged in [0-9.]+ s; last sensor: \(9999, 99\.9, 9\)$", out, re.M), out
 
 
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_daily_partitions(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    out = run("daily_partitions.py", address, cwd=tmp_path)
+    per_partition = re.search(r"^rows per partition: (\{.*\})$", out, re.M)
+    assert per_partition, out
+    counts = ast.literal_eval(per_partition.group(1))
+    assert len(counts) == 7 and sum(counts.values()) == 1000, out
+    kept = re.search(r"^partitions kept \(3 days\): (\[.*\])$", out, re.M)
+    assert kept and ast.literal_eval(kept.group(1)) == sorted(counts)[-3:], out
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_prometheus_metrics(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    with socket.socket() as s:  # a free port for the example's HTTP server
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = run("prometheus_metrics.py", address, str(port), cwd=tmp_path)
+    assert re.search(r'^fluss_writer_records_sent_total\{client_id="prometheus-example",.*\} 20000\.0$', out, re.M), out
+
+
 def test_every_python_example_has_a_test() -> None:
-    tested = {"quickstart.py", "bulk_load.py", "asyncio_writer.py"}
+    tested = {"quickstart.py", "bulk_load.py", "asyncio_writer.py", "daily_partitions.py", "prometheus_metrics.py"}
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
