@@ -1,8 +1,9 @@
 # The README's commands. `make demo` runs the main job, `make test` runs every test suite,
-# `make dist` builds the release artifacts into dist/ (wheel, sdist, C++ packages) and checks them.
+# `make dist` builds the release artifacts into dist/ (wheel, sdist, C++ packages) and checks them,
+# `make docs` builds the documentation site into build-docs/site (strict: any warning fails).
 # `make check` is the inner loop (about 5 minutes warm); `make test-rust`, `make test-py` and
 # `make test-cpp` run one language's part of `make test` (with the clusters it needs).
-.PHONY: demo test check test-rust test-py test-cpp fuzz dist bench cluster-start cluster-stop clean-cache
+.PHONY: demo test check test-rust test-py test-cpp fuzz dist docs bench cluster-start cluster-stop clean-cache
 
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -33,6 +34,9 @@ fuzz:
 
 dist:
 	scripts/dist.sh
+
+docs:
+	scripts/docs.sh
 
 bench:
 	scripts/bench-all.sh

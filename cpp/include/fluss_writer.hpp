@@ -3,7 +3,7 @@
 // C++17, standard headers only. Calls return a `Result` (code, message, retriable) and fill
 // out-parameters; handles are move-only. Writes come in three forms: fire-and-forget, with a
 // `WriteResult` to wait on, and with a `WriteCallback` that runs exactly once when the
-// operation is durable or failed (the callback contract C1-C12 of docs/design.md).
+// operation is durable or failed (the callback contract C1-C12 of docs/callback-contract.md).
 //
 // Where callbacks run: never on the submitting thread, never on I/O threads; by default on the
 // connection's single FIFO worker thread, one at a time, in completion order (per bucket: in

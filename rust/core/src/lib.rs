@@ -32,11 +32,18 @@ macro_rules! internal_mod {
     };
 }
 
+/// The README's Rust example, compiled and run by `cargo test --doc` (its other code blocks are
+/// not Rust and rustdoc leaves them alone), so that it works as written.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod acl;
 pub mod admin;
 internal_mod!(backend);
 internal_mod!(cluster);
 pub mod config;
+pub mod config_reference;
 pub mod connection;
 pub mod embedded;
 pub mod error;

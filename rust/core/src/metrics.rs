@@ -3,7 +3,7 @@
 //! Every metric is updated per batch or per request by the sender task and the dispatcher, never
 //! per record on the appending thread: atomics and fixed-size histograms, no lock and no
 //! allocation. [`METRICS`] is the one table of names, kinds, units and help texts; the Rust
-//! [`WriterStats`](crate::WriterStats), the Python dict and Prometheus collector, and the C++
+//! [`WriterStats`], the Python dict and Prometheus collector, and the C++
 //! struct and JSON all follow it. [`snapshot`] reads every live writer of the process, and
 //! [`to_json`] / [`to_prometheus`] render such a snapshot.
 

@@ -1,4 +1,4 @@
-//! Contract C1-C4 (docs/design.md): exactly once, where, order, what.
+//! Contract C1-C4 (docs/callback-contract.md): exactly once, where, order, what.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Contract C5-C8 (docs/design.md): admission, flush, close, isolation.
+//! Contract C5-C8 (docs/callback-contract.md): admission, flush, close, isolation.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Contract C9, C11, C12 (docs/design.md), bad input (distinct error codes, no callback), and
+//! Contract C9, C11, C12 (docs/callback-contract.md), bad input (distinct error codes, no callback), and
 //! durability of `embedded:<dir>` (reopen, killed process).
 
 mod common;

@@ -4,7 +4,7 @@
 //! The binding is thin: it converts values (rows, descriptors, Arrow C Data Interface structs),
 //! errors (to `FfiStatus`: code, message, retriable) and callables (C++ `WriteCallback`s owned
 //! by Rust and called through a `noexcept` trampoline). Every rule of the callback contract
-//! (C1-C12 in `docs/design.md`) lives in `fluss-writer` and `fluss-writer-dispatch`.
+//! (C1-C12 in `docs/callback-contract.md`) lives in `fluss-writer` and `fluss-writer-dispatch`.
 //!
 //! Modules:
 //! * `bridge`: the cxx declarations only.

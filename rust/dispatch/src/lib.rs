@@ -1,6 +1,6 @@
 //! fluss-writer-dispatch: completion callbacks dispatched from batch completions.
 //!
-//! This crate is the heart of fluss-writer's callback contract (C1-C12 in `docs/design.md`). It
+//! This crate is the heart of fluss-writer's callback contract (C1-C12 in `docs/callback-contract.md`). It
 //! has no Arrow, tokio, pyo3 or cxx dependency, so its concurrency can be model-checked with
 //! loom (see `README.md`), and all time comes through an injected [`Clock`].
 //!

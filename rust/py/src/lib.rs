@@ -1,7 +1,7 @@
 //! fluss-writer-py: the Python binding of fluss-writer, module `fluss_writer._native`.
 //!
 //! Thin by design: conversion of values, errors and callables only; every rule of the callback
-//! contract (C1-C12, docs/design.md) lives in the Rust crates. Modules, in the order a write
+//! contract (C1-C12, docs/callback-contract.md) lives in the Rust crates. Modules, in the order a write
 //! meets them:
 //!
 //! * `connection`: `connect`, `Config`, `Connection`, `Admin`, `Table` and metadata classes.

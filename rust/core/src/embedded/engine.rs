@@ -192,7 +192,7 @@ struct RequestFaults {
 impl EmbeddedEngine {
     /// Open an engine. `location` is `"embedded"` (in memory, owned by the caller) or
     /// `"embedded:<dir>"` (durable; the directory is created if missing, replayed if it holds
-    /// an engine, and locked against a second engine until [`Backend::close`] or drop).
+    /// an engine, and locked against a second engine until `Backend::close` or drop).
     /// `config.default_bucket_number` is the bucket count of tables created without one;
     /// `config.embedded_fsync` is the fsync policy.
     ///
@@ -286,7 +286,7 @@ impl EmbeddedEngine {
         self.store.is_some()
     }
 
-    /// Whether [`Backend::close`] was called.
+    /// Whether `Backend::close` was called.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }

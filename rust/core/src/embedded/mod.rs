@@ -1,7 +1,7 @@
 //! The embedded engine: an in-process Fluss "server" with real tables, buckets, offsets and
 //! primary-key state, in memory (`embedded`) or durable in a directory (`embedded:<dir>`).
 //!
-//! It is a [`Backend`](crate::backend::Backend): it answers the **same Fluss requests** the
+//! It is a `Backend` (the crate's internal backend interface): it answers the **same Fluss requests** the
 //! network client sends to a real 0.9.x cluster (the protobuf messages of `wire::proto`, with
 //! log and KV batches in Fluss's byte formats), so a writer cannot tell the two apart and every
 //! test on the embedded engine exercises the exact bytes a server would receive.

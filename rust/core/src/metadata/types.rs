@@ -62,7 +62,7 @@ pub enum DataType {
         /// Fractional-second digits, 0..=9.
         precision: u8,
     },
-    /// ARRAY<element>. Tables with ARRAY, MAP or ROW columns can be created and described;
+    /// `ARRAY<element>`. Tables with ARRAY, MAP or ROW columns can be created and described;
     /// writers and reads refuse them (`UNSUPPORTED`) until their formats are implemented
     /// (docs/nested-types.md).
     Array {

@@ -2,8 +2,9 @@
 //! encodings, bucketing. Everything here is pure (no I/O) and shared by the sender, the
 //! embedded engine and the network client.
 //!
-//! Modules, in the order a record meets them (section numbers refer to
-//! `docs/fluss-protocol.md`):
+//! Modules, in the order a record meets them (the § numbers here and in the modules are sections
+//! of the Fluss protocol notes the core was written from, which are not part of the repository;
+//! the Fluss Java classes each module names are the reference):
 //!
 //! * [`compacted`]: CompactedRow value rows of primary-key tables (§4.4).
 //! * [`key`]: compacted key encoding of primary and bucket keys (§4.3).

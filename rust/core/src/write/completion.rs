@@ -1,7 +1,7 @@
 //! What a callback receives ([`WriteCompletion`]) and the future-like handle returned by the
 //! write calls that take no callback ([`WriteResult`]).
 //!
-//! A callback is registered **on its batch**: the batch holds a small [`Entry`] per operation
+//! A callback is registered **on its batch**: the batch holds a small `Entry` per operation
 //! (a boxed callable, or a shared result cell for the `WriteResult` form). When the batch
 //! completes, the whole batch becomes one dispatcher job; the job builds one
 //! `WriteCompletion`, updates the per-record fields (offset) between callbacks, and hands each

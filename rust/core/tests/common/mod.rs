@@ -1,4 +1,4 @@
-//! Shared helpers of the contract and property tests (C1-C12 of docs/design.md).
+//! Shared helpers of the contract and property tests (C1-C12 of docs/callback-contract.md).
 #![allow(dead_code)]
 
 use std::path::PathBuf;

@@ -1,0 +1,102 @@
+"""The Python examples run as a user runs them: ``python examples/python/<name>.py [address]``,
+in a fresh working directory, on the embedded engine and (when FLUSS_BOOTSTRAP_SERVERS is set;
+under CI=true it must be) against the real cluster."""
+
+from __future__ import annotations
+
+import ast
+import os
+import pathlib
+import re
+import socket
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "python"
+CI = os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def run(script: str, *args: str, cwd: pathlib.Path) -> str:
+    p = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 0, f"{script} {args} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    return p.stdout
+
+
+def cluster_address() -> str:
+    address = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
+    if not address:
+        if CI:
+            pytest.fail("CI=true but FLUSS_BOOTSTRAP_SERVERS is not set: the examples must run against the cluster")
+        pytest.skip("FLUSS_BOOTSTRAP_SERVERS is not set")
+    return address
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_quickstart(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    out = run("quickstart.py", address, cwd=tmp_path)
+    assert re.search(r": 10000 of 10000 rows acknowledged in [0-9.]+ s", out), out
+    assert "failed" not in out, out
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_bulk_load(fmt: str, where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    n = 50_000
+    data = pa.table({"id": pa.array(range(n), pa.int64()), "name": [f"n{i}" for i in range(n)]})
+    path = tmp_path / f"rows.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(data, path)
+    else:
+        pa_csv.write_csv(data, path)
+    table = f"examples.bulk_{fmt}_{os.getpid()}"
+    p = subprocess.run(
+        [sys.executable, str(EXAMPLES / "bulk_load.py"), str(path), table, address],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert f"loaded {n} rows from {path} into {table}" in p.stdout, p.stdout
+    assert f"{n}/{n} rows, 0 failed" in p.stderr, p.stderr  # the bar's last state
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_asyncio_writer(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    out = run("asyncio_writer.py", address, cwd=tmp_path)
+    assert re.search(r"^10000 of 10000 upserts acknowledged in [0-9.]+ s; last sensor: \(9999, 99\.9, 9\)$", out, re.M), out
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_daily_partitions(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    out = run("daily_partitions.py", address, cwd=tmp_path)
+    per_partition = re.search(r"^rows per partition: (\{.*\})$", out, re.M)
+    assert per_partition, out
+    counts = ast.literal_eval(per_partition.group(1))
+    assert len(counts) == 7 and sum(counts.values()) == 1000, out
+    kept = re.search(r"^partitions kept \(3 days\): (\[.*\])$", out, re.M)
+    assert kept and ast.literal_eval(kept.group(1)) == sorted(counts)[-3:], out
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_prometheus_metrics(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    with socket.socket() as s:  # a free port for the example's HTTP server
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = run("prometheus_metrics.py", address, str(port), cwd=tmp_path)
+    assert re.search(r'^fluss_writer_records_sent_total\{client_id="prometheus-example",.*\} 20000\.0$', out, re.M), out
+
+
+def test_every_python_example_has_a_test() -> None:
+    tested = {"quickstart.py", "bulk_load.py", "asyncio_writer.py", "daily_partitions.py", "prometheus_metrics.py"}
+    assert {p.name for p in EXAMPLES.glob("*.py")} == tested
