@@ -223,6 +223,10 @@ class WaitInterruptedError(FlussWriterError): ...
 
 @final
 class Config:
+    """Fluss client keys and their values. Duration keys take a string with its unit (``"30s"``)
+    or a ``datetime.timedelta``; a Python number there is InvalidConfigError. Unknown keys are
+    InvalidConfigError (with a "did you mean" for pyfluss names and near misses)."""
+
     def __new__(cls, properties: Optional[Mapping[str, object]] = None) -> Config: ...
     def to_dict(self, *, reveal_secrets: bool = False) -> Dict[str, str]:
         """The keys and values as strings; secret values (passwords, JAAS lines) are ``"***"``
