@@ -80,6 +80,7 @@ TEST_F(BadInput, UnknownTableAndBadConfig) {
   r = conn.GetTable(fw::TablePath("fluss", "bad name!"), t);
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidTable)) << r.ToString();
   fw::Configuration cfg;
+  cfg.bootstrap_servers = "embedded";
   cfg.Set("client.no.such.key", "1");
   fw::Connection c2;
   r = fw::Connection::Create(cfg, c2);

@@ -48,6 +48,7 @@ TEST_F(Hardening, ForcedPanicEverywhereKeepsTheProcessAlive) {
   fw::TablePath p = LogTable("paniceverywhere");
   fw::AppendWriter w = AppendWriterFor(p);
   fw::Configuration cfg;
+  cfg.bootstrap_servers = "embedded";
   fw::Connection c2;
   fw::testing::ForcePanicInNextCall();
   EXPECT_EQ(fw::Connection::Create(cfg, c2).error_code, Code(fw::ClientCode::Internal));
@@ -263,14 +264,44 @@ TEST_F(Hardening, DestructorIsBoundedByCloseTimeoutAndCallbacksCompleteOnce) {
 
 // ===== defect 1: bootstrap.servers as a property =====
 
-TEST(Configuration, BootstrapServersPropertyIsHonoured) {
+// Issue 27, defect 3: no address is InvalidConfig saying what to pass, never the embedded engine.
+TEST(Configuration, NoAddressIsInvalidConfigSayingWhatToPass) {
+  const std::string forms =
+      ": pass \"host:port[,host:port]\" for a Fluss cluster, or \"embedded\" (in memory) / "
+      "\"embedded:/path\" (durable) for the embedded engine";
+  fw::Configuration none;
+  EXPECT_TRUE(none.bootstrap_servers.empty());  // not set
+  none.Set("client.writer.batch-timeout", "5ms");
+  fw::Connection c;
+  fw::Result r = fw::Connection::Create(none, c);
+  EXPECT_TRUE(r.Is(fw::ClientCode::InvalidConfig)) << r.ToString();
+  EXPECT_EQ(r.error_message, "bootstrap.servers is not set" + forms);
+  EXPECT_FALSE(c.Available());
+  fw::Configuration empty_property;
+  empty_property.Set("bootstrap.servers", "");
+  r = fw::Connection::Create(empty_property, c);
+  EXPECT_TRUE(r.Is(fw::ClientCode::InvalidConfig)) << r.ToString();
+  EXPECT_EQ(r.error_message, "bootstrap.servers is empty" + forms);
+  fw::Configuration blank;
+  blank.bootstrap_servers = "  ";  // not empty, so given: a blank address
+  r = fw::Connection::Create(blank, c);
+  EXPECT_TRUE(r.Is(fw::ClientCode::InvalidConfig)) << r.ToString();
+  EXPECT_EQ(r.error_message, "bootstrap.servers is empty" + forms);
+  EXPECT_FALSE(c.Available());
+}
+
+TEST(Configuration, UnknownKeysOfOtherClientsGetADidYouMean) {
   fw::Configuration cfg;
-  EXPECT_TRUE(cfg.bootstrap_servers.empty());  // not set: the core's default ("embedded")
-  fw::Connection def;
-  ASSERT_OK(fw::Connection::Create(cfg, def));
+  cfg.bootstrap_servers = "embedded";
+  cfg.Set("writer.batch-timeout-ms", "100");
+  fw::Connection c;
+  fw::Result r = fw::Connection::Create(cfg, c);
+  EXPECT_TRUE(r.Is(fw::ClientCode::InvalidConfig)) << r.ToString();
+  EXPECT_NE(r.error_message.find("did you mean \"client.writer.batch-timeout\""), std::string::npos) << r.ToString();
+}
+
+TEST(Configuration, BootstrapServersPropertyIsHonoured) {
   int64_t hw = 0;
-  EXPECT_NE(fw::testing::HighWatermark(def, fw::TablePath("fluss", "none"), 0, hw).error_code,
-            Code(fw::ClientCode::Unsupported));  // the embedded engine
 
   // Only the property, an unreachable address: never the embedded engine.
   fw::Configuration net;

@@ -120,6 +120,7 @@ struct E2E {
 static E2E Open(int run, const std::string& prefix = "bench") {
   E2E e;
   fw::Configuration cfg;
+  cfg.bootstrap_servers = "embedded";
   cfg.Set("client.writer.batch-timeout", "5ms");
   Check(fw::Connection::Create(cfg, e.conn), "connect");
   fw::Admin admin;

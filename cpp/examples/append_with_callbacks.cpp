@@ -21,7 +21,8 @@ int main() {
     std::fprintf(stderr, "headers %s, library %s\n", FLUSS_WRITER_VERSION_STRING, fw::Version());
     return 1;
   }
-  fw::Configuration config;  // no address given: "embedded"
+  fw::Configuration config;
+  config.bootstrap_servers = "embedded";  // in memory; "embedded:/path" is durable, "host:port" a cluster
   config.Set("client.writer.buffer.wait-timeout", "5s");
   fw::Connection conn;
   if (auto r = fw::Connection::Create(config, conn); !r.Ok()) return Fail("connect", r);

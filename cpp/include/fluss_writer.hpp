@@ -1013,7 +1013,14 @@ class UpsertWriter : public WriterBase {
 // What Connection::Create takes. The address is one setting that can be given two ways: the
 // `bootstrap_servers` field or the "bootstrap.servers" property. Give either (or both with the
 // same value, compared after trimming); both with different values is InvalidConfig; neither
-// means "embedded" (the in-process engine). The core applies this rule for every binding.
+// (or an empty one) is InvalidConfig too, with a message saying what to pass: the in-process
+// engine is opened only when named ("embedded" in memory, "embedded:/path" durable). No
+// environment variable is read. The core applies these rules for every binding.
+//
+// Values are strings, in Fluss's forms: sizes "64mb" (a bare number is bytes), durations "30s",
+// "100ms", "2min" (a bare number is milliseconds, as the Java client reads it: "30" is 30 ms).
+// Unknown keys are InvalidConfig; a key of pyfluss / fluss-rs ("writer.batch-timeout-ms") or a
+// near miss gets a "did you mean" naming the key meant.
 //
 // Authentication (SASL/PLAIN, as Fluss 0.9 has it): set "client.security.protocol" to "SASL"
 // and either "client.security.sasl.username" + "client.security.sasl.password" or
@@ -1027,7 +1034,8 @@ class UpsertWriter : public WriterBase {
 // response frame. A larger length prefix is never allocated: it closes that connection with a
 // retriable PROTOCOL error (-1013) and the affected requests are retried on a new connection.
 struct Configuration {
-  std::string bootstrap_servers;  // empty: not set. "embedded", "embedded:<dir>" or "host:port,..."
+  std::string bootstrap_servers;  // empty: not set (InvalidConfig unless the property gives it).
+                                  // "embedded", "embedded:<dir>" or "host:port,..."
   std::map<std::string, std::string> properties;  // Fluss client keys, e.g. client.writer.batch-size
 
   Configuration& Set(std::string key, std::string value) {

@@ -3,7 +3,11 @@ and 6).
 
 * ``connect(bootstrap=None, config=None)``: the ``bootstrap`` argument and the
   ``bootstrap.servers`` key are one setting; both given and different is InvalidConfigError;
-  neither means ``"embedded"``.
+  neither (or an empty one) is InvalidConfigError saying what to pass (issue 27, defect 3).
+* Duration keys take a string with its unit or a ``timedelta``; a Python number is
+  InvalidConfigError naming both (issue 27, defect 4).
+* ``Config.to_dict()`` redacts secrets unless asked (issue 27, defect 8); unknown keys that are
+  pyfluss names, or near misses, get a "did you mean".
 * Timeouts (``flush``, ``close``, ``wait``, ``Connection.close``): +inf and anything too long
   for a deadline is no bound; NaN and negative values are a ValueError.
 * Configuration durations beyond 365 days are InvalidConfigError, not a panic now or later.
@@ -11,6 +15,7 @@ and 6).
 
 from __future__ import annotations
 
+import datetime
 import math
 import pathlib
 
@@ -30,12 +35,36 @@ def _works(c: fw.Connection) -> None:
     c.close(10)
 
 
-def test_connect_without_an_address_is_embedded() -> None:
-    c = fw.connect()
+NO_ADDRESS = (
+    'bootstrap.servers is not set: pass "host:port[,host:port]" for a Fluss cluster, '
+    'or "embedded" (in memory) / "embedded:/path" (durable) for the embedded engine'
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(), (None, None), (None, {"client.writer.batch-timeout": "5ms"}), (None, fw.Config())],
+    ids=["nothing", "none", "keys-only", "empty-Config"],
+)
+def test_connect_without_an_address_is_invalid_config(args) -> None:
+    with pytest.raises(fw.InvalidConfigError) as info:
+        fw.connect(*args)
+    assert info.value.message == NO_ADDRESS
+    assert info.value.code_name == "INVALID_CONFIG"
+
+
+@pytest.mark.parametrize("args", [("",), ("  ",), (None, {"bootstrap.servers": ""})], ids=["arg", "blank", "key"])
+def test_connect_with_an_empty_address_is_invalid_config(args) -> None:
+    with pytest.raises(fw.InvalidConfigError) as info:
+        fw.connect(*args)
+    assert info.value.message == NO_ADDRESS.replace("is not set", "is empty")
+
+
+def test_the_embedded_engine_is_opened_when_named() -> None:
+    c = fw.connect("embedded")
     assert "embedded" in repr(c)
     _works(c)
-    _works(fw.connect(None, None))
-    _works(fw.connect(config={"client.writer.batch-timeout": "5ms"}))
+    _works(fw.connect(None, {"bootstrap.servers": "embedded", "client.writer.batch-timeout": "5ms"}))
 
 
 @pytest.mark.parametrize("make", [dict, fw.Config], ids=["dict", "Config"])
@@ -78,9 +107,9 @@ def test_huge_timeouts_are_no_bound(conn, log_table) -> None:
         assert w.append({"id": 2, "msg": "y"}).wait(t).ok
     w.close(1e300)
     assert len(rec.items) == len(HUGE) and all(c.ok for c in rec.items)
-    c2 = fw.connect()
+    c2 = fw.connect("embedded")
     c2.close(1e19)
-    c3 = fw.connect()
+    c3 = fw.connect("embedded")
     c3.close(float("inf"))
 
 
@@ -112,7 +141,7 @@ def test_the_longest_valid_duration_works_end_to_end() -> None:
     """The longest accepted duration (365 days) in every duration key: creating a table and
     writing (where "9223372036854775807s" used to overflow an Instant and panic) work."""
     keys = ["client.request-timeout", "client.writer.delivery-timeout", "client.writer.buffer.wait-timeout"]
-    c = fw.connect(config={**{k: "365d" for k in keys}, "client.writer.batch-timeout": "5ms"})
+    c = fw.connect("embedded", {**{k: "365d" for k in keys}, "client.writer.batch-timeout": "5ms"})
     _works(c)
 
 
@@ -141,6 +170,135 @@ def test_config_repr_never_shows_secrets() -> None:
     for text in (repr(cfg), str(cfg)):
         assert "pw-secret-2" not in text and "jaas-secret-1" not in text, text
     assert "client.security.sasl.username" in repr(cfg) and "admin" in repr(cfg), "non-secret keys are still shown"
+
+
+def test_config_to_dict_redacts_secrets_unless_asked() -> None:
+    jaas = 'a.b.PlainLoginModule required username="u" password="jaas-secret-1";'
+    given = {
+        "client.security.protocol": "SASL",
+        "client.security.sasl.username": "admin",
+        "client.security.sasl.password": "pw-secret-2",
+        "client.security.sasl.jaas.config": jaas,
+    }
+    cfg = fw.Config(given)
+    shown = cfg.to_dict()
+    assert shown == {**given, "client.security.sasl.password": "***", "client.security.sasl.jaas.config": "***"}
+    assert "pw-secret-2" not in str(shown) and "jaas-secret-1" not in str(shown)
+    assert cfg.to_dict(reveal_secrets=True) == given
+    with pytest.raises(TypeError):
+        cfg.to_dict(True)  # type: ignore[misc]  # keyword only: a reveal is always spelled out
+
+
+# ----- issue 27, defect 4: durations -----
+
+DURATION_KEYS = [
+    "client.request-timeout",
+    "client.writer.batch-timeout",
+    "client.writer.buffer.wait-timeout",
+    "client.writer.delivery-timeout",
+    "client.writer.retry-backoff",
+    "client.writer.partition-idle-timeout",
+    "client.writer.slow-callback-threshold",
+]
+
+
+@pytest.mark.parametrize("key", DURATION_KEYS)
+@pytest.mark.parametrize("value", [30, 30.0, 0, True])
+def test_a_number_for_a_duration_is_invalid_config_naming_both_forms(key, value) -> None:
+    for make in (fw.Config, lambda d: fw.connect("embedded", d)):
+        with pytest.raises(fw.InvalidConfigError) as info:
+            make({key: value})
+        m = info.value.message
+        assert key in m and "timedelta(seconds=" in m and 's"' in m, m
+    if type(value) is int and value == 30:
+        assert 'such as "30s"' in m and "timedelta(seconds=30)" in m, m
+
+
+@pytest.mark.parametrize(
+    "delta, text",
+    [
+        (datetime.timedelta(seconds=30), "30s"),
+        (datetime.timedelta(milliseconds=5), "5ms"),
+        (datetime.timedelta(microseconds=1500), "1500us"),
+        (datetime.timedelta(days=2, seconds=1), "172801s"),
+        (datetime.timedelta(0), "0s"),
+    ],
+)
+def test_a_timedelta_is_a_duration(delta, text) -> None:
+    assert fw.Config({"client.request-timeout": delta}).to_dict() == {"client.request-timeout": text}
+
+
+def test_timedeltas_configure_a_working_connection() -> None:
+    c = fw.connect(
+        "embedded",
+        {
+            "client.writer.batch-timeout": datetime.timedelta(milliseconds=5),
+            "client.request-timeout": datetime.timedelta(seconds=30),
+            "client.writer.buffer.wait-timeout": datetime.timedelta(seconds=5),
+        },
+    )
+    _works(c)
+
+
+def test_bad_timedeltas_and_timedeltas_for_other_keys_are_invalid_config() -> None:
+    with pytest.raises(fw.InvalidConfigError, match="client.request-timeout"):
+        fw.Config({"client.request-timeout": datetime.timedelta(seconds=-1)})
+    with pytest.raises(fw.InvalidConfigError, match="365 days"):
+        fw.Config({"client.request-timeout": datetime.timedelta(days=366)})
+    with pytest.raises(fw.InvalidConfigError, match="365 days"):
+        fw.Config({"client.request-timeout": datetime.timedelta.max})
+    with pytest.raises(fw.InvalidConfigError, match="client.writer.batch-size is not a duration"):
+        fw.Config({"client.writer.batch-size": datetime.timedelta(seconds=1)})
+
+
+def test_duration_strings_keep_flusss_meaning() -> None:
+    """A bare number in a string is milliseconds, as the Java client reads it; other keys still
+    take Python numbers (sizes are bytes, counts are counts)."""
+    assert fw.Config({"client.request-timeout": "30"}).to_dict() == {"client.request-timeout": "30"}
+    cfg = fw.Config({"client.writer.batch-size": 16384, "client.writer.retries": 3})
+    assert cfg.to_dict() == {"client.writer.batch-size": "16384", "client.writer.retries": "3"}
+
+
+# ----- issue 27: pyfluss names and typos -----
+
+
+@pytest.mark.parametrize(
+    "theirs, ours",
+    [
+        ("writer.batch-timeout-ms", "client.writer.batch-timeout"),
+        ("writer.batch-size", "client.writer.batch-size"),
+        ("writer.acks", "client.writer.acks"),
+        ("writer.retries", "client.writer.retries"),
+        ("writer.request-max-size", "client.writer.request-max-size"),
+        ("security.sasl.username", "client.security.sasl.username"),
+    ],
+)
+def test_pyfluss_key_names_get_a_did_you_mean(theirs, ours) -> None:
+    with pytest.raises(fw.InvalidConfigError) as info:
+        fw.Config({theirs: "1"})
+    assert f'did you mean "{ours}"' in info.value.message and "pyfluss" in info.value.message
+
+
+def test_typos_get_a_did_you_mean_and_strangers_the_key_list() -> None:
+    with pytest.raises(fw.InvalidConfigError, match='did you mean "client.writer.batch-size"'):
+        fw.Config({"client.writer.batchsize": "1mb"})
+    with pytest.raises(fw.InvalidConfigError, match='did you mean "bootstrap.servers"'):
+        fw.connect(None, {"bootstrap_servers": "embedded"})
+    with pytest.raises(fw.InvalidConfigError, match="known keys: bootstrap.servers") as info:
+        fw.Config({"something.else": "1"})
+    assert "did you mean" not in info.value.message
+
+
+# ----- issue 27, defect 5: argument errors are ValueErrors -----
+
+
+def test_invalid_config_error_is_a_value_error(conn, log_table) -> None:
+    assert issubclass(fw.InvalidConfigError, ValueError)
+    assert issubclass(fw.InvalidConfigError, fw.FlussWriterError)
+    with pytest.raises(ValueError, match="max_pending_callbacks"):
+        conn.get_table(log_table).new_append().create_writer(max_pending_callbacks=0)
+    with pytest.raises(ValueError, match="unknown configuration key"):
+        fw.Config({"no.such.key": "1"})
 
 
 @pytest.mark.parametrize("value", ["0", "1023", "2049mb", "-1", "lots"])

@@ -5,6 +5,9 @@
 //! cargo run --release -p fluss-writer --example demo [-- --records N --buckets B --bootstrap embedded|host:port]
 //! ```
 //!
+//! The address: `FLUSS_BOOTSTRAP_SERVERS` when set, else `--bootstrap`, else `"embedded"` (named
+//! here: the library itself has no default address and reads no environment variable).
+//!
 //! While it runs it prints one line a second from the writer's metrics (records and callbacks per
 //! second, pending callbacks, p99 acknowledgement-to-callback latency) with a progress bar.
 

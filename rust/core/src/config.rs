@@ -86,12 +86,43 @@ impl SaslPlain {
     }
 }
 
-/// Keys whose values are secrets: never echoed in errors, logs or `repr`s.
-pub const SECRET_KEYS: &[&str] = &["client.security.sasl.password", "client.security.sasl.jaas.config"];
+/// What a configuration key's value is. Bindings use it to take native values (a Python
+/// `timedelta` for a [`KeyKind::Duration`] key) and to redact [`KeyKind::Secret`] values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyKind {
+    /// `bootstrap.servers`.
+    Address,
+    /// A size: `"64mb"`, `"2 MiB"`, or a plain number of bytes.
+    Size,
+    /// A duration: `"30s"`, `"100 ms"`, `"2min"`, or a plain number of milliseconds (as the Java
+    /// client reads it: a bare `"30"` is 30 ms).
+    Duration,
+    /// An integer.
+    Integer,
+    /// `true` or `false`.
+    Bool,
+    /// One of a few words (`all`, `sticky`, `SASL`, ...).
+    Choice,
+    /// Free text.
+    Text,
+    /// A secret (a password, a JAAS line carrying one): never echoed in errors, logs, `repr`s or
+    /// a binding's dictionary of the configuration unless the caller asks for it.
+    Secret,
+}
 
-/// Whether `key`'s value must never be shown (bindings use it to redact configuration reprs).
+/// Whether `key`'s value must never be shown (bindings use it to redact configurations).
 pub fn is_secret_key(key: &str) -> bool {
-    SECRET_KEYS.contains(&key)
+    key_kind(key) == Some(KeyKind::Secret)
+}
+
+/// What is shown for the value of `key`: `***` for a [`KeyKind::Secret`] key, the value otherwise.
+pub fn shown_value<'a>(key: &str, value: &'a str) -> &'a str {
+    if is_secret_key(key) {
+        "***"
+    } else {
+        value
+    }
 }
 
 /// Parsed configuration. Build it with [`Config::from_pairs`] or start from
@@ -99,7 +130,9 @@ pub fn is_secret_key(key: &str) -> bool {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Config {
-    /// `bootstrap.servers`: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`.
+    /// `bootstrap.servers`: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`. Empty
+    /// (the default) means not set: connecting without an address is
+    /// [`ClientCode::InvalidConfig`], never a silent in-memory engine.
     pub bootstrap_servers: String,
     /// `client.writer.buffer.memory-size` (64 MiB).
     pub buffer_memory_size: u64,
@@ -175,7 +208,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Config {
         Config {
-            bootstrap_servers: "embedded".into(),
+            bootstrap_servers: String::new(),
             buffer_memory_size: 64 << 20,
             buffer_wait_timeout: None,
             batch_size: 2 << 20,
@@ -216,40 +249,147 @@ pub const MIN_RESPONSE_MAX_SIZE: u64 = 1 << 10;
 /// admits every length a server can announce (no limit beyond the protocol's).
 pub const MAX_RESPONSE_MAX_SIZE: u64 = 2 << 30;
 
-/// Every key [`Config::set`] understands.
-pub const KEYS: &[&str] = &[
-    "bootstrap.servers",
-    "client.writer.buffer.memory-size",
-    "client.writer.buffer.wait-timeout",
-    "client.writer.batch-size",
-    "client.writer.batch-timeout",
-    "client.writer.acks",
-    "client.writer.retries",
-    "client.writer.retry-backoff",
-    "client.writer.enable-idempotence",
-    "client.writer.dynamic-create-partition.enabled",
-    "client.writer.partition-idle-timeout",
-    "client.writer.slow-callback-threshold",
-    "client.id",
-    "client.writer.max-inflight-requests-per-bucket",
-    "client.writer.request-max-size",
-    "client.request-timeout",
-    "client.response-max-size",
-    "client.writer.delivery-timeout",
-    "client.writer.bucket.no-key-assigner",
-    "client.io-threads",
-    "embedded.fsync",
-    "embedded.default-bucket-number",
-    "client.security.protocol",
-    "client.security.sasl.mechanism",
-    "client.security.sasl.username",
-    "client.security.sasl.password",
-    "client.security.sasl.jaas.config",
-    "client.address-map",
-];
+macro_rules! key_table {
+    ($($key:literal => $kind:ident,)*) => {
+        /// Every key [`Config::set`] understands.
+        pub const KEYS: &[&str] = &[$($key),*];
+
+        /// What the value of `key` is; `None` for a key that [`Config::set`] does not know.
+        pub fn key_kind(key: &str) -> Option<KeyKind> {
+            match key {
+                $($key => Some(KeyKind::$kind),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+// The one table of keys and their kinds (`Config::set` parses each; a test checks they agree).
+key_table! {
+    "bootstrap.servers" => Address,
+    "client.writer.buffer.memory-size" => Size,
+    "client.writer.buffer.wait-timeout" => Duration,
+    "client.writer.batch-size" => Size,
+    "client.writer.batch-timeout" => Duration,
+    "client.writer.acks" => Choice,
+    "client.writer.retries" => Integer,
+    "client.writer.retry-backoff" => Duration,
+    "client.writer.enable-idempotence" => Bool,
+    "client.writer.dynamic-create-partition.enabled" => Bool,
+    "client.writer.partition-idle-timeout" => Duration,
+    "client.writer.slow-callback-threshold" => Duration,
+    "client.id" => Text,
+    "client.writer.max-inflight-requests-per-bucket" => Integer,
+    "client.writer.request-max-size" => Size,
+    "client.request-timeout" => Duration,
+    "client.response-max-size" => Size,
+    "client.writer.delivery-timeout" => Duration,
+    "client.writer.bucket.no-key-assigner" => Choice,
+    "client.io-threads" => Integer,
+    "embedded.fsync" => Choice,
+    "embedded.default-bucket-number" => Integer,
+    "client.security.protocol" => Choice,
+    "client.security.sasl.mechanism" => Text,
+    "client.security.sasl.username" => Text,
+    "client.security.sasl.password" => Secret,
+    "client.security.sasl.jaas.config" => Secret,
+    "client.address-map" => Text,
+}
 
 fn invalid(key: &str, value: &str, why: &str) -> Error {
     Error::client(ClientCode::InvalidConfig, format!("{key} = {value:?}: {why}"))
+}
+
+/// What to pass as the address, in every error about a missing or empty one.
+const ADDRESS_FORMS: &str =
+    "pass \"host:port[,host:port]\" for a Fluss cluster, or \"embedded\" (in memory) / \"embedded:/path\" (durable) for the embedded engine";
+
+/// The error of a connection without an address (`what`: "is not set", "is empty").
+fn address_error(what: &str) -> Error {
+    Error::client(ClientCode::InvalidConfig, format!("bootstrap.servers {what}: {ADDRESS_FORMS}"))
+}
+
+/// Keys of pyfluss and fluss-rs (Apache Fluss's Rust client and its Python binding, up to 1.0)
+/// that fluss-writer spells differently, with fluss-writer's key; `None` where nothing here
+/// corresponds. An unknown key found here gets a "did you mean" naming ours.
+const OTHER_CLIENT_KEYS: &[(&str, Option<&str>)] = &[
+    ("writer.acks", Some("client.writer.acks")),
+    ("writer.retries", Some("client.writer.retries")),
+    ("writer.batch-size", Some("client.writer.batch-size")),
+    ("writer.batch-timeout-ms", Some("client.writer.batch-timeout")),
+    ("writer.request-max-size", Some("client.writer.request-max-size")),
+    ("writer.enable-idempotence", Some("client.writer.enable-idempotence")),
+    ("writer.max-inflight-requests-per-bucket", Some("client.writer.max-inflight-requests-per-bucket")),
+    ("writer.buffer.memory-size", Some("client.writer.buffer.memory-size")),
+    ("writer.buffer.wait-timeout-ms", Some("client.writer.buffer.wait-timeout")),
+    ("writer.bucket.no-key-assigner", Some("client.writer.bucket.no-key-assigner")),
+    // fluss-writer bounds connecting by the request timeout.
+    ("connect-timeout", Some("client.request-timeout")),
+    ("security.protocol", Some("client.security.protocol")),
+    ("security.sasl.mechanism", Some("client.security.sasl.mechanism")),
+    ("security.sasl.username", Some("client.security.sasl.username")),
+    ("security.sasl.password", Some("client.security.sasl.password")),
+    ("writer.dynamic-batch-size.enabled", None),
+    ("writer.dynamic-batch-size-min", None),
+    ("writer.kv-backpressure.max-throttle-ms", None),
+];
+
+/// Levenshtein distance between two short ASCII-ish strings (by `char`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(diag + usize::from(ca != *cb));
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The key fluss-writer knows that an unknown `key` most likely meant, and whether `key` is a
+/// pyfluss / fluss-rs name. `Some((None, true))`: a key of those clients with no counterpart here.
+fn suggest_key(key: &str) -> Option<(Option<&'static str>, bool)> {
+    let k = key.trim().to_ascii_lowercase();
+    if let Some((_, ours)) = OTHER_CLIENT_KEYS.iter().find(|(theirs, _)| *theirs == k) {
+        return Some((*ours, true));
+    }
+    if k.starts_with("scanner.") || k.starts_with("remote-file.") {
+        return Some((None, true));
+    }
+    // The Java client's names without their `client.` prefix, or with a `-ms` suffix.
+    let stem = k.strip_suffix("-ms").unwrap_or(&k);
+    for candidate in [k.as_str(), stem] {
+        for prefixed in [candidate.to_string(), format!("client.{candidate}")] {
+            if let Some(known) = KEYS.iter().find(|known| **known == prefixed) {
+                return Some((Some(*known), false));
+            }
+        }
+    }
+    // A typo: the nearest key within a few edits (at most one edit per four characters).
+    KEYS.iter()
+        .map(|known| (edit_distance(&k, known), *known))
+        .filter(|(d, known)| *d <= 3 && *d * 4 <= known.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, known)| (Some(known), false))
+}
+
+/// The error of an unknown key, with a "did you mean" when a known key is close.
+fn unknown_key(key: &str) -> Error {
+    let message = match suggest_key(key) {
+        Some((Some(ours), true)) => {
+            format!("unknown configuration key {key:?}, a pyfluss / fluss-rs name; did you mean {ours:?} (fluss-writer's name for it)?")
+        }
+        Some((None, _)) => format!(
+            "unknown configuration key {key:?}, a pyfluss / fluss-rs setting that fluss-writer (a writer) has no counterpart of; remove it"
+        ),
+        Some((Some(ours), false)) => format!("unknown configuration key {key:?}; did you mean {ours:?}?"),
+        None => format!("unknown configuration key {key:?}; known keys: {}", KEYS.join(", ")),
+    };
+    Error::client(ClientCode::InvalidConfig, message)
 }
 
 /// Parse a size: `"64mb"`, `"2 MiB"`, `"512k"`, `"1g"`, or plain bytes.
@@ -349,7 +489,7 @@ impl Config {
         match key {
             "bootstrap.servers" => {
                 if value.trim().is_empty() {
-                    return Err(invalid(key, value, "must not be empty"));
+                    return Err(address_error("is empty"));
                 }
                 self.bootstrap_servers = value.trim().to_string();
             }
@@ -427,12 +567,7 @@ impl Config {
             "client.security.sasl.password" => self.sasl_password = Some(Secret::new(value)),
             "client.security.sasl.jaas.config" => self.sasl_jaas_config = Some(Secret::new(value)),
             "client.address-map" => self.address_map = parse_address_map(value).map_err(|why| invalid(key, value, &why))?,
-            _ => {
-                return Err(Error::client(
-                    ClientCode::InvalidConfig,
-                    format!("unknown configuration key {key:?}; known keys: {}", KEYS.join(", ")),
-                ))
-            }
+            _ => return Err(unknown_key(key)),
         }
         Ok(())
     }
@@ -455,7 +590,8 @@ impl Config {
     /// Build from an explicit address (a binding's `bootstrap` argument or field) and key/value
     /// pairs. The address argument and the `bootstrap.servers` key are one setting: either may
     /// give it; both given and different (after trimming) is [`ClientCode::InvalidConfig`];
-    /// neither given means the default, `"embedded"`. Every binding builds its configuration here.
+    /// neither given is [`ClientCode::InvalidConfig`] too (see [`Config::check_address`]): the
+    /// embedded engine is opened only when named. Every binding builds its configuration here.
     pub fn resolve<K: AsRef<str>, V: AsRef<str>>(bootstrap: Option<&str>, pairs: impl IntoIterator<Item = (K, V)>) -> Result<Config> {
         let mut c = Config::default();
         let mut from_key: Option<String> = None;
@@ -480,7 +616,17 @@ impl Config {
             (None, _) => {}
         }
         c.validate()?;
+        c.check_address()?;
         Ok(c)
+    }
+
+    /// A connection needs an address: `bootstrap.servers` not set is
+    /// [`ClientCode::InvalidConfig`] saying what to pass. Nothing is read from the environment.
+    pub fn check_address(&self) -> Result<()> {
+        if self.bootstrap_servers.trim().is_empty() {
+            return Err(address_error("is not set"));
+        }
+        Ok(())
     }
 
     /// Build from a map.
@@ -642,9 +788,100 @@ mod tests {
     }
 
     #[test]
+    fn no_address_is_invalid_config_saying_what_to_pass() {
+        let none: [(&str, &str); 0] = [];
+        let expect = |e: Error, what: &str| {
+            assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{what}");
+            assert!(e.message().starts_with(&format!("bootstrap.servers {what}:")), "{}", e.message());
+            for form in ["\"host:port[,host:port]\"", "\"embedded\"", "\"embedded:/path\""] {
+                assert!(e.message().contains(form), "{what}: {form} missing from {}", e.message());
+            }
+        };
+        assert_eq!(Config::default().bootstrap_servers, "", "no address by default");
+        expect(Config::resolve(None, none).unwrap_err(), "is not set");
+        expect(Config::resolve(None, [("client.writer.batch-timeout", "5ms")]).unwrap_err(), "is not set");
+        expect(Config::default().check_address().unwrap_err(), "is not set");
+        expect(Config::resolve(Some(""), none).unwrap_err(), "is empty");
+        expect(Config::resolve(Some("  "), none).unwrap_err(), "is empty");
+        expect(Config::resolve(None, [("bootstrap.servers", "")]).unwrap_err(), "is empty");
+        // A configuration without an address is still a valid value (it can be completed later).
+        assert!(Config::from_pairs([("client.writer.batch-timeout", "5ms")]).is_ok());
+        assert_eq!(Config::resolve(Some("embedded"), none).unwrap().bootstrap_servers, "embedded");
+    }
+
+    #[test]
+    fn key_kinds_agree_with_set() {
+        for key in KEYS {
+            let kind = key_kind(key).unwrap_or_else(|| panic!("{key} has no kind"));
+            let mut c = Config::default();
+            match kind {
+                KeyKind::Duration => {
+                    c.set(key, "30s").unwrap();
+                    c.set(key, "250").unwrap();
+                    assert!(c.set(key, "64mb").is_err(), "{key} takes a size");
+                }
+                KeyKind::Size => {
+                    c.set(key, "64mb").unwrap();
+                    assert!(c.set(key, "30s").is_err(), "{key} takes a duration");
+                }
+                _ => assert!(c.set(key, "30s").is_err() || matches!(kind, KeyKind::Text | KeyKind::Secret | KeyKind::Address), "{key}"),
+            }
+        }
+        assert_eq!(key_kind("client.request-timeout"), Some(KeyKind::Duration));
+        assert_eq!(key_kind("client.writer.batch-size"), Some(KeyKind::Size));
+        assert_eq!(key_kind("no.such.key"), None);
+        assert!(is_secret_key("client.security.sasl.password") && is_secret_key("client.security.sasl.jaas.config"));
+        assert!(!is_secret_key("client.security.sasl.username"));
+        assert_eq!(shown_value("client.security.sasl.password", "hunter2"), "***");
+        assert_eq!(shown_value("client.id", "app"), "app");
+    }
+
+    #[test]
+    fn unknown_keys_of_other_clients_and_typos_get_a_did_you_mean() {
+        let msg = |k: &str| {
+            let e = Config::from_pairs([(k, "1")]).unwrap_err();
+            assert_eq!(e.code(), ClientCode::InvalidConfig as i32, "{k}");
+            e.message().to_string()
+        };
+        for (theirs, ours) in [
+            ("writer.batch-timeout-ms", "client.writer.batch-timeout"),
+            ("writer.batch-size", "client.writer.batch-size"),
+            ("writer.acks", "client.writer.acks"),
+            ("writer.retries", "client.writer.retries"),
+            ("writer.request-max-size", "client.writer.request-max-size"),
+            ("writer.buffer.wait-timeout-ms", "client.writer.buffer.wait-timeout"),
+            ("connect-timeout", "client.request-timeout"),
+            ("security.sasl.password", "client.security.sasl.password"),
+        ] {
+            let m = msg(theirs);
+            assert!(m.contains("pyfluss") && m.contains(&format!("did you mean {ours:?}")), "{theirs}: {m}");
+        }
+        for (typo, ours) in [
+            ("client.writer.batchsize", "client.writer.batch-size"),
+            ("bootstrap_servers", "bootstrap.servers"),
+            ("bootstrap.server", "bootstrap.servers"),
+            ("Client.Request-Timeout", "client.request-timeout"),
+            ("request-timeout", "client.request-timeout"),
+            ("writer.delivery-timeout-ms", "client.writer.delivery-timeout"),
+            ("client.writer.retry-backof", "client.writer.retry-backoff"),
+        ] {
+            let m = msg(typo);
+            assert!(m.starts_with("unknown configuration key") && m.contains(&format!("did you mean {ours:?}?")), "{typo}: {m}");
+        }
+        let m = msg("scanner.log.max-poll-records");
+        assert!(m.contains("no counterpart") && !m.contains("did you mean"), "{m}");
+        let m = msg("writer.dynamic-batch-size.enabled");
+        assert!(m.contains("no counterpart"), "{m}");
+        let m = msg("client.no.such.key");
+        assert!(!m.contains("did you mean") && m.contains("known keys: bootstrap.servers"), "{m}");
+        // A suggestion never echoes a secret: only the key is named.
+        let e = Config::from_pairs([("client.security.sasl.pasword", "hunter2")]).unwrap_err();
+        assert!(e.message().contains("did you mean \"client.security.sasl.password\"") && !e.message().contains("hunter2"));
+    }
+
+    #[test]
     fn bootstrap_argument_and_key_are_one_setting() {
         let none: [(&str, &str); 0] = [];
-        assert_eq!(Config::resolve(None, none).unwrap().bootstrap_servers, "embedded");
         let c = Config::resolve(None, [("bootstrap.servers", "h:9123")]).unwrap();
         assert_eq!(c.bootstrap_servers, "h:9123");
         let c = Config::resolve(Some("h:9123"), none).unwrap();
@@ -655,6 +892,7 @@ mod tests {
         assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
         assert!(e.message().contains("h:9123") && e.message().contains("embedded"), "{}", e.message());
         assert!(Config::resolve(Some(""), none).is_err(), "an empty address is no address");
+        assert!(Config::resolve(Some(""), [("bootstrap.servers", "h:9123")]).is_err(), "an empty argument is not a missing one");
     }
 
     #[test]

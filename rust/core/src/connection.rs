@@ -128,7 +128,9 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Connect with a configuration (its `bootstrap_servers` says where).
+    /// Connect with a configuration (its `bootstrap_servers` says where: `"embedded"`,
+    /// `"embedded:<dir>"` or `"host:port[,host:port]"`). No address is
+    /// [`ClientCode::InvalidConfig`]: the embedded engine is opened only when named.
     pub fn connect(config: Config) -> Result<Connection> {
         Connection::connect_with(config, ConnectOptions::default())
     }
@@ -143,6 +145,7 @@ impl Connection {
     /// Connect with options for bindings and tests.
     pub fn connect_with(config: Config, opts: ConnectOptions) -> Result<Connection> {
         config.validate()?;
+        config.check_address()?;
         let config = Arc::new(config);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.io_threads)

@@ -280,6 +280,7 @@ fn an_interrupt_check_taking_the_workers_lock_never_deadlocks_a_wait() {
     let g = gil.clone();
     std::thread::spawn(move || {
         let mut c = Config::default();
+        c.set("bootstrap.servers", "embedded").unwrap();
         // Batches linger longer than one check interval, so each wait runs the check.
         c.set("client.writer.batch-timeout", "150ms").unwrap();
         let conn =

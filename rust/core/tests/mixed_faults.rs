@@ -23,6 +23,7 @@ fn id_for_bucket(schema: &Schema, bucket: i32, buckets: i32) -> i64 {
 fn fatal_and_retriable_buckets_in_one_request_both_complete() {
     for idempotent in [true, false] {
         let mut cfg = Config::default();
+        cfg.set("bootstrap.servers", "embedded").unwrap();
         cfg.set("client.writer.batch-timeout", "50ms").unwrap();
         cfg.set("client.writer.retry-backoff", "10ms").unwrap();
         cfg.set("client.writer.enable-idempotence", if idempotent { "true" } else { "false" }).unwrap();

@@ -151,3 +151,22 @@ fn out_of_range_timestamp_in_an_upsert_is_a_clear_synchronous_error() {
     w.upsert(&row![2, Value::Null]).unwrap().wait(None).unwrap().result().unwrap();
     assert_eq!(conn.embedded().unwrap().lookup(&path, &[Value::Int(2)]).unwrap(), Some(row![2, Value::Null]));
 }
+
+/// No address is an error that says what to pass, never a silent in-memory engine.
+#[test]
+fn connecting_without_an_address_is_invalid_config() {
+    use fluss_writer::{ClientCode, Config};
+    let e = Connection::connect(Config::default()).err().expect("no address must not connect");
+    assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
+    assert_eq!(
+        e.message(),
+        "bootstrap.servers is not set: pass \"host:port[,host:port]\" for a Fluss cluster, or \"embedded\" (in memory) / \
+         \"embedded:/path\" (durable) for the embedded engine"
+    );
+    let e = Connection::open("").err().expect("an empty address must not connect");
+    assert_eq!(e.code(), ClientCode::InvalidConfig as i32);
+    assert!(e.message().starts_with("bootstrap.servers is empty: pass \"host:port"), "{}", e.message());
+    let mut c = Config::default();
+    c.set("client.writer.batch-timeout", "5ms").unwrap();
+    assert_eq!(Connection::connect(c).err().expect("still no address").code(), ClientCode::InvalidConfig as i32);
+}

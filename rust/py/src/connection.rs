@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use crate::acl::{PyAclBinding, PyAclFilter};
 use crate::entry::entry_points;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3_arrow::PySchema as PyArrowSchema;
 
 use crate::completion::timeout;
@@ -25,7 +25,8 @@ use crate::writer::{PyTableAppend, PyTableUpsert};
 // ===== config =====
 
 /// Connection configuration: Fluss client keys (`"client.writer.buffer.wait-timeout": "5s"`).
-/// Unknown keys and unparsable values raise InvalidConfigError.
+/// Duration keys take a string (`"30s"`; a bare `"30"` is milliseconds, as in Fluss) or a
+/// `datetime.timedelta`. Unknown keys and unparsable values raise InvalidConfigError.
 #[pyclass(name = "Config", module = "fluss_writer", frozen)]
 #[derive(Clone)]
 pub struct PyConfig {
@@ -36,7 +37,41 @@ fn config_err(m: String) -> PyErr {
     crate::error::client(fluss_writer::ClientCode::InvalidConfig, m)
 }
 
+/// A `datetime.timedelta` as a duration string the core parses, exact to the microsecond.
+fn timedelta_value(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    let part = |name: &str| v.getattr(name).and_then(|x| x.extract::<i64>()).map(i128::from);
+    let micros = (part("days")? * 86_400 + part("seconds")?) * 1_000_000 + part("microseconds")?;
+    Ok(if micros % 1_000_000 == 0 {
+        format!("{}s", micros / 1_000_000)
+    } else if micros % 1_000 == 0 {
+        format!("{}ms", micros / 1_000)
+    } else {
+        format!("{micros}us")
+    })
+}
+
 fn config_value(key: &str, v: &Bound<'_, PyAny>) -> PyResult<String> {
+    let py = v.py();
+    let timedelta = py.import("datetime")?.getattr("timedelta")?;
+    let kind = fluss_writer::config::key_kind(key);
+    if kind == Some(fluss_writer::config::KeyKind::Duration) {
+        // A duration is a string with its unit or a timedelta: a bare Python number would be
+        // read as milliseconds, which `30` meaning 30 seconds would silently get wrong.
+        if v.is_instance(&timedelta)? {
+            return timedelta_value(v);
+        }
+        if !v.is_instance_of::<PyString>() {
+            let number = !v.is_instance_of::<PyBool>() && (v.is_instance_of::<PyInt>() || v.is_instance_of::<PyFloat>());
+            let n = if number { v.repr()?.to_string() } else { "30".into() };
+            return Err(config_err(format!(
+                "{key} is a duration, given as {}: pass a string with its unit, such as \"{n}s\" or \"{n}ms\" (a bare \"{n}\" is \
+                 milliseconds, as in Fluss), or a datetime.timedelta, such as timedelta(seconds={n})",
+                v.get_type().name().map(|t| t.to_string()).unwrap_or_default()
+            )));
+        }
+    } else if kind.is_some() && v.is_instance(&timedelta)? {
+        return Err(config_err(format!("{key} is not a duration: a datetime.timedelta is accepted for duration keys only")));
+    }
     if v.is_instance_of::<PyBool>() {
         return Ok(if v.is_truthy()? { "true" } else { "false" }.into());
     }
@@ -72,15 +107,19 @@ impl PyConfig {
         Ok(PyConfig { pairs })
     }
 
-    /// The keys and values as given.
-    fn to_dict(&self) -> BTreeMap<String, String> {
-        self.pairs.clone()
+    /// The keys and values as strings (a timedelta as its duration string), with the values of
+    /// secret keys (passwords, JAAS lines) shown as `***` unless `reveal_secrets` is true.
+    #[pyo3(signature = (*, reveal_secrets=false))]
+    fn to_dict(&self, reveal_secrets: bool) -> BTreeMap<String, String> {
+        self.pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), if reveal_secrets { v.clone() } else { fluss_writer::config::shown_value(k, v).to_string() }))
+            .collect()
     }
 
     /// The pairs, with the values of secret keys (passwords, JAAS strings) shown as `***`.
     fn __repr__(&self) -> String {
-        let shown: BTreeMap<&str, &str> =
-            self.pairs.iter().map(|(k, v)| (k.as_str(), if fluss_writer::config::is_secret_key(k) { "***" } else { v.as_str() })).collect();
+        let shown: BTreeMap<&str, &str> = self.pairs.iter().map(|(k, v)| (k.as_str(), fluss_writer::config::shown_value(k, v))).collect();
         format!("Config({shown:?})")
     }
 }
@@ -90,7 +129,7 @@ entry_points! {
 #[pyfunction]
 /// Open a connection: `"embedded"`, `"embedded:<dir>"` or `"host:port[,host:port]"`, given as
 /// `bootstrap` or as the `bootstrap.servers` key of `config` (one setting: both given and
-/// different is InvalidConfigError; neither means `"embedded"`).
+/// different is InvalidConfigError; neither is InvalidConfigError too, saying what to pass).
 #[pyo3(signature = (bootstrap=None, config=None))]
 pub fn connect(py: Python<'_>, bootstrap: Option<&Bound<'_, PyAny>>, config: Option<&Bound<'_, PyAny>>) -> PyResult<PyConnection> {
     let bootstrap = match bootstrap {

@@ -5,6 +5,7 @@
 //! ├── <Name>Error                        one per ClientCode, named from ClientCode::name
 //! │   ├── InvalidRowError(…, ValueError)   (INVALID_ROW)
 //! │   │   └── InvalidRowTypeError(…, TypeError)  wrong Python type for a column
+//! │   ├── InvalidConfigError(…, ValueError)  (INVALID_CONFIG: a bad key, value or argument)
 //! │   ├── TimeoutError(…, builtins.TimeoutError)  (TIMEOUT)
 //! │   ├── IoError(…, OSError)              (IO)
 //! │   └── …  (CapacityExhaustedError, CalledFromCallbackError, ForkedProcessError, …)
@@ -89,7 +90,7 @@ fn build(py: Python<'_>) -> PyResult<Exceptions> {
         // so `except TimeoutError` / `except OSError` / `except ValueError` catch it.
         let mut bases = vec![b.clone().into_any()];
         match c {
-            ClientCode::InvalidRow => bases.push(py.get_type::<pyo3::exceptions::PyValueError>().into_any()),
+            ClientCode::InvalidRow | ClientCode::InvalidConfig => bases.push(py.get_type::<pyo3::exceptions::PyValueError>().into_any()),
             ClientCode::Timeout => bases.push(py.get_type::<pyo3::exceptions::PyTimeoutError>().into_any()),
             ClientCode::Io => bases.push(py.get_type::<pyo3::exceptions::PyOSError>().into_any()),
             _ => {}
