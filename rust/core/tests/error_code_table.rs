@@ -143,7 +143,7 @@ fn render_python() -> String {
             let _ = writeln!(s, "    \"\"\"{text}\"\"\"");
         } else {
             let wrapped = wrap("    ", &text, 124);
-            let _ = write!(s, "    \"\"\"{}\"\"\"\n", wrapped.trim_start().trim_end());
+            let _ = writeln!(s, "    \"\"\"{}\"\"\"", wrapped.trim_start().trim_end());
         }
     }
     s
