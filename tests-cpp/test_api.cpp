@@ -33,7 +33,9 @@ TEST(Codes, ErrorCodeConstantsMatchTheCoreTable) {
   for (const fw::ErrorCodeInfo& info : fw::kErrorCodes) {
     fw::Result r;
     r.error_code = info.code;
-    if (info.code != 0) EXPECT_EQ(r.CodeName(), info.name) << info.code;
+    if (info.code != 0) {
+      EXPECT_EQ(r.CodeName(), info.name) << info.code;
+    }
     EXPECT_TRUE(names.insert(info.name).second) << info.name;
     if (info.code <= -1001) client.push_back(info.code);
   }

@@ -5,10 +5,16 @@
 //! ranges:
 //!
 //! * **Fluss server codes** (`-1..=999`) pass through unchanged with their Fluss meaning (see
-//!   `FlussCode`); a server that answers `NOT_LEADER_OR_FOLLOWER` reaches the user as code 12.
+//!   [`ServerCode`]); a server that answers `NOT_LEADER_OR_FOLLOWER` reaches the user as code 12.
 //! * **Client codes** (`-1999..=-1001`, see [`ClientCode`]) name causes that happen inside the
 //!   SDK: bad input, admission, closed writers, timeouts. They can never collide with Fluss's
 //!   codes, which are `-1` and the non-negative integers.
+//!
+//! One table below (`code_table!`) holds every code's number, name, retriability and meaning:
+//! every code Fluss 0.9 and 1.0 define (their Java `Errors`; tests-interop checks the rows against
+//! the Java clients) and every client code. [`error_codes`] lists it for the bindings;
+//! docs/error-codes.md, Python's `ErrorCode` and C++'s `ErrorCode` are generated from it
+//! (rust/core/tests/error_code_table.rs). Retries read it through [`Error::is_retriable`].
 
 use std::fmt;
 
