@@ -21,6 +21,31 @@ TEST(Codes, NamesAndRetriability) {
   EXPECT_EQ(r.CodeName(), "NOT_LEADER_OR_FOLLOWER");
 }
 
+// fluss_writer::ErrorCode and kErrorCodes are generated from the core's table (a Rust test keeps
+// the header block equal to it); here the core, through the library, names every code the same.
+TEST(Codes, ErrorCodeConstantsMatchTheCoreTable) {
+  static_assert(fw::ErrorCode::kNotLeaderOrFollower == 12);
+  static_assert(fw::ErrorCode::kInvalidBucketRouting == 74);
+  static_assert(fw::ErrorCode::kInvalidRow == static_cast<int32_t>(fw::ClientCode::InvalidRow));
+  static_assert(fw::ErrorCode::kWaitInterrupted == static_cast<int32_t>(fw::ClientCode::Interrupted));
+  std::set<std::string> names;
+  std::vector<int32_t> client;
+  for (const fw::ErrorCodeInfo& info : fw::kErrorCodes) {
+    fw::Result r;
+    r.error_code = info.code;
+    if (info.code != 0) {
+      EXPECT_EQ(r.CodeName(), info.name) << info.code;
+    }
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    if (info.code <= -1001) client.push_back(info.code);
+  }
+  EXPECT_EQ(client, fw::testing::CoreClientCodes());
+  // A code a newer server sends and the table lacks keeps its number, named SERVER_ERROR.
+  fw::Result unknown;
+  unknown.error_code = 999;
+  EXPECT_EQ(unknown.CodeName(), "SERVER_ERROR");
+}
+
 TEST(Callback, IsMoveOnlyTypeErasedAndSmall) {
   static_assert(!std::is_copy_constructible_v<fw::WriteCallback>);
   static_assert(std::is_nothrow_move_constructible_v<fw::WriteCallback>);

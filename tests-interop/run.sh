@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Interoperability checks against a real Fluss cluster (FLUSS_BOOTSTRAP_SERVERS must be set):
+# Interoperability checks against the official clients (FLUSS_BOOTSTRAP_SERVERS must be set for 1 and 2):
 #
+#   0. Java, no cluster: fluss-writer's error-code table equals the Errors enum of fluss-client 1.0.0
+#      (codes, names, retriability, metadata refresh), its 0.9 rows that of 0.9.1
+#      (rust/core/tests/interop_error_codes_java.rs, driving tests-interop/java/error_codes.sh).
 #   1. Java: the official Java client (fluss-client 0.9.1) finds every row fluss-writer upserted,
 #      by primary-key lookup, with identical values, also in lake-enabled tables of the cluster
 #      with a Paimon lake (FLUSS_LAKE_BOOTSTRAP_SERVERS), and Fluss's own Java encoders write
@@ -15,6 +18,9 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
+echo "--- interop 0/2: error-code table against the Java clients 1.0.0 and 0.9.1 (no cluster)" >&2
+CI="${CI:-}" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}" \
+  cargo test -q --manifest-path "$REPO/Cargo.toml" -p fluss-writer --test interop_error_codes_java -- --ignored --nocapture
 : "${FLUSS_BOOTSTRAP_SERVERS:?FLUSS_BOOTSTRAP_SERVERS is not set: start the cluster (scripts/fluss-cluster.sh start) and export the line it prints}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 cd "$REPO"

@@ -176,6 +176,319 @@ inline constexpr ClientCode kAllClientCodes[] = {
     ClientCode::Interrupted,
 };
 
+// ----- BEGIN GENERATED ERROR CODES (from the core's table, rust/core/src/error.rs; do not edit: run
+// FLUSS_WRITER_BLESS=1 cargo test -p fluss-writer --test error_code_table) -----
+// Every Fluss server code (Fluss 0.9 and 1.0, passed through unchanged) and every client code,
+// as the numbers Result::error_code carries: `r.error_code == ErrorCode::kNotLeaderOrFollower`.
+// A code a newer server sends that this list lacks is still reported, named SERVER_ERROR, its
+// number in the message, not retriable. docs/error-codes.md explains every code.
+struct ErrorCode {
+  ErrorCode() = delete;
+  // An unexpected error on the server.
+  static constexpr int32_t kUnknownServerError = -1;
+  // No error.
+  static constexpr int32_t kNone = 0;
+  // The connection failed or a request timed out (also the client's mapping of lost connections).
+  static constexpr int32_t kNetworkException = 1;
+  // The server does not support this version of the request.
+  static constexpr int32_t kUnsupportedVersion = 2;
+  // A message failed its size or format checks.
+  static constexpr int32_t kCorruptMessage = 3;
+  // The database does not exist.
+  static constexpr int32_t kDatabaseNotExist = 4;
+  // The database still has tables (drop without cascade).
+  static constexpr int32_t kDatabaseNotEmpty = 5;
+  // A database of that name exists.
+  static constexpr int32_t kDatabaseAlreadyExist = 6;
+  // The table does not exist.
+  static constexpr int32_t kTableNotExist = 7;
+  // A table of that name exists.
+  static constexpr int32_t kTableAlreadyExist = 8;
+  // The schema id is unknown to the server.
+  static constexpr int32_t kSchemaNotExist = 9;
+  // The server's log storage failed.
+  static constexpr int32_t kLogStorageException = 10;
+  // The server's key-value storage failed.
+  static constexpr int32_t kKvStorageException = 11;
+  // The server is not the bucket's leader: metadata is stale.
+  static constexpr int32_t kNotLeaderOrFollower = 12;
+  // A record or batch exceeds the server's limit.
+  static constexpr int32_t kRecordTooLargeException = 13;
+  // A record failed its CRC or format checks on the server.
+  static constexpr int32_t kCorruptRecordException = 14;
+  // The table definition is invalid.
+  static constexpr int32_t kInvalidTableException = 15;
+  // The database name is invalid.
+  static constexpr int32_t kInvalidDatabaseException = 16;
+  // The replication factor exceeds the number of tablet servers.
+  static constexpr int32_t kInvalidReplicationFactor = 17;
+  // The produce request's acks value is not -1, 0 or 1.
+  static constexpr int32_t kInvalidRequiredAcks = 18;
+  // A fetch offset outside the log.
+  static constexpr int32_t kLogOffsetOutOfRangeException = 19;
+  // A key operation on a table without a primary key.
+  static constexpr int32_t kNonPrimaryKeyTableException = 20;
+  // The server does not host this table or bucket: metadata is stale.
+  static constexpr int32_t kUnknownTableOrBucketException = 21;
+  // An update carries an invalid version.
+  static constexpr int32_t kInvalidUpdateVersionException = 22;
+  // The request came from an invalid coordinator (epoch).
+  static constexpr int32_t kInvalidCoordinatorException = 23;
+  // A stale leader epoch.
+  static constexpr int32_t kFencedLeaderEpochException = 24;
+  // The server timed out waiting (for example for replicas).
+  static constexpr int32_t kRequestTimeOut = 25;
+  // A storage failure on the server.
+  static constexpr int32_t kStorageException = 26;
+  // The server did not attempt the operation.
+  static constexpr int32_t kOperationNotAttemptedException = 27;
+  // Appended on the leader, but too few in-sync replicas acknowledged.
+  static constexpr int32_t kNotEnoughReplicasAfterAppendException = 28;
+  // Too few in-sync replicas to accept the write.
+  static constexpr int32_t kNotEnoughReplicasException = 29;
+  // The server could not issue a file-access security token.
+  static constexpr int32_t kSecurityTokenException = 30;
+  // An idempotent batch arrived with an unexpected sequence number (the writer's idempotence rules decide).
+  static constexpr int32_t kOutOfOrderSequenceException = 31;
+  // An idempotent batch was already written (the writer counts it as success).
+  static constexpr int32_t kDuplicateSequenceException = 32;
+  // The server does not know the idempotent writer id (the writer's idempotence rules decide).
+  static constexpr int32_t kUnknownWriterIdException = 33;
+  // A fetch asked for an invalid column projection.
+  static constexpr int32_t kInvalidColumnProjection = 34;
+  // A partial update names columns that cannot be updated.
+  static constexpr int32_t kInvalidTargetColumn = 35;
+  // The partition does not exist (never created, or dropped).
+  static constexpr int32_t kPartitionNotExists = 36;
+  // A partition operation on a table without partition keys.
+  static constexpr int32_t kTableNotPartitionedException = 37;
+  // An invalid timestamp (for example a list-offsets time in the future).
+  static constexpr int32_t kInvalidTimestampException = 38;
+  // A configuration value or table property is invalid.
+  static constexpr int32_t kInvalidConfigException = 39;
+  // A lake operation on a cluster without lake storage.
+  static constexpr int32_t kLakeStorageNotConfiguredException = 40;
+  // The key-value snapshot does not exist.
+  static constexpr int32_t kKvSnapshotNotExist = 41;
+  // The partition exists already.
+  static constexpr int32_t kPartitionAlreadyExists = 42;
+  // A partition spec that does not fit the table's partition keys, or an invalid value.
+  static constexpr int32_t kPartitionSpecInvalidException = 43;
+  // The bucket has no leader right now.
+  static constexpr int32_t kLeaderNotAvailableException = 44;
+  // The cluster's or the table's limit of partitions is reached.
+  static constexpr int32_t kPartitionMaxNumException = 45;
+  // Authentication failed (wrong credentials, mechanism not enabled).
+  static constexpr int32_t kAuthenticateException = 46;
+  // A security operation (ACLs) on a cluster without an authorizer.
+  static constexpr int32_t kSecurityDisabledException = 47;
+  // The principal lacks the permission for the operation.
+  static constexpr int32_t kAuthorizationException = 48;
+  // The cluster's limit of buckets is reached.
+  static constexpr int32_t kBucketMaxNumException = 49;
+  // A stale lake-tiering epoch.
+  static constexpr int32_t kFencedTieringEpochException = 50;
+  // Authentication could not complete for now; only the connection's authentication handshake retries it.
+  static constexpr int32_t kRetriableAuthenticateException = 51;
+  // The servers' rack information is invalid.
+  static constexpr int32_t kInvalidServerRackInfoException = 52;
+  // The lake snapshot does not exist.
+  static constexpr int32_t kLakeSnapshotNotExist = 53;
+  // The lake table exists already.
+  static constexpr int32_t kLakeTableAlreadyExist = 54;
+  // A new in-sync replica set contains an ineligible replica.
+  static constexpr int32_t kIneligibleReplicaException = 55;
+  // An AlterTable the server refuses (a column that exists, properties and schema at once).
+  static constexpr int32_t kInvalidAlterTableException = 56;
+  // Deletes on a table whose deletion is disabled.
+  static constexpr int32_t kDeletionDisabledException = 57;
+  // The named server does not exist.
+  static constexpr int32_t kServerNotExistException = 58;
+  // The server tag exists already (Fluss spells it SEVER).
+  static constexpr int32_t kSeverTagAlreadyExistException = 59;
+  // The server tag does not exist (Fluss spells it SEVER).
+  static constexpr int32_t kSeverTagNotExistException = 60;
+  // A rebalance task failed.
+  static constexpr int32_t kRebalanceFailureException = 61;
+  // No rebalance task is in progress.
+  static constexpr int32_t kNoRebalanceInProgressException = 62;
+  // An operation with an invalid producer id.
+  static constexpr int32_t kInvalidProducerIdException = 63;
+  // A configuration error on the server.
+  static constexpr int32_t kConfigException = 64;
+  // The coordinator is not the leader (coordinator high availability); the leader must be asked.
+  static constexpr int32_t kNotCoordinatorLeaderException = 65;
+  // A key-value scanner session expired.
+  static constexpr int32_t kScannerExpired = 66;
+  // The server does not know the scanner id.
+  static constexpr int32_t kUnknownScannerId = 67;
+  // The scan request is invalid.
+  static constexpr int32_t kInvalidScanRequest = 68;
+  // The bucket's or server's limit of scanner sessions is reached.
+  static constexpr int32_t kTooManyScanners = 69;
+  // The tablet server refuses writes while its data disk is fuller than its write limit.
+  static constexpr int32_t kDiskWriteLocked = 70;
+  // The cluster lacks capacity for more primary-key bucket leaders.
+  static constexpr int32_t kInsufficientKvLeaderReplicaCapacity = 71;
+  // The key-value storage engine is under write pressure (only sent to PutKv v2 and later).
+  static constexpr int32_t kStorageBackpressureException = 72;
+  // Too many writes to historical partitions are in flight.
+  static constexpr int32_t kHistoricalPartitionThrottled = 73;
+  // The request's bucket routing is missing or stale (per-partition bucket counts).
+  static constexpr int32_t kInvalidBucketRouting = 74;
+  // A row or Arrow batch does not match the table schema: wrong type, wrong field count, unknown column, null
+  // in a non-null column, value out of range.
+  static constexpr int32_t kInvalidRow = -1001;
+  // A single record is larger than `client.writer.batch-size` (or the buffer).
+  static constexpr int32_t kRecordTooLarge = -1002;
+  // `max_pending_callbacks` slots stayed taken for the whole wait budget: back-pressure, not a fault.
+  static constexpr int32_t kCapacityExhausted = -1003;
+  // `client.writer.buffer.memory-size` stayed exhausted for the whole wait budget.
+  static constexpr int32_t kBufferExhausted = -1004;
+  // The writer was closed (or dropped) before the operation was accepted or completed.
+  static constexpr int32_t kWriterClosed = -1005;
+  // The connection was closed before the operation completed.
+  static constexpr int32_t kConnectionClosed = -1006;
+  // `flush`, `close` or `wait` was called from inside a completion callback, where it would deadlock: a
+  // programming error.
+  static constexpr int32_t kCalledFromCallback = -1007;
+  // The operation did not complete within `client.writer.delivery-timeout`.
+  static constexpr int32_t kDeliveryTimeout = -1008;
+  // A configuration key is unknown or its value cannot be parsed.
+  static constexpr int32_t kInvalidConfig = -1009;
+  // A blocking call (`flush`, `wait`, `close`) reached its own timeout; the operation may still complete
+  // later.
+  static constexpr int32_t kTimeout = -1010;
+  // A table descriptor or schema is invalid (unsupported type, bad key columns).
+  static constexpr int32_t kInvalidTable = -1011;
+  // A call that this table type does not support (upsert on a log table, append on a primary-key table).
+  static constexpr int32_t kUnsupported = -1012;
+  // The peer sent bytes that do not follow the Fluss protocol.
+  static constexpr int32_t kProtocol = -1013;
+  // A local I/O failure (embedded engine files, sockets).
+  static constexpr int32_t kIo = -1014;
+  // The connection was created in a parent process before `fork()`; it cannot be used in the child.
+  static constexpr int32_t kForkedProcess = -1015;
+  // An invariant broke inside the SDK. Please report it.
+  static constexpr int32_t kInternal = -1016;
+  // A completion callback raised or panicked (reported to the error handler, never to the operation itself).
+  static constexpr int32_t kCallbackFailed = -1017;
+  // An idempotent writer's sequence state was reset after an earlier batch of the bucket failed for good;
+  // this in-flight batch may or may not have been written, so it is not retried.
+  static constexpr int32_t kSequenceReset = -1018;
+  // A blocking call was interrupted by the binding's interrupt check (Python: a signal handler raised);
+  // nothing was accepted by an interrupted admission.
+  static constexpr int32_t kWaitInterrupted = -1019;
+};
+
+// One row of the table: the code, its stable name (Result::CodeName) and whether retrying the
+// same operation can succeed (Result::IsRetriable).
+struct ErrorCodeInfo {
+  int32_t code;
+  const char* name;
+  bool retriable;
+};
+
+// Every code in the table: server codes in numeric order, then client codes from -1001 down.
+inline constexpr ErrorCodeInfo kErrorCodes[] = {
+    {-1, "UNKNOWN_SERVER_ERROR", false},
+    {0, "NONE", false},
+    {1, "NETWORK_EXCEPTION", true},
+    {2, "UNSUPPORTED_VERSION", false},
+    {3, "CORRUPT_MESSAGE", true},
+    {4, "DATABASE_NOT_EXIST", false},
+    {5, "DATABASE_NOT_EMPTY", false},
+    {6, "DATABASE_ALREADY_EXIST", false},
+    {7, "TABLE_NOT_EXIST", false},
+    {8, "TABLE_ALREADY_EXIST", false},
+    {9, "SCHEMA_NOT_EXIST", true},
+    {10, "LOG_STORAGE_EXCEPTION", true},
+    {11, "KV_STORAGE_EXCEPTION", true},
+    {12, "NOT_LEADER_OR_FOLLOWER", true},
+    {13, "RECORD_TOO_LARGE_EXCEPTION", false},
+    {14, "CORRUPT_RECORD_EXCEPTION", true},
+    {15, "INVALID_TABLE_EXCEPTION", false},
+    {16, "INVALID_DATABASE_EXCEPTION", false},
+    {17, "INVALID_REPLICATION_FACTOR", false},
+    {18, "INVALID_REQUIRED_ACKS", false},
+    {19, "LOG_OFFSET_OUT_OF_RANGE_EXCEPTION", false},
+    {20, "NON_PRIMARY_KEY_TABLE_EXCEPTION", false},
+    {21, "UNKNOWN_TABLE_OR_BUCKET_EXCEPTION", true},
+    {22, "INVALID_UPDATE_VERSION_EXCEPTION", false},
+    {23, "INVALID_COORDINATOR_EXCEPTION", false},
+    {24, "FENCED_LEADER_EPOCH_EXCEPTION", false},
+    {25, "REQUEST_TIME_OUT", true},
+    {26, "STORAGE_EXCEPTION", true},
+    {27, "OPERATION_NOT_ATTEMPTED_EXCEPTION", false},
+    {28, "NOT_ENOUGH_REPLICAS_AFTER_APPEND_EXCEPTION", true},
+    {29, "NOT_ENOUGH_REPLICAS_EXCEPTION", true},
+    {30, "SECURITY_TOKEN_EXCEPTION", false},
+    {31, "OUT_OF_ORDER_SEQUENCE_EXCEPTION", false},
+    {32, "DUPLICATE_SEQUENCE_EXCEPTION", false},
+    {33, "UNKNOWN_WRITER_ID_EXCEPTION", false},
+    {34, "INVALID_COLUMN_PROJECTION", false},
+    {35, "INVALID_TARGET_COLUMN", false},
+    {36, "PARTITION_NOT_EXISTS", false},
+    {37, "TABLE_NOT_PARTITIONED_EXCEPTION", false},
+    {38, "INVALID_TIMESTAMP_EXCEPTION", false},
+    {39, "INVALID_CONFIG_EXCEPTION", false},
+    {40, "LAKE_STORAGE_NOT_CONFIGURED_EXCEPTION", false},
+    {41, "KV_SNAPSHOT_NOT_EXIST", false},
+    {42, "PARTITION_ALREADY_EXISTS", false},
+    {43, "PARTITION_SPEC_INVALID_EXCEPTION", false},
+    {44, "LEADER_NOT_AVAILABLE_EXCEPTION", true},
+    {45, "PARTITION_MAX_NUM_EXCEPTION", false},
+    {46, "AUTHENTICATE_EXCEPTION", false},
+    {47, "SECURITY_DISABLED_EXCEPTION", false},
+    {48, "AUTHORIZATION_EXCEPTION", false},
+    {49, "BUCKET_MAX_NUM_EXCEPTION", false},
+    {50, "FENCED_TIERING_EPOCH_EXCEPTION", false},
+    {51, "RETRIABLE_AUTHENTICATE_EXCEPTION", false},
+    {52, "INVALID_SERVER_RACK_INFO_EXCEPTION", false},
+    {53, "LAKE_SNAPSHOT_NOT_EXIST", false},
+    {54, "LAKE_TABLE_ALREADY_EXIST", false},
+    {55, "INELIGIBLE_REPLICA_EXCEPTION", false},
+    {56, "INVALID_ALTER_TABLE_EXCEPTION", false},
+    {57, "DELETION_DISABLED_EXCEPTION", false},
+    {58, "SERVER_NOT_EXIST_EXCEPTION", false},
+    {59, "SEVER_TAG_ALREADY_EXIST_EXCEPTION", false},
+    {60, "SEVER_TAG_NOT_EXIST_EXCEPTION", false},
+    {61, "REBALANCE_FAILURE_EXCEPTION", false},
+    {62, "NO_REBALANCE_IN_PROGRESS_EXCEPTION", false},
+    {63, "INVALID_PRODUCER_ID_EXCEPTION", false},
+    {64, "CONFIG_EXCEPTION", false},
+    {65, "NOT_COORDINATOR_LEADER_EXCEPTION", false},
+    {66, "SCANNER_EXPIRED", false},
+    {67, "UNKNOWN_SCANNER_ID", false},
+    {68, "INVALID_SCAN_REQUEST", false},
+    {69, "TOO_MANY_SCANNERS", false},
+    {70, "DISK_WRITE_LOCKED", true},
+    {71, "INSUFFICIENT_KV_LEADER_REPLICA_CAPACITY", false},
+    {72, "STORAGE_BACKPRESSURE_EXCEPTION", true},
+    {73, "HISTORICAL_PARTITION_THROTTLED", true},
+    {74, "INVALID_BUCKET_ROUTING", false},
+    {-1001, "INVALID_ROW", false},
+    {-1002, "RECORD_TOO_LARGE", false},
+    {-1003, "CAPACITY_EXHAUSTED", true},
+    {-1004, "BUFFER_EXHAUSTED", true},
+    {-1005, "WRITER_CLOSED", false},
+    {-1006, "CONNECTION_CLOSED", true},
+    {-1007, "CALLED_FROM_CALLBACK", false},
+    {-1008, "DELIVERY_TIMEOUT", true},
+    {-1009, "INVALID_CONFIG", false},
+    {-1010, "TIMEOUT", true},
+    {-1011, "INVALID_TABLE", false},
+    {-1012, "UNSUPPORTED", false},
+    {-1013, "PROTOCOL", false},
+    {-1014, "IO", true},
+    {-1015, "FORKED_PROCESS", false},
+    {-1016, "INTERNAL", false},
+    {-1017, "CALLBACK_FAILED", false},
+    {-1018, "SEQUENCE_RESET", false},
+    {-1019, "WAIT_INTERRUPTED", false},
+};
+// ----- END GENERATED ERROR CODES -----
+
 // The outcome of a call or of an operation: code 0 is success. [[nodiscard]]: every function
 // returning a Result warns when the caller drops it.
 struct [[nodiscard]] Result {

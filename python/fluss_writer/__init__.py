@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import atexit
 import os
+from typing import TYPE_CHECKING
 
 from . import _native, metrics
+from ._error_codes import ErrorCode
 from ._native import (
     CLIENT_CODES,
     SERVER_CODES,
@@ -85,6 +87,31 @@ from ._native import (
 )
 from ._readback import ScannedRow
 
+if TYPE_CHECKING:
+    from ._native import BucketCount, Callback, ErrorCount, Row, WriterStats
+else:
+    # The stub (_native.pyi) declares these for type checkers; at run time they are built here,
+    # WriterStats and BucketCount from the core's own field lists, so that they can be used in
+    # annotations evaluated at run time and in isinstance-free code alike.
+    from typing import Any, Callable, Mapping, Optional, Sequence, TypedDict, Union
+
+    #: A row for ``append``/``upsert``/``delete``: a mapping of column name to value, or a
+    #: sequence of values in column order.
+    Row = Union[Mapping[str, Any], Sequence[Any]]
+    #: A completion callback: called exactly once with the operation's ``WriteCompletion``.
+    Callback = Callable[[WriteCompletion], object]
+    WriterStats = TypedDict("WriterStats", {m[0]: int for m in _native.METRICS})
+    class ErrorCount(TypedDict):
+        code: int
+        name: str
+        records_failed: int
+        retries: int
+        rejected: int
+
+    BucketCount = TypedDict(
+        "BucketCount", {"partition": Optional[str], "bucket": int, **{m[0]: int for m in _native.BUCKET_METRICS}}
+    )
+
 __all__ = [
     "CLIENT_CODES",
     "SERVER_CODES",
@@ -93,15 +120,19 @@ __all__ = [
     "AclResource",
     "Admin",
     "AppendWriter",
+    "BucketCount",
     "BucketResult",
     "BufferExhaustedError",
     "CalledFromCallbackError",
+    "Callback",
     "CallbackFailedError",
     "CapacityExhaustedError",
     "Config",
     "Connection",
     "ConnectionClosedError",
     "DeliveryTimeoutError",
+    "ErrorCode",
+    "ErrorCount",
     "FlussWriterError",
     "ForkedProcessError",
     "InternalError",
@@ -113,6 +144,7 @@ __all__ = [
     "PartitionInfo",
     "ProtocolError",
     "RecordTooLargeError",
+    "Row",
     "ScannedRow",
     "Schema",
     "SequenceResetError",
@@ -130,6 +162,7 @@ __all__ = [
     "WriteCompletion",
     "WriteResult",
     "WriterClosedError",
+    "WriterStats",
     "__version__",
     "connect",
     "metrics",

@@ -36,6 +36,7 @@ from typing import (
     overload,
 )
 
+from ._error_codes import ErrorCode
 from ._readback import ScannedRow
 
 class ArrowArrayExportable(Protocol):
@@ -186,38 +187,70 @@ METRICS: List[Tuple[str, str, str, str, str]]
 #: ``fluss_writer_bucket_``.
 BUCKET_METRICS: List[Tuple[str, str, str]]
 
-def metrics_snapshot() -> List[WriterMetrics]: ...
-def metrics_prometheus_text() -> str: ...
+def metrics_snapshot() -> List[WriterMetrics]:
+    """Every live writer's stats, per-code and per-bucket counts (``fluss_writer.metrics.snapshot()``)."""
+def metrics_prometheus_text() -> str:
+    """Every live writer's metrics in the Prometheus text format (docs/metrics.md)."""
 
 # ----- exceptions -----
 
 class FlussWriterError(Exception):
-    code: int
+    """Base of every fluss_writer error.
+
+    ``code`` is an ``ErrorCode`` member (a plain ``int`` for a server code this version does not
+    know; the message has its number), ``code_name`` its name, ``retriable`` whether retrying the
+    same operation can succeed, ``message`` the text without the code.
+    """
+
+    code: Union[ErrorCode, int]
     code_name: str
     retriable: bool
     message: str
 
-class ServerError(FlussWriterError): ...
-class InvalidRowError(FlussWriterError, ValueError): ...
-class InvalidRowTypeError(InvalidRowError, TypeError): ...
-class RecordTooLargeError(FlussWriterError): ...
-class CapacityExhaustedError(FlussWriterError): ...
-class BufferExhaustedError(FlussWriterError): ...
-class WriterClosedError(FlussWriterError): ...
-class ConnectionClosedError(FlussWriterError): ...
-class CalledFromCallbackError(FlussWriterError): ...
-class DeliveryTimeoutError(FlussWriterError): ...
-class InvalidConfigError(FlussWriterError, ValueError): ...
-class TimeoutError(FlussWriterError, builtins.TimeoutError): ...
-class InvalidTableError(FlussWriterError): ...
-class UnsupportedError(FlussWriterError): ...
-class ProtocolError(FlussWriterError): ...
-class IoError(FlussWriterError, OSError): ...
-class ForkedProcessError(FlussWriterError): ...
-class InternalError(FlussWriterError): ...
-class CallbackFailedError(FlussWriterError): ...
-class SequenceResetError(FlussWriterError): ...
-class WaitInterruptedError(FlussWriterError): ...
+class ServerError(FlussWriterError):
+    """An error answered by a Fluss server (or the embedded engine acting as one); ``code`` is the Fluss
+    code unchanged: an ``ErrorCode`` member, or a plain ``int`` for a code this version does not know."""
+class InvalidRowError(FlussWriterError, ValueError):
+    """A row or Arrow batch does not match the table schema (INVALID_ROW, -1001). Also a ``ValueError``."""
+class InvalidRowTypeError(InvalidRowError, TypeError):
+    """A row value has a Python type its column cannot take (INVALID_ROW). Also a ``TypeError``."""
+class RecordTooLargeError(FlussWriterError):
+    """One record is larger than ``client.writer.batch-size`` or the buffer (RECORD_TOO_LARGE, -1002)."""
+class CapacityExhaustedError(FlussWriterError):
+    """``max_pending_callbacks`` stayed taken for the whole wait budget (CAPACITY_EXHAUSTED, -1003; retriable)."""
+class BufferExhaustedError(FlussWriterError):
+    """The writer's buffer memory stayed exhausted for the whole wait budget (BUFFER_EXHAUSTED, -1004; retriable)."""
+class WriterClosedError(FlussWriterError):
+    """The writer was closed before the operation was accepted or completed (WRITER_CLOSED, -1005)."""
+class ConnectionClosedError(FlussWriterError):
+    """The connection was closed before the operation completed (CONNECTION_CLOSED, -1006; retriable)."""
+class CalledFromCallbackError(FlussWriterError):
+    """``flush``, ``close`` or ``wait`` called inside a completion callback (CALLED_FROM_CALLBACK, -1007)."""
+class DeliveryTimeoutError(FlussWriterError):
+    """Not completed within ``client.writer.delivery-timeout`` (DELIVERY_TIMEOUT, -1008; retriable)."""
+class InvalidConfigError(FlussWriterError, ValueError):
+    """An unknown configuration key, a value that cannot be parsed, or a bad argument (INVALID_CONFIG, -1009).
+    Also a ``ValueError``."""
+class TimeoutError(FlussWriterError, builtins.TimeoutError):
+    """A blocking call reached its own timeout (TIMEOUT, -1010; retriable). Also the builtin ``TimeoutError``."""
+class InvalidTableError(FlussWriterError):
+    """An invalid table descriptor, schema, name or partition spec (INVALID_TABLE, -1011)."""
+class UnsupportedError(FlussWriterError):
+    """A call this table or writer does not support (UNSUPPORTED, -1012)."""
+class ProtocolError(FlussWriterError):
+    """The peer broke the Fluss protocol (PROTOCOL, -1013)."""
+class IoError(FlussWriterError, OSError):
+    """A local I/O failure (IO, -1014; retriable). Also an ``OSError``."""
+class ForkedProcessError(FlussWriterError):
+    """A connection used in a child process after ``fork()`` (FORKED_PROCESS, -1015)."""
+class InternalError(FlussWriterError):
+    """An invariant broke inside fluss-writer: please report it (INTERNAL, -1016)."""
+class CallbackFailedError(FlussWriterError):
+    """A completion callback raised; reported to ``on_callback_error`` only (CALLBACK_FAILED, -1017)."""
+class SequenceResetError(FlussWriterError):
+    """An idempotent in-flight batch not retried after its bucket's sequence reset (SEQUENCE_RESET, -1018)."""
+class WaitInterruptedError(FlussWriterError):
+    """A blocking call interrupted by a signal handler that raised (WAIT_INTERRUPTED, -1019)."""
 
 # ----- connection -----
 
@@ -227,7 +260,8 @@ class Config:
     or a ``datetime.timedelta``; a Python number there is InvalidConfigError. Unknown keys are
     InvalidConfigError (with a "did you mean" for pyfluss names and near misses)."""
 
-    def __new__(cls, properties: Optional[Mapping[str, object]] = None) -> Config: ...
+    def __new__(cls, properties: Optional[Mapping[str, object]] = None) -> Config:
+        """Check ``properties`` now: an unknown key or a bad value raises InvalidConfigError."""
     def to_dict(self, *, reveal_secrets: bool = False) -> Dict[str, str]:
         """The keys and values as strings; secret values (passwords, JAAS lines) are ``"***"``
         unless ``reveal_secrets=True``."""
@@ -247,13 +281,20 @@ def connect(bootstrap: Optional[str] = None, config: Union[None, Mapping[str, ob
 
 @final
 class Connection:
+    """A connection to a Fluss cluster or the embedded engine (``connect``); a context manager that closes it."""
     @property
-    def closed(self) -> bool: ...
-    def admin(self) -> Admin: ...
-    def get_table(self, path: Union[str, TablePath, Tuple[str, str]]) -> Table: ...
-    def close(self, timeout: Optional[float] = None) -> None: ...
-    def __enter__(self) -> Connection: ...
-    def __exit__(self, *_args: object) -> bool: ...
+    def closed(self) -> bool:
+        """Whether ``close`` was called."""
+    def admin(self) -> Admin:
+        """The admin client: databases, tables, partitions, ACLs."""
+    def get_table(self, path: Union[str, TablePath, Tuple[str, str]]) -> Table:
+        """The table at ``path`` (``"db.table"``, a TablePath or a tuple); raises ServerError TABLE_NOT_EXIST (7)."""
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Close every writer of the connection (flushing them) and the connection; GIL released."""
+    def __enter__(self) -> Connection:
+        """The connection itself."""
+    def __exit__(self, *_args: object) -> bool:
+        """Close the connection; exceptions propagate."""
     def _dispatch_stats(self) -> Dict[str, int]: ...
     def _engine(self) -> EmbeddedEngine: ...
 
@@ -261,17 +302,28 @@ PathArg = Union[str, TablePath, Tuple[str, str]]
 
 @final
 class Admin:
-    def create_database(self, name: str, ignore_if_exists: bool = False) -> None: ...
-    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = True) -> None: ...
-    def list_databases(self) -> List[str]: ...
-    def database_exists(self, name: str) -> bool: ...
+    """Databases, tables, partitions and ACLs (``Connection.admin()``); every call releases the GIL."""
+    def create_database(self, name: str, ignore_if_exists: bool = False) -> None:
+        """Create a database; one that exists raises ServerError DATABASE_ALREADY_EXIST (6) unless ``ignore_if_exists``."""
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = True) -> None:
+        """Drop a database (with its tables when ``cascade``); a missing one raises ServerError
+        DATABASE_NOT_EXIST (4) unless ``ignore_if_not_exists``."""
+    def list_databases(self) -> List[str]:
+        """The names of every database."""
+    def database_exists(self, name: str) -> bool:
+        """Whether the database exists."""
     def create_table(
         self, path: PathArg, descriptor: TableDescriptor, ignore_if_exists: bool = False
-    ) -> None: ...
-    def drop_table(self, path: PathArg, ignore_if_not_exists: bool = False) -> None: ...
-    def list_tables(self, database: str) -> List[str]: ...
-    def table_exists(self, path: PathArg) -> bool: ...
-    def get_table_info(self, path: PathArg) -> TableInfo: ...
+    ) -> None:
+        """Create a table; one that exists raises ServerError TABLE_ALREADY_EXIST (8) unless ``ignore_if_exists``."""
+    def drop_table(self, path: PathArg, ignore_if_not_exists: bool = False) -> None:
+        """Drop a table; a missing one raises ServerError TABLE_NOT_EXIST (7) unless ``ignore_if_not_exists``."""
+    def list_tables(self, database: str) -> List[str]:
+        """The names of the database's tables."""
+    def table_exists(self, path: PathArg) -> bool:
+        """Whether the table exists."""
+    def get_table_info(self, path: PathArg) -> TableInfo:
+        """The table's id, schema, keys and buckets as the server has them."""
     def create_acls(self, acls: Sequence[AclBinding]) -> None:
         """Create every ACL (needs ALTER on the cluster, which super users have). When the
         server refuses one (AUTHORIZATION_EXCEPTION, 48), the ServerError names it and the ones
@@ -337,13 +389,17 @@ class AclResource:
     """What an ACL is about: the cluster, a database or a table (the same resources as the Rust
     ``AclResource`` and the C++ ``AclResource``)."""
     @staticmethod
-    def cluster() -> AclResource: ...
+    def cluster() -> AclResource:
+        """The cluster as an ACL resource."""
     @staticmethod
-    def database(name: str) -> AclResource: ...
+    def database(name: str) -> AclResource:
+        """A database as an ACL resource."""
     @staticmethod
-    def table(path: PathArg) -> AclResource: ...
+    def table(path: PathArg) -> AclResource:
+        """A table as an ACL resource."""
     @property
-    def type(self) -> Literal["CLUSTER", "DATABASE", "TABLE"]: ...
+    def type(self) -> Literal["CLUSTER", "DATABASE", "TABLE"]:
+        """``"CLUSTER"``, ``"DATABASE"`` or ``"TABLE"``."""
     @property
     def name(self) -> str:
         """The name the server stores: ``"fluss-cluster"``, the database, or ``"db.table"``."""
@@ -361,15 +417,20 @@ class AclBinding:
         operation: Union[AclOperationName, str],
         host: str = "*",
         principal_type: str = "User",
-    ) -> AclBinding: ...
+    ) -> AclBinding:
+        """An ACL; an unknown ``operation`` raises InvalidConfigError."""
     @property
-    def resource(self) -> AclResource: ...
+    def resource(self) -> AclResource:
+        """What the ACL is about."""
     @property
-    def principal(self) -> str: ...
+    def principal(self) -> str:
+        """The user name."""
     @property
-    def principal_type(self) -> str: ...
+    def principal_type(self) -> str:
+        """The principal's type (``"User"``)."""
     @property
-    def host(self) -> str: ...
+    def host(self) -> str:
+        """The host the ACL applies to (``"*"``: any)."""
     @property
     def operation(self) -> AclOperationName:
         """Upper case, e.g. ``"WRITE"``."""
@@ -386,25 +447,34 @@ class AclFilter:
         principal: Optional[str] = None,
         host: Optional[str] = None,
         operation: Union[AclOperationName, str, None] = None,
-    ) -> AclFilter: ...
+    ) -> AclFilter:
+        """A filter; fields left None match every ACL."""
     @property
-    def resource(self) -> Optional[AclResource]: ...
+    def resource(self) -> Optional[AclResource]:
+        """The resource to match (None: any)."""
     @property
-    def principal(self) -> Optional[str]: ...
+    def principal(self) -> Optional[str]:
+        """The user name to match (None: any)."""
     @property
-    def host(self) -> Optional[str]: ...
+    def host(self) -> Optional[str]:
+        """The host to match (None: any)."""
     @property
     def operation(self) -> AclOperationName:
         """``"ANY"`` when not set."""
 
 @final
 class Table:
+    """A table of the connection (``Connection.get_table``): its info, writers, scan and lookup."""
     @property
-    def path(self) -> str: ...
+    def path(self) -> str:
+        """``"db.table"``."""
     @property
-    def info(self) -> TableInfo: ...
-    def new_append(self) -> TableAppend: ...
-    def new_upsert(self) -> TableUpsert: ...
+    def info(self) -> TableInfo:
+        """The table's info as fetched with the table."""
+    def new_append(self) -> TableAppend:
+        """A builder of append writers (log tables)."""
+    def new_upsert(self) -> TableUpsert:
+        """A builder of upsert writers (primary-key tables)."""
     def scan(self, bucket: int, from_offset: int = 0, partition: Optional[str] = None) -> List[ScannedRow]:
         """Read ``bucket``'s log from ``from_offset`` to its high watermark through the Fluss
         protocol (log tables: the appended rows, ``"+A"``; primary-key tables: the changelog,
@@ -427,29 +497,40 @@ class Table:
 
 @final
 class TablePath:
-    def __new__(cls, database: str, table: str) -> TablePath: ...
+    """A table's database and name."""
+    def __new__(cls, database: str, table: str) -> TablePath:
+        """A path; an invalid name raises InvalidTableError."""
     @property
-    def database(self) -> str: ...
+    def database(self) -> str:
+        """The database name."""
     @property
-    def table(self) -> str: ...
+    def table(self) -> str:
+        """The table name."""
 
 @final
 class Schema:
+    """A table's columns (name, Fluss type, nullable) and primary key."""
     def __new__(
         cls,
         columns: Union[ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]],
         primary_keys: Optional[Sequence[str]] = None,
-    ) -> Schema: ...
+    ) -> Schema:
+        """Columns from a pyarrow schema or (name, type[, nullable]) tuples; checked by the core (InvalidTableError)."""
     @property
-    def columns(self) -> List[Tuple[str, str, bool]]: ...
+    def columns(self) -> List[Tuple[str, str, bool]]:
+        """(name, Fluss type, nullable) per column, in order."""
     @property
-    def column_names(self) -> List[str]: ...
+    def column_names(self) -> List[str]:
+        """The column names, in order."""
     @property
-    def primary_keys(self) -> List[str]: ...
-    def to_arrow(self) -> ArrowSchemaExportable: ...
+    def primary_keys(self) -> List[str]:
+        """The primary-key columns (empty for a log table)."""
+    def to_arrow(self) -> ArrowSchemaExportable:
+        """The schema as an Arrow schema (Arrow PyCapsule interface)."""
 
 @final
 class TableDescriptor:
+    """What ``Admin.create_table`` creates: schema, buckets, keys, partitions, properties."""
     def __new__(
         cls,
         schema: Union[Schema, ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]],
@@ -468,41 +549,57 @@ class TableDescriptor:
         auto-partitioning (``table.auto-partition.*``). Checked by the core at construction
         (InvalidTableError)."""
     @property
-    def schema(self) -> Schema: ...
+    def schema(self) -> Schema:
+        """The schema."""
     @property
-    def bucket_count(self) -> Optional[int]: ...
+    def bucket_count(self) -> Optional[int]:
+        """The number of buckets (None: the server's default)."""
     @property
-    def bucket_keys(self) -> List[str]: ...
+    def bucket_keys(self) -> List[str]:
+        """The bucket-key columns."""
     @property
-    def partition_keys(self) -> List[str]: ...
+    def partition_keys(self) -> List[str]:
+        """The partition-key columns (empty: not partitioned)."""
 
 @final
 class TableInfo:
+    """A table as the server describes it (``Admin.get_table_info``, ``Table.info``)."""
     @property
-    def path(self) -> str: ...
+    def path(self) -> str:
+        """``"db.table"``."""
     @property
-    def table_id(self) -> int: ...
+    def table_id(self) -> int:
+        """The server's table id (a recreated table gets a new one)."""
     @property
-    def schema_id(self) -> int: ...
+    def schema_id(self) -> int:
+        """The id of the table's current schema."""
     @property
-    def bucket_count(self) -> int: ...
+    def bucket_count(self) -> int:
+        """The number of buckets (per partition for a partitioned table)."""
     @property
-    def bucket_keys(self) -> List[str]: ...
+    def bucket_keys(self) -> List[str]:
+        """The bucket-key columns."""
     @property
-    def primary_keys(self) -> List[str]: ...
+    def primary_keys(self) -> List[str]:
+        """The primary-key columns (empty for a log table)."""
     @property
-    def has_primary_key(self) -> bool: ...
+    def has_primary_key(self) -> bool:
+        """Whether this is a primary-key table."""
     @property
-    def partition_keys(self) -> List[str]: ...
+    def partition_keys(self) -> List[str]:
+        """The partition-key columns (empty: not partitioned)."""
     @property
-    def is_partitioned(self) -> bool: ...
+    def is_partitioned(self) -> bool:
+        """Whether the table has partition keys."""
     @property
-    def schema(self) -> Schema: ...
+    def schema(self) -> Schema:
+        """The current schema."""
 
 # ----- writers -----
 
 @final
 class TableAppend:
+    """Builds append writers for a log table (``Table.new_append()``)."""
     def create_writer(
         self,
         max_pending_callbacks: Optional[int] = None,
@@ -517,86 +614,130 @@ class TableAppend:
 
 @final
 class TableUpsert:
-    def partial_update_by_name(self, names: Sequence[str]) -> TableUpsert: ...
-    def partial_update_by_index(self, indexes: Sequence[int]) -> TableUpsert: ...
+    """Builds upsert writers for a primary-key table (``Table.new_upsert()``), optionally partial."""
+    def partial_update_by_name(self, names: Sequence[str]) -> TableUpsert:
+        """Write only these columns (the primary key included); the others keep their values."""
+    def partial_update_by_index(self, indexes: Sequence[int]) -> TableUpsert:
+        """Write only the columns at these indexes (the primary key included)."""
     def create_writer(
         self,
         max_pending_callbacks: Optional[int] = None,
         executor: ExecutorArg = None,
         on_callback_error: Optional[ErrorHandler] = None,
-    ) -> UpsertWriter: ...
+    ) -> UpsertWriter:
+        """An upsert writer; the parameters are those of ``TableAppend.create_writer``."""
 
 @final
 class AppendWriter:
+    """Appends rows and Arrow data to a log table; every accepted write completes exactly once."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether the writer is closed."""
     @property
-    def table(self) -> str: ...
+    def table(self) -> str:
+        """``"db.table"`` of the writer's table."""
     def flush(self, timeout: Optional[float] = None) -> None:
         """Block (GIL released) until every operation accepted before the call completed and its
         callback returned; raises CalledFromCallbackError inside a callback."""
-    def flush_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
+    def flush_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]:
+        """``flush`` for asyncio: a future that completes when the flush does."""
     def close(self, timeout: Optional[float] = None) -> None:
         """Stop accepting, flush and drain (GIL released); at the timeout pending operations
         complete with WRITER_CLOSED and this raises TimeoutError."""
-    def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
-    def stats(self) -> WriterStats: ...
-    def error_counts(self) -> List[ErrorCount]: ...
-    def bucket_counts(self) -> List[BucketCount]: ...
-    def __exit__(self, *_args: object) -> bool: ...
-    def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
+    def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]:
+        """``close`` for asyncio: a future that completes when the close does."""
+    def stats(self) -> WriterStats:
+        """Counters, gauges and latency percentiles of this writer (docs/metrics.md)."""
+    def error_counts(self) -> List[ErrorCount]:
+        """Per error code: records failed, retries and rejected calls."""
+    def bucket_counts(self) -> List[BucketCount]:
+        """Per bucket (and partition): records and bytes sent, records failed, retries."""
+    def __exit__(self, *_args: object) -> bool:
+        """Close the writer (flushing it); exceptions propagate."""
+    def __aexit__(self, *_args: object) -> asyncio.Future[None]:
+        """Close the writer without blocking the event loop."""
     @overload
-    def append(self, row: Row, callback: None = None) -> WriteResult: ...
+    def append(self, row: Row, callback: None = None) -> WriteResult:
+        """Append one row; returns a WriteResult to wait for or await. Raises synchronously (nothing accepted) on a bad row."""
     @overload
-    def append(self, row: Row, callback: Callback) -> None: ...
-    def append_detached(self, row: Row) -> None: ...
+    def append(self, row: Row, callback: Callback) -> None:
+        """Append one row; ``callback(completion)`` runs exactly once when it is durable or failed."""
+    def append_detached(self, row: Row) -> None:
+        """Append one row with no completion to observe (failures are counted in ``error_counts``)."""
     @overload
-    def write_arrow_batch(self, batch: ArrowInput, callback: None = None) -> WriteResult: ...
+    def write_arrow_batch(self, batch: ArrowInput, callback: None = None) -> WriteResult:
+        """Append an Arrow batch as ONE operation; returns its WriteResult."""
     @overload
-    def write_arrow_batch(self, batch: ArrowInput, callback: Callback) -> None: ...
-    def write_arrow_batch_detached(self, batch: ArrowInput) -> None: ...
+    def write_arrow_batch(self, batch: ArrowInput, callback: Callback) -> None:
+        """Append an Arrow batch as ONE operation; ``callback`` runs once for the whole batch."""
+    def write_arrow_batch_detached(self, batch: ArrowInput) -> None:
+        """Append an Arrow batch with no completion to observe."""
     @overload
-    def write_arrow(self, table: ArrowInput, callback: None = None) -> List[WriteResult]: ...
+    def write_arrow(self, table: ArrowInput, callback: None = None) -> List[WriteResult]:
+        """Append an Arrow table or stream, one operation per batch; returns their WriteResults."""
     @overload
-    def write_arrow(self, table: ArrowInput, callback: Callback) -> None: ...
+    def write_arrow(self, table: ArrowInput, callback: Callback) -> None:
+        """Append an Arrow table or stream, one operation per batch; ``callback`` runs once per batch."""
     @overload
-    def write_pandas(self, df: Any, callback: None = None) -> List[WriteResult]: ...
+    def write_pandas(self, df: Any, callback: None = None) -> List[WriteResult]:
+        """Append a pandas DataFrame (converted through pyarrow); returns one WriteResult per batch."""
     @overload
-    def write_pandas(self, df: Any, callback: Callback) -> None: ...
-    def __enter__(self) -> AppendWriter: ...
-    def __aenter__(self) -> asyncio.Future[AppendWriter]: ...
+    def write_pandas(self, df: Any, callback: Callback) -> None:
+        """Append a pandas DataFrame (converted through pyarrow); ``callback`` runs once per batch."""
+    def __enter__(self) -> AppendWriter:
+        """The writer itself."""
+    def __aenter__(self) -> asyncio.Future[AppendWriter]:
+        """The writer itself, for ``async with``."""
 
 @final
 class UpsertWriter:
+    """Upserts and deletes rows of a primary-key table; every accepted write completes exactly once."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether the writer is closed."""
     @property
-    def table(self) -> str: ...
+    def table(self) -> str:
+        """``"db.table"`` of the writer's table."""
     def flush(self, timeout: Optional[float] = None) -> None:
         """Block (GIL released) until every operation accepted before the call completed and its
         callback returned; raises CalledFromCallbackError inside a callback."""
-    def flush_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
+    def flush_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]:
+        """``flush`` for asyncio: a future that completes when the flush does."""
     def close(self, timeout: Optional[float] = None) -> None:
         """Stop accepting, flush and drain (GIL released); at the timeout pending operations
         complete with WRITER_CLOSED and this raises TimeoutError."""
-    def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]: ...
-    def stats(self) -> WriterStats: ...
-    def error_counts(self) -> List[ErrorCount]: ...
-    def bucket_counts(self) -> List[BucketCount]: ...
-    def __exit__(self, *_args: object) -> bool: ...
-    def __aexit__(self, *_args: object) -> asyncio.Future[None]: ...
+    def close_async(self, timeout: Optional[float] = None) -> asyncio.Future[None]:
+        """``close`` for asyncio: a future that completes when the close does."""
+    def stats(self) -> WriterStats:
+        """Counters, gauges and latency percentiles of this writer (docs/metrics.md)."""
+    def error_counts(self) -> List[ErrorCount]:
+        """Per error code: records failed, retries and rejected calls."""
+    def bucket_counts(self) -> List[BucketCount]:
+        """Per bucket (and partition): records and bytes sent, records failed, retries."""
+    def __exit__(self, *_args: object) -> bool:
+        """Close the writer (flushing it); exceptions propagate."""
+    def __aexit__(self, *_args: object) -> asyncio.Future[None]:
+        """Close the writer without blocking the event loop."""
     @overload
-    def upsert(self, row: Row, callback: None = None) -> WriteResult: ...
+    def upsert(self, row: Row, callback: None = None) -> WriteResult:
+        """Insert or update one row by its primary key; returns a WriteResult."""
     @overload
-    def upsert(self, row: Row, callback: Callback) -> None: ...
+    def upsert(self, row: Row, callback: Callback) -> None:
+        """Insert or update one row by its primary key; ``callback`` runs exactly once."""
     @overload
-    def delete(self, key: Row, callback: None = None) -> WriteResult: ...
+    def delete(self, key: Row, callback: None = None) -> WriteResult:
+        """Delete the row with this primary key; returns a WriteResult."""
     @overload
-    def delete(self, key: Row, callback: Callback) -> None: ...
-    def upsert_detached(self, row: Row) -> None: ...
-    def delete_detached(self, key: Row) -> None: ...
-    def __enter__(self) -> UpsertWriter: ...
-    def __aenter__(self) -> asyncio.Future[UpsertWriter]: ...
+    def delete(self, key: Row, callback: Callback) -> None:
+        """Delete the row with this primary key; ``callback`` runs exactly once."""
+    def upsert_detached(self, row: Row) -> None:
+        """Upsert one row with no completion to observe."""
+    def delete_detached(self, key: Row) -> None:
+        """Delete one row with no completion to observe."""
+    def __enter__(self) -> UpsertWriter:
+        """The writer itself."""
+    def __aenter__(self) -> asyncio.Future[UpsertWriter]:
+        """The writer itself, for ``async with``."""
 
 # ----- completions -----
 
@@ -606,19 +747,26 @@ class WriteCompletion:
     no callback kept may be refilled for a later callback."""
 
     @property
-    def ok(self) -> bool: ...
+    def ok(self) -> bool:
+        """Whether the write is durable."""
     @property
-    def error(self) -> Optional[FlussWriterError]: ...
+    def error(self) -> Optional[FlussWriterError]:
+        """The exception of a failed write (a FlussWriterError), else None."""
     @property
-    def error_code(self) -> int: ...
+    def error_code(self) -> int:
+        """0 on success, else the error's code."""
     @property
-    def message(self) -> Optional[str]: ...
+    def message(self) -> Optional[str]:
+        """The error message of a failed write, else None."""
     @property
-    def retriable(self) -> bool: ...
+    def retriable(self) -> bool:
+        """Whether writing the same record again can succeed (False on success)."""
     @property
-    def table(self) -> str: ...
+    def table(self) -> str:
+        """``"db.table"``."""
     @property
-    def table_id(self) -> int: ...
+    def table_id(self) -> int:
+        """The server's id of the table written."""
     @property
     def partition(self) -> Optional[str]:
         """The name of the partition the record went to (its partition-key values joined by
@@ -630,43 +778,61 @@ class WriteCompletion:
         partitions (and for a write that failed before its partition was known, e.g. with
         PARTITION_NOT_EXISTS when create on write is off)."""
     @property
-    def bucket(self) -> int: ...
+    def bucket(self) -> int:
+        """The bucket the record went to (for a multi-bucket Arrow batch: its first part's)."""
     @property
-    def offset(self) -> int: ...
+    def offset(self) -> int:
+        """The record's log offset (primary-key tables: the changelog offset), or -1 if unknown."""
     @property
-    def log_end_offset(self) -> int: ...
+    def log_end_offset(self) -> int:
+        """The bucket's log end offset the server reported with the ack, or -1."""
     @property
-    def bucket_results(self) -> List[BucketResult]: ...
-    def raise_for_error(self) -> None: ...
+    def bucket_results(self) -> List[BucketResult]:
+        """Per bucket part of an Arrow batch: rows, offsets and outcome."""
+    def raise_for_error(self) -> None:
+        """Raise the write's exception if it failed; do nothing if it succeeded."""
 
 @final
 class BucketResult:
+    """The part of an Arrow batch that went to one bucket, and how it ended."""
     @property
     def partition(self) -> Optional[str]:
         """The partition of these rows (None for a table without partitions)."""
     @property
-    def bucket(self) -> int: ...
+    def bucket(self) -> int:
+        """The bucket."""
     @property
-    def rows(self) -> int: ...
+    def rows(self) -> int:
+        """How many rows of the batch went to it."""
     @property
-    def base_offset(self) -> int: ...
+    def base_offset(self) -> int:
+        """The log offset of the part's first row, or -1 if it failed."""
     @property
-    def ok(self) -> bool: ...
+    def ok(self) -> bool:
+        """Whether the part is durable."""
     @property
-    def error(self) -> Optional[FlussWriterError]: ...
+    def error(self) -> Optional[FlussWriterError]:
+        """The part's exception if it failed, else None."""
 
 @final
 class WriteResult:
+    """The pending outcome of one write: wait for it, await it or add a callback."""
     def wait(self, timeout: Optional[float] = None) -> WriteCompletion:
         """Block (GIL released) until completed; raises CalledFromCallbackError in a callback."""
-    def done(self) -> bool: ...
-    def try_get(self) -> Optional[WriteCompletion]: ...
-    def add_callback(self, callback: Callback) -> None: ...
-    def __await__(self) -> Generator[Any, None, WriteCompletion]: ...
+    def done(self) -> bool:
+        """Whether the operation has completed."""
+    def try_get(self) -> Optional[WriteCompletion]:
+        """The completion if the operation has completed, else None."""
+    def add_callback(self, callback: Callback) -> None:
+        """Run ``callback(completion)`` once, on the writer's executor (at once if already completed)."""
+    def __await__(self) -> Generator[Any, None, WriteCompletion]:
+        """Await the completion without blocking the event loop."""
 
 @final
 class JobRunner:
-    def __call__(self, *args: object, **kwargs: object) -> None: ...
+    """Runs one batch of completion callbacks; handed to a user executor (``executor=``)."""
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        """Run the callbacks (exactly once; later calls do nothing)."""
 
 # ----- testing -----
 
@@ -682,10 +848,12 @@ class EmbeddedEngine:
         message: str = ...,
         times: int = 1,
         partition: Optional[str] = None,
-    ) -> None: ...
+    ) -> None:
+        """Answer the next ``times`` requests for the bucket with error ``code`` (without applying them)."""
     def inject_delay(
         self, table: PathArg, bucket: int, seconds: float, times: int = 1, partition: Optional[str] = None
-    ) -> None: ...
+    ) -> None:
+        """Delay the answers to the next ``times`` requests for the bucket by ``seconds``."""
     def inject_drop_connection(
         self,
         table: PathArg,
@@ -693,17 +861,24 @@ class EmbeddedEngine:
         after_apply: bool = False,
         times: int = 1,
         partition: Optional[str] = None,
-    ) -> None: ...
-    def clear_faults(self) -> None: ...
-    def pending_faults(self, table: PathArg, bucket: int, partition: Optional[str] = None) -> int: ...
+    ) -> None:
+        """Drop the connection at the next ``times`` requests for the bucket (after applying them if ``after_apply``)."""
+    def clear_faults(self) -> None:
+        """Remove every fault not yet triggered."""
+    def pending_faults(self, table: PathArg, bucket: int, partition: Optional[str] = None) -> int:
+        """How many injected faults of the bucket have not triggered yet."""
     def scan(
         self, table: PathArg, bucket: int, from_offset: int = 0, partition: Optional[str] = None
-    ) -> List[Tuple[int, str, Tuple[Any, ...]]]: ...
-    def lookup(self, table: PathArg, key: Row) -> Optional[Tuple[Any, ...]]: ...
-    def high_watermark(self, table: PathArg, bucket: int, partition: Optional[str] = None) -> int: ...
+    ) -> List[Tuple[int, str, Tuple[Any, ...]]]:
+        """The bucket's log from ``from_offset``: (offset, change type, row tuple) per record."""
+    def lookup(self, table: PathArg, key: Row) -> Optional[Tuple[Any, ...]]:
+        """The current row of a primary key, or None."""
+    def high_watermark(self, table: PathArg, bucket: int, partition: Optional[str] = None) -> int:
+        """The bucket's high watermark (the next offset)."""
     def partition_names(self, table: PathArg) -> List[str]:
         """The names of the table's partitions, in name order."""
-    def stats(self) -> Dict[str, int]: ...
+    def stats(self) -> Dict[str, int]:
+        """The engine's counters: batches and records accepted, duplicates dropped, batches rejected."""
 
 def _at_exit() -> None: ...
 def _after_fork_in_child() -> None: ...

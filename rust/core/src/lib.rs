@@ -60,7 +60,7 @@ pub use acl::{AclBinding, AclFilter, AclOperation, AclResource};
 pub use admin::{Admin, TableChange};
 pub use config::Config;
 pub use connection::{ConnectOptions, Connection};
-pub use error::{ClientCode, Error, FlussCode, Result};
+pub use error::{code_info, error_codes, ClientCode, CodeInfo, CodeKind, Error, FlussCode, Result, ServerCode};
 pub use fluss_writer_dispatch as dispatch;
 pub use fluss_writer_dispatch::interrupt;
 pub use fluss_writer_dispatch::{CallbackError, Executor, Job, UserExecutor, WorkerHooks};

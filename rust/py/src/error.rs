@@ -4,6 +4,7 @@
 
 use fluss_writer::{ClientCode, Error};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 use crate::exceptions;
 
@@ -20,11 +21,25 @@ pub fn exception_instance<'py>(py: Python<'py>, e: &Error) -> PyResult<Bound<'py
 }
 
 fn set_attrs(inst: &Bound<'_, PyAny>, e: &Error) -> PyResult<()> {
-    inst.setattr("code", e.code())?;
+    inst.setattr("code", code_object(inst.py(), e.code())?)?;
     inst.setattr("code_name", e.code_name())?;
     inst.setattr("retriable", e.is_retriable())?;
     inst.setattr("message", e.message())?;
     Ok(())
+}
+
+static ERROR_CODE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// A code as Python sees it: the `fluss_writer.ErrorCode` member for a code of the core's table
+/// (python/fluss_writer/_error_codes.py is generated from it), a plain `int` for a code the
+/// table lacks (a newer server's; the message carries the number).
+pub fn code_object(py: Python<'_>, code: i32) -> PyResult<Bound<'_, PyAny>> {
+    if fluss_writer::code_info(code).is_none() {
+        return Ok(code.into_pyobject(py)?.into_any());
+    }
+    let enum_class = ERROR_CODE
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> { Ok(py.import("fluss_writer._error_codes")?.getattr("ErrorCode")?.unbind()) })?;
+    enum_class.bind(py).call1((code,))
 }
 
 /// The core error as a `PyErr`.

@@ -96,7 +96,7 @@ fn build(py: Python<'_>) -> PyResult<Exceptions> {
             _ => {}
         }
         let cls = make_class(py, &name, bases, &format!("Client error {} ({}).", c.name(), c as i32))?;
-        cls.bind(py).setattr("code", c as i32)?;
+        cls.bind(py).setattr("code", crate::error::code_object(py, c as i32)?)?;
         cls.bind(py).setattr("code_name", c.name())?;
         cls.bind(py).setattr("retriable", c.is_retriable())?;
         if c == ClientCode::InvalidRow {

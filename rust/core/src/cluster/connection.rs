@@ -334,6 +334,12 @@ impl Connection {
                     "the server did not complete SASL authentication ({e}); is client.security.protocol = SASL right for this listener?"
                 ),
             )),
+            // RETRIABLE_AUTHENTICATE (51) is no RetriableException in Fluss's table: only the
+            // authentication handshake treats it as one, so a `connect` that meets it may be
+            // tried again (and the bootstrap loop does not take it for a refusal).
+            Err(e) if e.code() == FlussCode::RETRIABLE_AUTHENTICATE_EXCEPTION => {
+                Err(Error::from_parts(e.code(), e.message().to_string(), true))
+            }
             Err(e) => Err(e),
         }
     }
@@ -665,6 +671,31 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = l.local_addr().unwrap().to_string();
         (l, addr)
+    }
+
+    /// The handshake's own rule: RETRIABLE_AUTHENTICATE (51) answering Authenticate is
+    /// retriable, AUTHENTICATE_EXCEPTION (46) is not.
+    #[tokio::test]
+    async fn retriable_authenticate_is_retriable_in_the_handshake_only() {
+        for (answer, retriable) in [(51, true), (46, false)] {
+            let (l, addr) = listener().await;
+            let server = tokio::spawn(async move {
+                let mut s = accept_with_handshake(&l, &[(1000, 0, 0), (AUTHENTICATE_KEY, 0, 0)]).await;
+                let req = read_request(&mut s).await.unwrap();
+                assert_eq!(req.api_key, AUTHENTICATE_KEY);
+                s.write_all(&encode_error_response(req.request_id, answer, Some("not now"))).await.unwrap();
+                let _ = read_request(&mut s).await;
+            });
+            let sasl = crate::config::SaslPlain { username: "u".into(), password: crate::config::Secret::new("p") };
+            let Err(e) = Connection::open_with(&addr, Duration::from_secs(5), &Handle::current(), Some(&sasl), frame::DEFAULT_MAX_RESPONSE_FRAME).await else {
+                panic!("authentication refused, yet the connection opened");
+            };
+            assert_eq!((e.code(), e.is_retriable()), (answer, retriable), "{e}");
+            assert!(e.message().contains("not now"), "{e}");
+            server.abort();
+        }
+        // Anywhere else 51 is what Fluss's table says: not retriable.
+        assert!(!Error::server(FlussCode::RETRIABLE_AUTHENTICATE_EXCEPTION, "x").is_retriable());
     }
 
     #[tokio::test]

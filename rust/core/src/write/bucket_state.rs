@@ -1155,6 +1155,36 @@ mod tests {
         }
     }
 
+    /// Retries follow the one error-code table: 1.0's DISK_WRITE_LOCKED (70),
+    /// STORAGE_BACKPRESSURE (72) and HISTORICAL_PARTITION_THROTTLED (73) are resent after the
+    /// backoff; NOT_COORDINATOR_LEADER (65) and a code the table lacks (a newer server's, 99)
+    /// fail the batch at once, the unknown one with its number in the message.
+    #[test]
+    fn the_code_table_decides_which_server_answers_are_retried() {
+        for (answer, retried) in [(70, true), (72, true), (73, true), (65, false), (99, false)] {
+            let mut h = Harness::new(fixed(false), 1, true);
+            h.apply(Op::Append { bucket: 0, new_batch: false });
+            h.apply(Op::Flush { bucket: 0 });
+            h.poll();
+            let parts: Vec<Part> = h.requests.drain(..).flatten().collect();
+            assert_eq!(parts.len(), 1, "code {answer}");
+            h.m.on_response(parts[0], Err(Error::server(answer, "")), h.now);
+            h.poll();
+            if retried {
+                assert!(h.completed.is_empty(), "code {answer} is retriable: the batch waits for its resend");
+                h.apply(Op::Advance { ms: 200 });
+                h.poll();
+                assert_eq!(h.requests.len(), 1, "code {answer}: resent after the backoff");
+            } else {
+                let o = &h.completed[&0];
+                assert_eq!(code(o), answer);
+                let e = o.result.as_ref().unwrap_err();
+                assert!(!e.is_retriable());
+                assert!(e.to_string().contains(&answer.to_string()), "{e}");
+            }
+        }
+    }
+
     /// C4 kept: a stamped batch failing for good resets the sequence state; the next batch goes
     /// out under a new writer id from sequence 0; a later in-flight batch that would need a
     /// retry fails with SEQUENCE_RESET, one the server accepted succeeds.
