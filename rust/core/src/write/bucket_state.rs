@@ -126,6 +126,8 @@ struct Flight<B> {
     /// Attempts that went to a replaced partition id and failed: they do not count against
     /// `retries`.
     stale_attempts: u32,
+    /// The partition id of its last attempt.
+    sent_to: Option<i64>,
 }
 
 /// A metadata or InitWriter request of the writer.
@@ -164,7 +166,7 @@ fn due(next: &mut Option<u64>, t: u64) {
 }
 
 fn done_err(error: Error) -> State {
-    State::Done(BatchOutcome { result: Err(error), base_offset: -1, log_end_offset: -1 })
+    State::Done(BatchOutcome { result: Err(error), base_offset: -1, log_end_offset: -1, acked_by: None })
 }
 
 fn delivery_timeout_error(dt: u64, last: Option<&Error>) -> Error {
@@ -303,6 +305,7 @@ impl<B> Machine<B> {
             last_error: None,
             stale_attempts: 0,
             epoch,
+            sent_to: None,
         });
         id
     }
@@ -330,7 +333,10 @@ impl<B> Machine<B> {
     fn settle(&mut self, b: usize) {
         while matches!(self.buckets[b].front().map(|f| &f.state), Some(State::Done(_))) {
             let f = self.buckets[b].pop_front().expect("front");
-            let State::Done(outcome) = f.state else { unreachable!() };
+            let State::Done(mut outcome) = f.state else { unreachable!() };
+            if outcome.result.is_ok() {
+                outcome.acked_by = f.sent_to;
+            }
             self.completed.push_back((b, f.batch, outcome));
         }
     }
@@ -378,9 +384,11 @@ impl<B> Machine<B> {
         let f = &mut self.buckets[b][idx];
         let mut reset = false;
         match res {
-            Ok((base_offset, log_end_offset)) => f.state = State::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset }),
+            Ok((base_offset, log_end_offset)) => {
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset, acked_by: None })
+            }
             Err(e) if e.code() == FlussCode::DUPLICATE_SEQUENCE => {
-                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1 })
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1, acked_by: None })
             }
             Err(e) => {
                 let seq = f.stamp.map(|(_, s)| s);
@@ -432,9 +440,11 @@ impl<B> Machine<B> {
         let dt = self.p.delivery_timeout;
         let f = &mut self.buckets[b][idx];
         match res {
-            Ok((base_offset, log_end_offset)) => f.state = State::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset }),
+            Ok((base_offset, log_end_offset)) => {
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset, acked_by: None })
+            }
             Err(e) if e.code() == FlussCode::DUPLICATE_SEQUENCE => {
-                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1 })
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1, acked_by: None })
             }
             Err(e) if now >= deadline => {
                 let err = delivery_timeout_error(dt, Some(&e));
@@ -697,6 +707,7 @@ impl<B> Machine<B> {
                         f.epoch = epoch;
                     }
                     f.attempts += 1;
+                    f.sent_to = self.partition_id;
                     f.state = State::InFlight { attempt: f.attempts, until };
                     due(&mut next, until);
                     sends.push((leader.expect("can_send"), Part { bucket: b as i32, id: f.id, attempt: f.attempts }));
@@ -737,6 +748,7 @@ impl<B> Machine<B> {
                 let f = self.buckets[b].back_mut().expect("pushed");
                 f.stamp = stamp;
                 f.attempts = 1;
+                f.sent_to = self.partition_id;
                 due(&mut next, until);
                 sends.push((leader.expect("can_send"), Part { bucket: b as i32, id, attempt: 1 }));
             }
@@ -1387,6 +1399,8 @@ mod tests {
         }
         assert_eq!(h.sent[&(101, 8, 0)], vec![0, 1, 2], "batches 1, 2 and 4 at the new id from sequence 0");
         assert_eq!(h.m.writer_id, Some(101), "no sequence reset");
+        let acked_by: Vec<Option<i64>> = (0..5).map(|id| h.completed[&id].acked_by).collect();
+        assert_eq!(acked_by, [Some(7), Some(8), Some(8), Some(7), Some(8)], "each batch names the partition id that acknowledged it");
         h.run_out();
         h.check_end();
     }
