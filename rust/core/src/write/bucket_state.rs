@@ -36,6 +36,14 @@
 //!   final failure (or expiry) of a stamped batch resets the sequence state (C4): new writer id,
 //!   the bucket's later flights are not retried any more (`SEQUENCE_RESET` where a retry would be
 //!   needed), new batches start at sequence 0.
+//! * Partition epoch: the machine owns the id of the lane's partition (from metadata answers;
+//!   requests go there). A new id (the partition was dropped and recreated) is a new bucket for
+//!   the server's idempotence, whose first batch must have sequence 0: the epoch is bumped, every
+//!   bucket's numbering restarts at 0, and each batch not yet acknowledged is restamped with the
+//!   next sequence of the new id when it is resent (retry mode: in order, one at a time). An
+//!   answer to an attempt sent under an older epoch: a success stands (the old partition stored
+//!   it); an error means not delivered: resent to the new id, not counted against `retries`, no
+//!   sequence reset. While such attempts are out, nothing new is sent for the bucket.
 //! * Abort: everything pending fails with `WRITER_CLOSED`, in order; late answers are ignored.
 
 use std::collections::VecDeque;

@@ -44,7 +44,10 @@
 //!   leader under their delivery deadlines; with it off, the lane is fatal with
 //!   `PARTITION_NOT_EXISTS` until the partition appears (re-checked every few seconds). A
 //!   partition dropped under pending writes answers `UNKNOWN_TABLE_OR_BUCKET` (retriable), and
-//!   the metadata refresh that follows decides as above.
+//!   the metadata refresh that follows decides as above. A partition recreated under a new id
+//!   (found by that refresh, or created by this lane) is a new bucket for the server's
+//!   idempotence: the machine restarts the lane's sequences at 0 and resends what the old id did
+//!   not acknowledge (see `bucket_state.rs`). Requests take the partition id from the machine.
 //! * Abort (close timeout, connection close): every pending batch fails with `WRITER_CLOSED`,
 //!   in order; late responses are ignored.
 
