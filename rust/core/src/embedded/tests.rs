@@ -965,3 +965,47 @@ fn acknowledged_writes_survive_a_killed_process() {
     // The child's writer id was persisted before it was handed out.
     assert!(init_writer(&e) >= 2);
 }
+
+/// A recreated partition is a new bucket for idempotence, as on a 0.9.1 server (writer state per
+/// (table, partition id, bucket)): the same writer id must start it at sequence 0, whatever it
+/// sent to the dropped partition; a batch for the dropped partition's id is
+/// UNKNOWN_TABLE_OR_BUCKET (issue 28 item 9).
+#[test]
+fn a_recreated_partition_has_fresh_writer_state() {
+    let e = memory();
+    let path = TablePath::new("fluss", "late").unwrap();
+    let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("dt", DataType::String).build().unwrap();
+    create_table(&e, &path, &TableDescriptor::new(schema.clone()).with_bucket_count(1).with_partition_keys(["dt"])).unwrap();
+    let id = e.table_info(&path).unwrap().table_id;
+    let spec = proto::PbPartitionSpec { partition_key_values: vec![proto::PbKeyValue { key: "dt".into(), value: "d".into() }] };
+    let create = || {
+        send(&e, proto::CreatePartitionRequest { table_path: pb(&path), partition_spec: spec.clone(), ignore_if_not_exists: false })
+            .unwrap();
+        e.partition(&path, "d").unwrap().partition_id().unwrap()
+    };
+    let to = |pid: i64, batch: Vec<u8>| {
+        let req = proto::ProduceLogRequest {
+            acks: -1,
+            table_id: id,
+            timeout_ms: 30_000,
+            buckets_req: vec![proto::PbProduceLogReqForBucket { partition_id: Some(pid), bucket_id: 0, records: batch.into() }],
+        };
+        let resp = send(&e, req).unwrap();
+        entry(&resp.buckets_resp[0].error_code, &resp.buckets_resp[0].error_message, resp.buckets_resp[0].base_offset)
+    };
+    let w = init_writer(&e);
+    let old = create();
+    for seq in 0..3 {
+        assert_eq!(to(old, log_batch(&schema, &[row![seq as i64, "d"]], w, seq)), Ok(seq as i64));
+    }
+    send(&e, proto::DropPartitionRequest { table_path: pb(&path), partition_spec: spec.clone(), ignore_if_not_exists: false }).unwrap();
+    let (code, msg) = to(old, log_batch(&schema, &[row![3i64, "d"]], w, 3)).unwrap_err();
+    assert_eq!(code, FlussCode::UNKNOWN_TABLE_OR_BUCKET, "{msg}");
+    let new = create();
+    assert_ne!(new, old);
+    let (code, msg) = to(new, log_batch(&schema, &[row![3i64, "d"]], w, 3)).unwrap_err();
+    assert_eq!(code, FlussCode::OUT_OF_ORDER_SEQUENCE, "{msg}");
+    assert!(msg.contains("must have sequence 0"), "{msg}");
+    assert_eq!(to(new, log_batch(&schema, &[row![3i64, "d"]], w, 0)), Ok(0));
+    assert_eq!(to(new, log_batch(&schema, &[row![4i64, "d"]], w, 1)), Ok(1));
+}

@@ -148,6 +148,9 @@ pub(crate) struct BatchOutcome {
     pub base_offset: i64,
     /// Primary-key tables: changelog end offset after the write; otherwise -1.
     pub log_end_offset: i64,
+    /// The partition id that acknowledged the batch (`None`: failed, or no partitions). Differs
+    /// from the lane's current id when the partition was recreated after the acknowledgement.
+    pub acked_by: Option<i64>,
 }
 
 /// Where a batch's table (or partition) lives (shared by every job of a writer's lane).
@@ -196,12 +199,13 @@ impl JobBody for BatchJob {
     fn run(self: Box<Self>, ctx: &mut JobContext<'_>) {
         let BatchJob { target, bucket, outcome, entries } = *self;
         let ok = outcome.result.is_ok();
+        let partition_id = outcome.acked_by.or_else(|| target.partition_id());
         let mut c = WriteCompletion {
             error: outcome.result.err(),
             table: target.table.clone(),
             table_id: target.table_id,
             partition: target.partition.clone(),
-            partition_id: target.partition_id(),
+            partition_id,
             bucket,
             offset: -1,
             log_end_offset: outcome.log_end_offset,
@@ -371,7 +375,7 @@ pub fn bench_dispatch_batches(
         let body = BatchJob {
             target: target.clone(),
             bucket: (j % 8) as i32,
-            outcome: BatchOutcome { result: Ok(()), base_offset: 0, log_end_offset: -1 },
+            outcome: BatchOutcome { result: Ok(()), base_offset: 0, log_end_offset: -1, acked_by: None },
             entries,
         };
         scope.dispatch(Job::new(scope, j as u64, tickets, scope.clock().now_nanos(), Box::new(body)));

@@ -36,6 +36,14 @@
 //!   final failure (or expiry) of a stamped batch resets the sequence state (C4): new writer id,
 //!   the bucket's later flights are not retried any more (`SEQUENCE_RESET` where a retry would be
 //!   needed), new batches start at sequence 0.
+//! * Partition epoch: the machine owns the id of the lane's partition (from metadata answers;
+//!   requests go there). A new id (the partition was dropped and recreated) is a new bucket for
+//!   the server's idempotence, whose first batch must have sequence 0: the epoch is bumped, every
+//!   bucket's numbering restarts at 0, and each batch not yet acknowledged is restamped with the
+//!   next sequence of the new id when it is resent (retry mode: in order, one at a time). An
+//!   answer to an attempt sent under an older epoch: a success stands (the old partition stored
+//!   it); an error means not delivered: resent to the new id, not counted against `retries`, no
+//!   sequence reset. While such attempts are out, nothing new is sent for the bucket.
 //! * Abort: everything pending fails with `WRITER_CLOSED`, in order; late answers are ignored.
 
 use std::collections::VecDeque;
@@ -84,6 +92,9 @@ pub(crate) trait Queue {
     /// Encode a taken batch and stamp it with (writer id, sequence). On `Err` the batch fails
     /// with that error (and its sequence number is not used).
     fn prepare(&mut self, bucket: usize, batch: &mut Self::Batch, stamp: Option<(i64, i32)>) -> Result<()>;
+    /// Stamp an already prepared batch with a new (writer id, sequence): its partition was
+    /// recreated under a new id before the batch was acknowledged.
+    fn restamp(&mut self, bucket: usize, batch: &mut Self::Batch, stamp: (i64, i32));
 }
 
 /// One attempt of one flight, as carried by a request.
@@ -118,6 +129,13 @@ struct Flight<B> {
     /// Set by a sequence reset: this flight is not retried any more.
     no_retry: bool,
     last_error: Option<Error>,
+    /// The partition epoch of its last attempt (and of its stamp once stamped).
+    epoch: u32,
+    /// Attempts that went to a replaced partition id and failed: they do not count against
+    /// `retries`.
+    stale_attempts: u32,
+    /// The partition id of its last attempt.
+    sent_to: Option<i64>,
 }
 
 /// A metadata or InitWriter request of the writer.
@@ -130,8 +148,9 @@ enum Side {
 /// What a metadata answer said about the writer's table.
 #[derive(Debug)]
 pub(crate) enum MetadataAnswer {
-    /// The table exists: (bucket, leader) pairs (`None`: no leader known).
-    Leaders(Vec<(i32, Option<i32>)>),
+    /// The table exists: (bucket, leader) pairs (`None`: no leader known), and the id of the
+    /// lane's partition (`None`: a table without partitions).
+    Leaders { leaders: Vec<(i32, Option<i32>)>, partition_id: Option<i64> },
     /// The table is gone (dropped, or recreated with another id).
     TableGone(Error),
 }
@@ -155,7 +174,7 @@ fn due(next: &mut Option<u64>, t: u64) {
 }
 
 fn done_err(error: Error) -> State {
-    State::Done(BatchOutcome { result: Err(error), base_offset: -1, log_end_offset: -1 })
+    State::Done(BatchOutcome { result: Err(error), base_offset: -1, log_end_offset: -1, acked_by: None })
 }
 
 fn delivery_timeout_error(dt: u64, last: Option<&Error>) -> Error {
@@ -203,10 +222,15 @@ pub(crate) struct Machine<B> {
     aborted: bool,
     /// (bucket, code) of the attempts retried since the shell last asked ([`Machine::take_retried`]).
     retried: Vec<(usize, i32)>,
+    /// The id of the lane's partition, once known (requests go there).
+    partition_id: Option<i64>,
+    /// Bumped whenever the partition id changes (the partition was dropped and recreated).
+    epoch: u32,
 }
 
 impl<B> Machine<B> {
-    pub fn new(p: Params, leaders: Vec<Option<i32>>) -> Machine<B> {
+    /// `partition_id`: the id of the lane's partition if already known.
+    pub fn new(p: Params, leaders: Vec<Option<i32>>, partition_id: Option<i64>) -> Machine<B> {
         let n = leaders.len();
         Machine {
             buckets: (0..n).map(|_| VecDeque::new()).collect(),
@@ -224,8 +248,16 @@ impl<B> Machine<B> {
             init_attempts: 0,
             aborted: false,
             retried: Vec::new(),
+            partition_id,
+            epoch: 0,
             p,
         }
+    }
+
+    /// The partition id requests of this poll go to (`None`: a table without partitions, or
+    /// not known yet).
+    pub fn partition_id(&self) -> Option<i64> {
+        self.partition_id
     }
 
     /// The bucket and error code of each attempt that failed and was scheduled for a retry since
@@ -269,7 +301,20 @@ impl<B> Machine<B> {
     fn push(&mut self, bucket: usize, batch: B, created: u64, state: State) -> u64 {
         let id = self.next_flight;
         self.next_flight += 1;
-        self.buckets[bucket].push_back(Flight { id, batch, created, stamp: None, attempts: 0, state, no_retry: false, last_error: None });
+        let epoch = self.epoch;
+        self.buckets[bucket].push_back(Flight {
+            id,
+            batch,
+            created,
+            stamp: None,
+            attempts: 0,
+            state,
+            no_retry: false,
+            last_error: None,
+            stale_attempts: 0,
+            epoch,
+            sent_to: None,
+        });
         id
     }
 
@@ -296,7 +341,10 @@ impl<B> Machine<B> {
     fn settle(&mut self, b: usize) {
         while matches!(self.buckets[b].front().map(|f| &f.state), Some(State::Done(_))) {
             let f = self.buckets[b].pop_front().expect("front");
-            let State::Done(outcome) = f.state else { unreachable!() };
+            let State::Done(mut outcome) = f.state else { unreachable!() };
+            if outcome.result.is_ok() {
+                outcome.acked_by = f.sent_to;
+            }
             self.completed.push_back((b, f.batch, outcome));
         }
     }
@@ -325,6 +373,10 @@ impl<B> Machine<B> {
 
     fn on_attempt_result(&mut self, b: usize, idx: usize, res: Result<(i64, i64)>, now: u64) {
         let deadline = self.deadline(self.buckets[b][idx].created);
+        if self.buckets[b][idx].epoch != self.epoch {
+            self.on_stale_attempt_result(b, idx, res, now, deadline);
+            return;
+        }
         let expected = self.buckets[b][idx].stamp.map(|(wid, _)| match self.last_acked[b] {
             Some((w, s)) if w == wid => {
                 if s == i32::MAX {
@@ -340,9 +392,11 @@ impl<B> Machine<B> {
         let f = &mut self.buckets[b][idx];
         let mut reset = false;
         match res {
-            Ok((base_offset, log_end_offset)) => f.state = State::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset }),
+            Ok((base_offset, log_end_offset)) => {
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset, acked_by: None })
+            }
             Err(e) if e.code() == FlussCode::DUPLICATE_SEQUENCE => {
-                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1 })
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1, acked_by: None })
             }
             Err(e) => {
                 let seq = f.stamp.map(|(_, s)| s);
@@ -355,7 +409,7 @@ impl<B> Machine<B> {
                 if FlussCode::is_invalid_metadata(e.code()) {
                     self.metadata_wanted = true;
                 }
-                if retriable && f.attempts <= retries && !expired {
+                if retriable && f.attempts - f.stale_attempts <= retries && !expired {
                     tracing::debug!(target: "fluss_writer::batch", table = %self.p.table, bucket = b, attempt = f.attempts, code = e.code(), error = %e, "batch attempt failed, retrying");
                     self.retried.push((b, e.code()));
                     f.state = State::Backoff { at: now.saturating_add(backoff(backoff_base, f.attempts)) };
@@ -385,6 +439,58 @@ impl<B> Machine<B> {
         }
     }
 
+    /// The answer to an attempt sent to a partition id that has since been replaced (the
+    /// partition was dropped and recreated). A success was acknowledged by the old partition
+    /// (durable then; the drop deleted it later, as the user's retention asked). Any error means
+    /// not delivered: the batch goes to the new id with a fresh sequence, without counting the
+    /// attempt and without a sequence reset (its old sequence is not part of the new numbering).
+    fn on_stale_attempt_result(&mut self, b: usize, idx: usize, res: Result<(i64, i64)>, now: u64, deadline: u64) {
+        let dt = self.p.delivery_timeout;
+        let f = &mut self.buckets[b][idx];
+        match res {
+            Ok((base_offset, log_end_offset)) => {
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset, log_end_offset, acked_by: None })
+            }
+            Err(e) if e.code() == FlussCode::DUPLICATE_SEQUENCE => {
+                f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1, acked_by: None })
+            }
+            Err(e) if now >= deadline => {
+                let err = delivery_timeout_error(dt, Some(&e));
+                log::warn!("{} bucket {b}: batch failed: {err}", self.p.table);
+                f.state = done_err(err);
+            }
+            Err(e) => {
+                tracing::debug!(target: "fluss_writer::batch", table = %self.p.table, bucket = b, code = e.code(), error = %e, "batch sent to the replaced partition id, resending to the new one");
+                self.retried.push((b, e.code()));
+                f.stale_attempts += 1;
+                f.state = State::Backoff { at: now };
+                f.last_error = Some(e);
+            }
+        }
+    }
+
+    /// The lane's partition has a new id (dropped and recreated): a new bucket for idempotence
+    /// on the server, whose first batch must have sequence 0. Every batch not yet acknowledged
+    /// is (re)sent there, restamped in order from 0 when it is sent; answers still to come from
+    /// the old id are handled by [`Self::on_stale_attempt_result`].
+    fn partition_recreated(&mut self, id: i64) {
+        log::warn!(
+            "{}: partition recreated (id {:?} -> {id}); batches not yet acknowledged go to the new id with sequences from 0",
+            self.p.table,
+            self.partition_id
+        );
+        self.epoch = self.epoch.wrapping_add(1);
+        self.next_seq.iter_mut().for_each(|s| *s = 0);
+        self.last_acked.iter_mut().for_each(|s| *s = None);
+        for q in &mut self.buckets {
+            for f in q.iter_mut().filter(|f| !matches!(f.state, State::Done(_))) {
+                // A sequence reset of the old id stopped retries to avoid gaps there; the new
+                // numbering has none.
+                f.no_retry = false;
+            }
+        }
+    }
+
     /// The stamped flight at `idx` of bucket `b` failed for good: ask for a new writer id and
     /// stop retrying the bucket's later flights.
     fn reset_sequences(&mut self, b: usize, idx: usize) {
@@ -403,7 +509,8 @@ impl<B> Machine<B> {
     /// The flight at `idx` of bucket `b` fails now with `err` (not an answer: expiry, fatal).
     fn fail_flight(&mut self, b: usize, idx: usize, err: Error) {
         let f = &mut self.buckets[b][idx];
-        let reset = self.p.idempotent && f.stamp.is_some() && !f.no_retry;
+        // A stamp of a replaced partition id is not part of the current numbering: no gap.
+        let reset = self.p.idempotent && f.stamp.is_some() && !f.no_retry && f.epoch == self.epoch;
         log::warn!("{} bucket {b}: batch failed: {err}", self.p.table);
         f.state = done_err(err);
         if reset {
@@ -417,7 +524,13 @@ impl<B> Machine<B> {
             return;
         }
         let retry_at = match res {
-            Ok(MetadataAnswer::Leaders(leaders)) => {
+            Ok(MetadataAnswer::Leaders { leaders, partition_id }) => {
+                if let Some(id) = partition_id {
+                    if self.partition_id.is_some_and(|old| old != id) {
+                        self.partition_recreated(id);
+                    }
+                    self.partition_id = Some(id);
+                }
                 for (bucket, leader) in leaders {
                     if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| self.leaders.get_mut(b)) {
                         *slot = leader;
@@ -537,10 +650,11 @@ impl<B> Machine<B> {
             // 2b. Flights backing off: fail them when the writer cannot send any more (all with
             //     that error, then one sequence reset) or past their deadline.
             if let Some(e) = &self.fatal {
+                let epoch = self.epoch;
                 let mut first_stamped = None;
                 for (idx, f) in self.buckets[b].iter_mut().enumerate() {
                     if matches!(f.state, State::Backoff { .. }) {
-                        if f.stamp.is_some() && !f.no_retry && first_stamped.is_none() {
+                        if f.stamp.is_some() && !f.no_retry && f.epoch == epoch && first_stamped.is_none() {
                             first_stamped = Some(idx);
                         }
                         f.state = done_err(e.clone());
@@ -575,6 +689,9 @@ impl<B> Machine<B> {
             }
             let can_send = leader.is_some() && self.writer_id.is_some() && self.fatal.is_none();
             let in_flight = self.buckets[b].iter().any(|f| matches!(f.state, State::InFlight { .. }));
+            // Attempts still out to a replaced partition id: nothing new is sent before their
+            // answers (a batch that must be resent to the new id goes before later batches).
+            let stale_in_flight = self.buckets[b].iter().any(|f| f.epoch != self.epoch && matches!(f.state, State::InFlight { .. }));
             // 2c. Retry mode: resend the first flight backing off once nothing is out.
             if let Some(idx) = self.buckets[b].iter().position(|f| matches!(f.state, State::Backoff { .. })) {
                 want_writer_id = true;
@@ -585,8 +702,20 @@ impl<B> Machine<B> {
                     due(&mut next, at);
                 } else if can_send {
                     let until = self.attempt_until(self.buckets[b][idx].created, now);
+                    let epoch = self.epoch;
                     let f = &mut self.buckets[b][idx];
+                    if f.epoch != epoch {
+                        if let (Some(_), Some(wid)) = (f.stamp, self.writer_id) {
+                            let stamp = (wid, self.next_seq[b]);
+                            q.restamp(b, &mut f.batch, stamp);
+                            f.stamp = Some(stamp);
+                            let seq = self.next_seq[b];
+                            self.next_seq[b] = if seq == i32::MAX { 0 } else { seq + 1 };
+                        }
+                        f.epoch = epoch;
+                    }
                     f.attempts += 1;
+                    f.sent_to = self.partition_id;
                     f.state = State::InFlight { attempt: f.attempts, until };
                     due(&mut next, until);
                     sends.push((leader.expect("can_send"), Part { bucket: b as i32, id: f.id, attempt: f.attempts }));
@@ -601,7 +730,7 @@ impl<B> Machine<B> {
             loop {
                 // Completed flights make room at once (not only once the shell collected them).
                 self.settle(b);
-                if !can_send || self.buckets[b].len() >= self.p.max_inflight {
+                if !can_send || stale_in_flight || self.buckets[b].len() >= self.p.max_inflight {
                     break;
                 }
                 let mut batch = match q.take_ready(b, now, self.p.linger, flush_all) {
@@ -627,6 +756,7 @@ impl<B> Machine<B> {
                 let f = self.buckets[b].back_mut().expect("pushed");
                 f.stamp = stamp;
                 f.attempts = 1;
+                f.sent_to = self.partition_id;
                 due(&mut next, until);
                 sends.push((leader.expect("can_send"), Part { bucket: b as i32, id, attempt: 1 }));
             }
@@ -697,8 +827,8 @@ impl<B> Machine<B> {
 mod tests {
     //! The machine under random fault plans: every batch completes exactly once (C1), per
     //! bucket in creation order (C3), and never later than its delivery deadline plus one request
-    //! timeout (C7; in fact by 1 ms at most); sequences are consecutive from 0 per writer id and
-    //! bucket (C4); the machine asks to be woken whenever anything is pending; and a bucket that
+    //! timeout (C7; in fact by 1 ms at most); sequences sent are consecutive from 0 per writer id,
+    //! partition id and bucket (C4, also across a partition dropped and recreated under a new id); the machine asks to be woken whenever anything is pending; and a bucket that
     //! can send, has room and is not retrying never leaves a ready batch behind.
 
     use std::collections::{HashMap, VecDeque};
@@ -711,6 +841,8 @@ mod tests {
     struct TestBatch {
         id: u64,
         created: u64,
+        /// The (writer id, sequence) its bytes carry.
+        stamp: Option<(i64, i32)>,
     }
 
     /// A model accumulator: one open batch and a queue of closed ones per bucket.
@@ -718,8 +850,6 @@ mod tests {
         open: Vec<Option<TestBatch>>,
         closed: Vec<VecDeque<TestBatch>>,
         fail_next_prepare: bool,
-        /// (writer id, bucket) -> sequences stamped, in stamp order.
-        stamps: HashMap<(i64, usize), Vec<i32>>,
     }
 
     impl Queue for Model {
@@ -748,14 +878,17 @@ mod tests {
             batch.created
         }
 
-        fn prepare(&mut self, bucket: usize, _batch: &mut TestBatch, stamp: Option<(i64, i32)>) -> Result<()> {
+        fn prepare(&mut self, _bucket: usize, batch: &mut TestBatch, stamp: Option<(i64, i32)>) -> Result<()> {
             if std::mem::take(&mut self.fail_next_prepare) {
                 return Err(Error::internal("injected encoding failure"));
             }
-            if let Some((wid, seq)) = stamp {
-                self.stamps.entry((wid, bucket)).or_default().push(seq);
-            }
+            batch.stamp = stamp;
             Ok(())
+        }
+
+        fn restamp(&mut self, _bucket: usize, batch: &mut TestBatch, stamp: (i64, i32)) {
+            assert!(batch.stamp.is_some(), "only a stamped batch is restamped");
+            batch.stamp = Some(stamp);
         }
     }
 
@@ -809,6 +942,9 @@ mod tests {
         },
         FailNextPrepare,
         Abort,
+        /// The partition is dropped and recreated under a new id: requests already out were
+        /// sent to the old id; metadata answers from now on name the new id.
+        Recreate,
     }
 
     fn op(buckets: usize) -> impl Strategy<Value = Op> {
@@ -824,6 +960,7 @@ mod tests {
             200 => prop_oneof![4 => Just(0u8), 3 => 1u8..4].prop_map(|kind| Op::WriterId { kind }),
             50 => Just(Op::FailNextPrepare),
             3 => Just(Op::Abort),
+            20 => Just(Op::Recreate),
         ]
     }
 
@@ -857,19 +994,23 @@ mod tests {
         requests: Vec<Vec<Part>>,
         metadata: Option<u64>,
         writer_id: Option<u64>,
+        /// The partition's id on the server (changed by [`Op::Recreate`]).
+        server_pid: i64,
+        /// (writer id, partition id, bucket) -> distinct sequences in the order they were first
+        /// sent there: what the server sees, which must be 0, 1, 2, ...
+        sent: HashMap<(i64, i64, usize), Vec<i32>>,
     }
 
     impl Harness {
         fn new(p: Params, buckets: usize, leaders_known: bool) -> Harness {
             let leaders = (0..buckets).map(|b| leaders_known.then_some(b as i32 % 2)).collect();
             Harness {
-                m: Machine::new(p.clone(), leaders),
+                m: Machine::new(p.clone(), leaders, Some(7)),
                 p,
                 q: Model {
                     open: (0..buckets).map(|_| None).collect(),
                     closed: (0..buckets).map(|_| VecDeque::new()).collect(),
                     fail_next_prepare: false,
-                    stamps: HashMap::new(),
                 },
                 now: 1_000 * MS,
                 next: None,
@@ -881,14 +1022,21 @@ mod tests {
                 requests: Vec::new(),
                 metadata: None,
                 writer_id: None,
+                server_pid: 7,
+                sent: HashMap::new(),
             }
+        }
+
+        /// The partition id requests go to now (what the shell sends them to).
+        fn send_pid(&self) -> i64 {
+            self.m.partition_id().unwrap_or(-1)
         }
 
         fn new_batch(&mut self, bucket: usize) -> TestBatch {
             let id = self.next_batch;
             self.next_batch += 1;
             self.batches.insert(id, (bucket, self.now));
-            TestBatch { id, created: self.now }
+            TestBatch { id, created: self.now, stamp: None }
         }
 
         fn queued(&self) -> bool {
@@ -898,9 +1046,16 @@ mod tests {
         fn poll(&mut self) {
             let poll = self.m.poll(self.now, &mut self.q, false);
             // Split as the sender does: a new request when the bucket already has a part in it.
+            let pid = self.send_pid();
             for (_, parts) in poll.sends {
                 let mut group: Vec<Part> = Vec::new();
                 for p in parts {
+                    if let Some((wid, seq)) = self.m.batch(&p).and_then(|b| b.stamp) {
+                        let seqs = self.sent.entry((wid, pid, p.bucket as usize)).or_default();
+                        if !seqs.contains(&seq) {
+                            seqs.push(seq);
+                        }
+                    }
                     if group.iter().any(|x| x.bucket == p.bucket) {
                         self.requests.push(std::mem::take(&mut group));
                     }
@@ -921,11 +1076,12 @@ mod tests {
                 let fl = &m.buckets[b];
                 let can_send = m.leaders[b].is_some() && m.writer_id.is_some() && m.fatal.is_none() && !m.aborted;
                 let retrying = fl.iter().any(|f| matches!(f.state, State::Backoff { .. }));
+                let stale = fl.iter().any(|f| f.epoch != m.epoch && matches!(f.state, State::InFlight { .. }));
                 let ready = !self.q.closed[b].is_empty() || self.q.open[b].as_ref().is_some_and(|o| self.now >= o.created + self.p.linger);
                 // Flights done at the front of the bucket have completed (in order).
                 let open_flights = fl.len() - fl.iter().take_while(|f| matches!(f.state, State::Done(_))).count();
                 assert!(
-                    !(can_send && !retrying && open_flights < self.p.max_inflight && ready),
+                    !(can_send && !retrying && !stale && open_flights < self.p.max_inflight && ready),
                     "bucket {b}: a ready batch was left unsent with room for it: flights {:?}, {} closed, open {:?}",
                     fl.iter().map(|f| (f.id, &f.state)).collect::<Vec<_>>(),
                     self.q.closed[b].len(),
@@ -1016,10 +1172,16 @@ mod tests {
                     let Some(token) = self.metadata.take() else { return };
                     let n = self.q.open.len();
                     let res = match kind {
-                        0 => Ok(MetadataAnswer::Leaders((0..n).map(|b| (b as i32, Some(b as i32 % 2))).collect())),
-                        1 => Ok(MetadataAnswer::Leaders(
-                            (0..n).map(|b| (b as i32, if (mask >> (b % 8)) & 1 == 0 { Some(b as i32 % 2) } else { None })).collect(),
-                        )),
+                        0 => Ok(MetadataAnswer::Leaders {
+                            leaders: (0..n).map(|b| (b as i32, Some(b as i32 % 2))).collect(),
+                            partition_id: Some(self.server_pid),
+                        }),
+                        1 => Ok(MetadataAnswer::Leaders {
+                            leaders: (0..n)
+                                .map(|b| (b as i32, if (mask >> (b % 8)) & 1 == 0 { Some(b as i32 % 2) } else { None }))
+                                .collect(),
+                            partition_id: Some(self.server_pid),
+                        }),
                         2 => Ok(MetadataAnswer::TableGone(Error::server(FlussCode::TABLE_NOT_EXIST, "dropped"))),
                         3 => Err(Error::server(FlussCode::NETWORK_EXCEPTION, "metadata lost")),
                         4 => Err(Error::server(FlussCode::INVALID_TABLE, "not authorized")),
@@ -1042,6 +1204,7 @@ mod tests {
                 }
                 Op::FailNextPrepare => self.q.fail_next_prepare = true,
                 Op::Abort => self.m.abort(&mut self.q),
+                Op::Recreate => self.server_pid += 1,
             }
         }
 
@@ -1067,9 +1230,9 @@ mod tests {
             for id in self.batches.keys() {
                 assert!(self.completed.contains_key(id), "batch {id} never completed");
             }
-            for ((wid, bucket), seqs) in &self.q.stamps {
+            for ((wid, pid, bucket), seqs) in &self.sent {
                 let want: Vec<i32> = (0..seqs.len() as i32).collect();
-                assert_eq!(seqs, &want, "writer {wid} bucket {bucket}: sequences not consecutive from 0");
+                assert_eq!(seqs, &want, "writer {wid} partition {pid} bucket {bucket}: sequences sent not consecutive from 0");
             }
         }
     }
@@ -1216,8 +1379,68 @@ mod tests {
         h.apply(Op::WriterId { kind: 0 });
         h.poll();
         assert_eq!(h.requests.len(), 1);
-        assert_eq!(h.q.stamps[&(102, 0)], vec![0], "the new writer id starts at sequence 0");
-        assert_eq!(h.q.stamps[&(101, 0)], vec![0, 1, 2]);
+        assert_eq!(h.sent[&(102, 7, 0)], vec![0], "the new writer id starts at sequence 0");
+        assert_eq!(h.sent[&(101, 7, 0)], vec![0, 1, 2]);
+    }
+
+    /// Issue 28 item 9: the partition is dropped and recreated (new id) while batches are in
+    /// flight and backing off. Answers from the old id: a success stays a success (acknowledged
+    /// before the drop); an error means not delivered, does not count against `retries` and does
+    /// not reset the writer. Nothing new goes out while attempts to the old id are pending;
+    /// then every batch not yet acknowledged goes to the new id, in order, restamped from
+    /// sequence 0, and new batches follow. Every batch succeeds under the same writer id.
+    #[test]
+    fn a_recreated_partition_restarts_sequences_and_resends_unacknowledged_batches() {
+        let mut p = fixed(true);
+        p.retries = 1;
+        let mut h = Harness::new(p, 1, true);
+        h.apply(Op::Append { bucket: 0, new_batch: false });
+        h.poll();
+        h.apply(Op::WriterId { kind: 0 });
+        for _ in 0..3 {
+            h.apply(Op::Append { bucket: 0, new_batch: true });
+        }
+        h.apply(Op::Flush { bucket: 0 });
+        h.poll();
+        let parts: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(parts.len(), 4);
+        assert_eq!(h.sent[&(101, 7, 0)], vec![0, 1, 2, 3]);
+        let gone = || Err(Error::server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, "partition dropped"));
+        // Batch 0 was acknowledged before the drop; batch 1's answer says the partition is gone.
+        h.m.on_response(parts[0], Ok((0, -1)), h.now);
+        h.apply(Op::Recreate);
+        h.m.on_response(parts[1], gone(), h.now);
+        h.poll();
+        assert!(h.metadata.is_some(), "UNKNOWN_TABLE_OR_BUCKET asks for metadata");
+        h.apply(Op::Metadata { kind: 0, mask: 0 });
+        assert_eq!(h.m.partition_id(), Some(8));
+        h.apply(Op::Append { bucket: 0, new_batch: false });
+        h.apply(Op::Flush { bucket: 0 });
+        h.apply(Op::Advance { ms: 150 });
+        h.poll();
+        assert!(h.requests.is_empty(), "nothing is sent while attempts to the old id are out");
+        // The old id's last answers: one error (not delivered), one success.
+        h.m.on_response(parts[2], gone(), h.now);
+        h.m.on_response(parts[3], Ok((2, -1)), h.now);
+        // Every resend and the new batch succeed at the new id, one at a time.
+        for _ in 0..10 {
+            h.apply(Op::Advance { ms: 150 });
+            h.poll();
+            let Some(req) = h.requests.pop() else { break };
+            assert_eq!(req.len(), 1);
+            h.m.on_response(req[0], Ok((0, -1)), h.now);
+        }
+        h.poll();
+        assert_eq!(h.completed.len(), 5);
+        for id in 0..5 {
+            assert!(h.completed[&id].result.is_ok(), "batch {id}: {:?}", h.completed[&id].result);
+        }
+        assert_eq!(h.sent[&(101, 8, 0)], vec![0, 1, 2], "batches 1, 2 and 4 at the new id from sequence 0");
+        assert_eq!(h.m.writer_id, Some(101), "no sequence reset");
+        let acked_by: Vec<Option<i64>> = (0..5).map(|id| h.completed[&id].acked_by).collect();
+        assert_eq!(acked_by, [Some(7), Some(8), Some(8), Some(7), Some(8)], "each batch names the partition id that acknowledged it");
+        h.run_out();
+        h.check_end();
     }
 
     proptest! {

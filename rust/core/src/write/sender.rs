@@ -44,7 +44,10 @@
 //!   leader under their delivery deadlines; with it off, the lane is fatal with
 //!   `PARTITION_NOT_EXISTS` until the partition appears (re-checked every few seconds). A
 //!   partition dropped under pending writes answers `UNKNOWN_TABLE_OR_BUCKET` (retriable), and
-//!   the metadata refresh that follows decides as above.
+//!   the metadata refresh that follows decides as above. A partition recreated under a new id
+//!   (found by that refresh, or created by this lane) is a new bucket for the server's
+//!   idempotence: the machine restarts the lane's sequences at 0 and resends what the old id did
+//!   not acknowledge (see `bucket_state.rs`). Requests take the partition id from the machine.
 //! * Abort (close timeout, connection close): every pending batch fails with `WRITER_CLOSED`,
 //!   in order; late responses are ignored.
 
@@ -303,6 +306,15 @@ impl Queue for AccQueue<'_> {
         o.bytes = Bytes::from(bytes);
         Ok(())
     }
+
+    fn restamp(&mut self, _bucket: usize, o: &mut Outgoing, (wid, seq): (i64, i32)) {
+        let mut bytes = o.bytes.to_vec();
+        match self.shared.kind {
+            BatchKind::Log => stamp_log_batch(&mut bytes, wid, seq),
+            BatchKind::Kv => stamp_kv_batch(&mut bytes, wid, seq),
+        }
+        o.bytes = Bytes::from(bytes);
+    }
 }
 
 /// What the I/O tasks report back to the sender loop.
@@ -328,7 +340,7 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
     };
     let mut leaders = shared.initial_leaders.clone();
     leaders.resize(shared.acc.bucket_count(), None);
-    let mut m: Machine<Outgoing> = Machine::new(params, leaders);
+    let mut m: Machine<Outgoing> = Machine::new(params, leaders, shared.target.partition_id());
     let mut idle_from: Option<u64> = None;
     // When this partition lane next asks the writer to release it (idle since `idle_from`).
     let mut release_at: Option<u64> = None;
@@ -438,7 +450,13 @@ fn on_event(shared: &SenderShared, m: &mut Machine<Outgoing>, e: Event) {
                 m.on_response(part, bucket_result(&result, part.bucket), now);
             }
         }
-        Event::Metadata { token, result } => m.on_metadata(token, result, now),
+        Event::Metadata { token, result } => {
+            m.on_metadata(token, result, now);
+            // Completions report the id the lane writes to now.
+            if let Some(id) = m.partition_id() {
+                shared.target.partition_id.store(id, Ordering::Release);
+            }
+        }
         Event::WriterId { token, result } => m.on_writer_id(token, result, now),
     }
 }
@@ -519,7 +537,10 @@ fn spawn_metadata(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<E
                     FlussCode::TABLE_NOT_EXIST,
                     format!("table {path} no longer exists (or was recreated)"),
                 ))),
-                Some(t) => Ok(MetadataAnswer::Leaders(t.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect())),
+                Some(t) => Ok(MetadataAnswer::Leaders {
+                    leaders: t.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect(),
+                    partition_id: None,
+                }),
             },
             Ok(other) => Err(Error::protocol(format!("Metadata answered with {other:?}"))),
             Err(e) => Err(e),
@@ -567,13 +588,12 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
                     FlussCode::TABLE_NOT_EXIST,
                     format!("table {path} no longer exists (or was recreated)"),
                 )))),
-                Some(pm) => {
-                    let old = target.partition_id.swap(pm.partition_id, Ordering::AcqRel);
-                    if old >= 0 && old != pm.partition_id {
-                        log::warn!("{path} partition {name} was recreated (id {old} -> {})", pm.partition_id);
-                    }
-                    Ok(Some(MetadataAnswer::Leaders(pm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect())))
-                }
+                // A changed id (the partition was dropped and recreated) is the machine's to act
+                // on: it restarts the lane's sequences for the new id.
+                Some(pm) => Ok(Some(MetadataAnswer::Leaders {
+                    leaders: pm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect(),
+                    partition_id: Some(pm.partition_id),
+                })),
                 None => Err(Error::protocol(format!("Metadata for partition {name} of {path} did not answer for it"))),
             },
             Ok(other) => Err(Error::protocol(format!("Metadata answered with {other:?}"))),
@@ -673,7 +693,8 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
         until = until.min(m.until(p).unwrap_or(now));
         items.push((p.bucket, o.bytes.clone()));
     }
-    let partition_id = shared.target.partition_id();
+    // The machine's partition id: the one the batches' sequences were stamped for.
+    let partition_id = m.partition_id();
     let request = match shared.kind {
         BatchKind::Log => Request::ProduceLog(proto::ProduceLogRequest {
             acks: cfg.acks,
