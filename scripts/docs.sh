@@ -15,12 +15,12 @@
 # work on GitHub work on the site) and built into build-docs/site; open build-docs/site/index.html.
 #
 # Installs what it needs on a fresh machine: the Python tools into .venv-docs (pinned versions),
-# Doxygen with apt-get when missing (as root). Environment: CARGO_TARGET_DIR (target).
+# Doxygen with apt-get when missing (as root). Environment: CARGO_TARGET_DIR (default: scripts/cargo-target-dir.sh).
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 export PATH="$HOME/.cargo/bin:$PATH"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
+export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 BUILD="$REPO/build-docs"  # mkdocs.yml names it
 TOOLS="$REPO/.venv-docs"
 PY_TOOLS=('mkdocs==1.6.1' 'mkdocs-material==9.8.2' 'mkdocstrings==1.0.8' 'mkdocstrings-python==2.0.11')

@@ -3,8 +3,11 @@
 # and golden tests, and the replay of the fuzz targets' committed inputs), the loom models of the
 # dispatcher, the Python suite (against the shipped wheel, on the newest and the oldest CPython)
 # and the C++ suite (normal and sanitizer builds, and the shipped static and shared packages).
-# TEST_PARTS (default: all of them) runs a subset, in this order: lint rust interop loom py cpp
-# alone (`make test-rust` = "lint rust loom", `make test-py` = "py", `make test-cpp` = "cpp").
+# The documentation site is built strictly (`make docs`), and every code block of the README and
+# the guides runs (the Python suite runs the Python blocks, the C++ suite the C++ blocks, the Rust
+# doctests the Rust block).
+# TEST_PARTS (default: all of them) runs a subset, in this order: lint docs rust interop loom py
+# cpp alone (`make test-rust` = "lint rust loom", `make test-py` = "py", `make test-cpp` = "cpp").
 # Builds go to the shared cargo cache outside the clone (scripts/cargo-target-dir.sh). Each suite's
 # log and timings go to build-logs/; the end of the run prints the slowest 10 tests of each suite,
 # every retry a test reported, and every heal-watch restart (scripts/test-summary.py). A real Fluss 0.9.1 cluster is started first when Java is
@@ -16,7 +19,7 @@ REPO=$PWD
 export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-TEST_PARTS="${TEST_PARTS:-lint rust interop loom py cpp alone}"
+TEST_PARTS="${TEST_PARTS:-lint docs rust interop loom py cpp alone}"
 part() { [[ " $TEST_PARTS " == *" $1 "* ]]; }
 LOGS="$REPO/build-logs"
 rm -rf "$LOGS"
@@ -48,6 +51,11 @@ if part lint; then
   # And the code behind the bindings' cargo features for our own tests and benchmarks (rust/py:
   # bench, test-hooks; rust/cxx: test-hooks), which the line above (release-like builds) skips.
   cargo clippy --workspace --all-targets --all-features -- -D warnings
+fi
+
+if part docs; then
+  step "documentation site (make docs: rustdoc, Doxygen, MkDocs, all strict)"
+  scripts/docs.sh
 fi
 
 cluster_started=0

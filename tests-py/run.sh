@@ -44,7 +44,7 @@ if [ "${FLUSS_PY_DEVELOP:-}" = 1 ]; then
   echo "== maturin develop --features test-hooks"
   "$VENV/bin/maturin" develop -q --features test-hooks ${MATURIN_ARGS:-}
   echo "== ruff"
-  "$VENV/bin/ruff" check python tests-py bench/python
+  "$VENV/bin/ruff" check python tests-py bench/python examples
   echo "== stubtest"
   "$PY" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
   echo "== pytest"
@@ -95,7 +95,7 @@ echo "== ruff"
 TOOLS="$REPO/.venv-dist"
 [ -x "$TOOLS/bin/python" ] || python3 -m venv "$TOOLS"
 "$TOOLS/bin/pip" install -q --disable-pip-version-check ruff
-"$TOOLS/bin/ruff" check python tests-py bench/python
+"$TOOLS/bin/ruff" check python tests-py bench/python examples
 
 # ----- 3. each interpreter: a fresh venv with the wheel -----
 for v in "${VERSIONS[@]}"; do
