@@ -238,7 +238,7 @@ enum class TypeId : int32_t {
   Time = 11,
   Timestamp = 12,     // without time zone
   TimestampLtz = 13,  // with local time zone (an instant)
-  Char = 14,          // CHAR(length): strings (SetString), stored like STRING, not padded
+  Char = 14,          // CHAR(length): strings of at most `length` code points (SetString), not padded
   Binary = 15,        // BINARY(length): exactly `length` bytes (SetBytes)
   Array = 16,         // ARRAY<element>: children {element} (SetArray)
   Map = 17,           // MAP<key, value>: children {key, value} (SetMap)
