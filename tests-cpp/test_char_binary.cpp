@@ -1,13 +1,15 @@
 // test_char_binary.cpp: CHAR(n) and BINARY(n) columns through the C++ API (DataType::Char /
 // DataType::Binary, SetString / SetBytes), on the embedded engine and on a real Fluss 0.9.1
-// cluster (fixture: backend_test.h): rows read back as written (CHAR values are neither padded
-// nor checked against n, as Fluss's Java client does); a BINARY value of another length is
-// InvalidRow, synchronously; lookups by CHAR and BINARY keys.
+// cluster (fixture: backend_test.h): rows read back as written (CHAR values are not padded); a
+// CHAR value of more than n characters (Unicode code points) and a BINARY value of another length
+// are InvalidRow naming the column, synchronously, for rows and Arrow batches, and nothing of
+// them is written; lookups by CHAR and BINARY keys.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "arrow_c_producer.h"
 #include "backend_test.h"
 
 namespace {
@@ -34,7 +36,7 @@ TEST_P(CharBinaryTest, LogTableRowsReadBackAsWritten) {
   EXPECT_EQ(info.descriptor.schema.columns[2].type.precision, 4) << "BINARY(4): the length in precision";
   fw::Table t = Get(p);
   fw::AppendWriter w = AppendWriterFor(t);
-  const char* chars[] = {"ab", "abc", "longer than three"};
+  const char* chars[] = {"ab", "abc", "日本語"};
   for (uint32_t i = 0; i < 3; ++i) {
     fw::GenericRow r(3);
     r.SetInt32(0, static_cast<int32_t>(i));
@@ -49,6 +51,15 @@ TEST_P(CharBinaryTest, LogTableRowsReadBackAsWritten) {
   fw::Result r = w.AppendDetached(bad);
   EXPECT_TRUE(r.Is(fw::ClientCode::InvalidRow)) << r.ToString();
   EXPECT_NE(r.error_message.find("BINARY(4)"), std::string::npos) << r.error_message;
+  for (const char* long_value : {"abcd", "longer than three", "日本語!"}) {
+    fw::GenericRow too_long(3);
+    too_long.SetInt32(0, 8);
+    too_long.SetString(1, long_value);
+    too_long.SetNull(2);
+    r = w.AppendDetached(too_long);
+    EXPECT_TRUE(r.Is(fw::ClientCode::InvalidRow)) << r.ToString();
+    EXPECT_NE(r.error_message.find("column \"c\" is CHAR(3) but the value has"), std::string::npos) << r.error_message;
+  }
   ASSERT_OK(w.Close());
   std::vector<fw::ScannedRow> rows;
   ASSERT_OK(t.Scan(0, 0, rows));
@@ -57,6 +68,40 @@ TEST_P(CharBinaryTest, LogTableRowsReadBackAsWritten) {
     EXPECT_EQ(rows[i].row.GetString(1), chars[i]);
     EXPECT_EQ(rows[i].row.GetBytes(2), Bin(i));
   }
+}
+
+// An Arrow batch (C Data Interface) with a value longer than its CHAR column: refused naming the
+// column and the batch row, nothing of it written (the next batch gets offset 0).
+TEST_P(CharBinaryTest, ArrowBatchWithALongCharValueIsRefused) {
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder()
+                 .AddColumn("id", fw::DataType::BigInt(), false)
+                 .AddColumn("msg", fw::DataType::Char(2))
+                 .Build();
+  d.bucket_count = 1;
+  fw::Table t = Get(Create("cb_arrow", d));
+  fw::AppendWriter w = AppendWriterFor(t);
+  ArrowArray array;
+  ArrowSchema schema;
+  producer::MakeArray({1, 10}, &array);  // "m1" fits CHAR(2), "m10" does not
+  producer::MakeSchema(&schema);
+  fw::WriteResult result;
+  fw::Result r = w.WriteArrowBatch(&array, &schema, result);
+  EXPECT_TRUE(r.Is(fw::ClientCode::InvalidRow)) << r.ToString();
+  EXPECT_NE(r.error_message.find("column \"msg\" is CHAR(2) but the value in batch row 1 has 3 characters"),
+            std::string::npos)
+      << r.error_message;
+  producer::MakeArray({3}, &array);
+  producer::MakeSchema(&schema);
+  ASSERT_OK(w.WriteArrowBatch(&array, &schema, result));
+  fw::WriteCompletion done;
+  ASSERT_OK(result.Wait(30s, &done));
+  EXPECT_EQ(done.offset, 0) << "nothing of the refused batch was written";
+  ASSERT_OK(w.Close());
+  std::vector<fw::ScannedRow> rows;
+  ASSERT_OK(t.Scan(0, 0, rows));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].row.GetString(1), "m3");
 }
 
 TEST_P(CharBinaryTest, LookupsByCharAndBinaryKeys) {

@@ -551,7 +551,7 @@ enum class TypeId : int32_t {
   Time = 11,
   Timestamp = 12,     // without time zone
   TimestampLtz = 13,  // with local time zone (an instant)
-  Char = 14,          // CHAR(length): strings (SetString), stored like STRING, not padded
+  Char = 14,          // CHAR(length): strings of at most `length` code points (SetString), not padded
   Binary = 15,        // BINARY(length): exactly `length` bytes (SetBytes)
   Array = 16,         // ARRAY<element>: children {element} (SetArray)
   Map = 17,           // MAP<key, value>: children {key, value} (SetMap)
@@ -655,6 +655,22 @@ struct Schema {
   std::vector<std::string> primary_keys;
 
   static SchemaBuilder NewBuilder();
+
+  // The columns of an Arrow C Data Interface schema of a record batch (a struct, one child per
+  // column) into `out` (no primary key), by the same rule as Python's Schema(pyarrow schema):
+  // List, LargeList and FixedSizeList are ARRAY, Map is MAP (keys NOT NULL), Struct is ROW (its
+  // field names), to any depth, each level NOT NULL where its field lacks ARROW_FLAG_NULLABLE;
+  // FixedSizeBinary(n) is BINARY(n); a time zone makes TIMESTAMP_LTZ; a dictionary is its
+  // values. An Arrow type with no Fluss type is ClientCode::InvalidTable naming the column.
+  // `schema` is only read: the caller still owns and releases it.
+  static Result FromArrow(const ArrowSchema& schema, Schema& out);
+  // This schema as an Arrow C Data Interface schema, as Fluss's Arrow log format stores the
+  // types (what WriteArrowBatch converts batches to: CHAR is utf8, TIMESTAMP_LTZ a timestamp
+  // without a zone, ARRAY a list of "element", MAP a map of "entries" with "key" and "value").
+  // `*out` is overwritten (not released first); the caller releases it. FromArrow(ToArrow(s)) gives s's columns back, except that
+  // CHAR(n) comes back as STRING, TIMESTAMP_LTZ as TIMESTAMP and TIME/TIMESTAMP precisions as
+  // 0, 3, 6 or 9 (what Arrow keeps).
+  Result ToArrow(ArrowSchema* out) const;
 };
 
 class SchemaBuilder {

@@ -176,6 +176,25 @@ Column FromFfi(const ffi::FfiColumn& c) {
 }
 }  // namespace
 
+Result Schema::FromArrow(const ArrowSchema& schema, Schema& out) {
+  rust::Vec<ffi::FfiColumn> columns;
+  Result r = ToResult(ffi::schema_from_arrow(reinterpret_cast<size_t>(&schema), columns));
+  if (r.Ok()) {
+    Schema s;
+    for (const ffi::FfiColumn& c : columns) s.columns.push_back(FromFfi(c));
+    out = std::move(s);
+  }
+  return r;
+}
+
+Result Schema::ToArrow(ArrowSchema* out) const {
+  rust::Vec<ffi::FfiColumn> cols;
+  for (const Column& c : columns) cols.push_back(ToFfi(c));
+  rust::Vec<rust::String> pk;
+  for (const std::string& k : primary_keys) pk.push_back(rust::String::lossy(k));
+  return ToResult(ffi::schema_to_arrow(cols, pk, reinterpret_cast<size_t>(out)));
+}
+
 Result Admin::CreateTable(const TablePath& path, const TableDescriptor& d, bool ignore_if_exists) {
   if (impl_ == nullptr) return NotOpen();
   ffi::FfiDescriptor fd;

@@ -279,7 +279,9 @@ macro_rules! row {
 }
 
 /// Check one value against its column: the type must match exactly and NOT NULL columns take no
-/// null. DECIMAL values must fit the column's precision and carry its scale; timestamps must
+/// null. A CHAR(n) value has at most n characters (code points; shorter values are kept as they
+/// are, not padded) and a BINARY(n) value exactly n bytes. DECIMAL values must fit the column's
+/// precision and carry its scale; timestamps must
 /// have `nanos_of_milli < 1_000_000`. ARRAY, MAP and ROW values are checked to the bottom: no
 /// NULL where the element, value or field type is NOT NULL, no NULL map key, one value per ROW
 /// field. Errors name the column and the place inside it (`column "tags"[2]`, `column "r".a`,
@@ -312,7 +314,7 @@ fn plain_match(t: &DataType, v: &Value) -> bool {
             | (DataType::BigInt, Value::BigInt(_))
             | (DataType::Float, Value::Float(_))
             | (DataType::Double, Value::Double(_))
-            | (DataType::String | DataType::Char { .. }, Value::String(_))
+            | (DataType::String, Value::String(_))
             | (DataType::Bytes, Value::Bytes(_))
             | (DataType::Date, Value::Date(_))
     )
@@ -355,6 +357,10 @@ fn check_scalar(at: &Place<'_>, t: &DataType, v: &Value) -> Result<()> {
         return Ok(());
     }
     match (t, v) {
+        (DataType::Char { length }, Value::String(s)) => match char_excess(s, *length) {
+            None => Ok(()),
+            Some(n) => Err(Error::invalid_row(format!("{at} is CHAR({length}) but the value has {n} characters"))),
+        },
         (DataType::Binary { length }, Value::Bytes(b)) => {
             if b.len() as u64 == u64::from(*length) {
                 Ok(())
@@ -387,6 +393,18 @@ fn check_scalar(at: &Place<'_>, t: &DataType, v: &Value) -> Result<()> {
         }
         _ => Err(mismatch()),
     }
+}
+
+/// The number of characters of `s` when it has more than CHAR(`length`) allows, else `None`.
+/// Characters are Unicode code points (Fluss's `BinaryString.numChars`, Flink's and Paimon's
+/// CHAR(n)); a value of at most `length` bytes is never counted.
+#[inline]
+pub(crate) fn char_excess(s: &str, length: u32) -> Option<usize> {
+    if s.len() as u64 <= u64::from(length) {
+        return None;
+    }
+    let n = s.chars().count();
+    (n as u64 > u64::from(length)).then_some(n)
 }
 
 /// Check `v` (of type `t`, NULL allowed when `nullable`) at `at`, descending into ARRAY, MAP and
@@ -549,6 +567,38 @@ mod tests {
         let wrong_scale = Decimal { unscaled: 1, precision: 5, scale: 1 };
         assert!(check_row(&schema(), &row![1, "x", wrong_scale]).is_err());
         assert_eq!(e.code(), crate::ClientCode::InvalidRow as i32);
+    }
+
+    /// CHAR(n) takes at most n characters (Unicode code points, not bytes and not UTF-16
+    /// units), at the column and at any depth; shorter values are fine as they are.
+    #[test]
+    fn char_values_have_at_most_n_characters() {
+        use crate::metadata::{Nested, RowField};
+        let c3 = Column::new("c", DataType::Char { length: 3 });
+        for ok in ["", "a", "abc", "日本語", "😀😀😀", "é\u{301}"] {
+            check_value(&c3, &Value::String(ok.into())).unwrap();
+        }
+        for (bad, n) in [("abcd", 4), ("日本語!", 4), ("😀😀😀😀", 4)] {
+            let e = check_value(&c3, &Value::String(bad.into())).unwrap_err();
+            assert_eq!(e.code(), crate::ClientCode::InvalidRow as i32);
+            assert_eq!(e.message(), format!("column \"c\" is CHAR(3) but the value has {n} characters"));
+        }
+        let nested = Column::new(
+            "n",
+            DataType::Array {
+                element: Box::new(Nested::nullable(DataType::Map {
+                    key: Box::new(DataType::Char { length: 1 }),
+                    value: Box::new(Nested::nullable(DataType::Row { fields: vec![RowField::new("c", DataType::Char { length: 2 })] })),
+                })),
+            },
+        );
+        let v =
+            |k: &str, c: &str| Value::Array(vec![Value::Map(vec![(Value::String(k.into()), Value::Row(vec![Value::String(c.into())]))])]);
+        check_value(&nested, &v("k", "ab")).unwrap();
+        let e = check_value(&nested, &v("kk", "ab")).unwrap_err();
+        assert_eq!(e.message(), "column \"n\"[0] key 0 is CHAR(1) but the value has 2 characters");
+        let e = check_value(&nested, &v("k", "abc")).unwrap_err();
+        assert_eq!(e.message(), "column \"n\"[0]{\"k\"}.c is CHAR(2) but the value has 3 characters");
     }
 
     /// Map keys are the same when their bytes would be: floating-point values by their bits,

@@ -1,10 +1,11 @@
-//! CHAR(n) and BINARY(n) columns (issue 13, part 1), on the embedded engine and, for the tests
-//! marked `_cluster`, on the real Fluss 0.9.1 cluster. What Fluss 0.9.1's Java client does, and
-//! so fluss-writer: CHAR values are strings written like STRING, neither padded nor checked
-//! against the length (`CompactedRowWriter.writeChar` ignores it; Arrow carries Utf8); BINARY(n)
-//! values are written like BYTES in primary-key tables and as Arrow FixedSizeBinary(n) in log
-//! tables, so a value must have exactly n bytes (fluss-writer refuses any other length for every
-//! table, synchronously, as INVALID_ROW naming the column).
+//! CHAR(n) and BINARY(n) columns (issue 13, part 1; issue 27), on the embedded engine and, for
+//! the tests marked `_cluster`, on the real Fluss 0.9.1 cluster. CHAR values are strings written
+//! like STRING and not padded (as Fluss 0.9.1's Java client writes them: `CompactedRowWriter.writeChar`
+//! ignores the length, Arrow carries Utf8); unlike the Java client, which stores a longer value,
+//! fluss-writer refuses a value of more than n characters (Unicode code points) as INVALID_ROW
+//! naming the column, for rows and Arrow batches, and writes nothing of it. BINARY(n) values are
+//! written like BYTES in primary-key tables and as Arrow FixedSizeBinary(n) in log tables, so a
+//! value must have exactly n bytes (refused otherwise, the same way).
 
 mod cluster_support;
 
@@ -22,8 +23,9 @@ fn bin(i: i32) -> Vec<u8> {
 }
 
 /// A log table with CHAR(3) and BINARY(4): rows and Arrow batches (FixedSizeBinary, and
-/// variable-length Binary whose values all have 4 bytes) read back as written; a CHAR value
-/// longer than 3 is stored as it is; a BINARY value of another length is refused.
+/// variable-length Binary whose values all have 4 bytes) read back as written, shorter CHAR
+/// values unpadded; a CHAR value of more than 3 characters and a BINARY value of another length
+/// are refused, naming the column, and nothing of them is written.
 fn log_table(conn: &Connection) {
     let schema = Schema::builder()
         .column_not_null("k", DataType::Int)
@@ -38,7 +40,7 @@ fn log_table(conn: &Connection) {
     let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
     let mut want: Vec<Vec<Value>> = Vec::new();
     for i in 0..10 {
-        let row = vec![Value::Int(i), Value::String(["ab", "abc", "longer than three", "é"][i as usize % 4].into()), Value::Bytes(bin(i))];
+        let row = vec![Value::Int(i), Value::String(["ab", "abc", "日本語", "é"][i as usize % 4].into()), Value::Bytes(bin(i))];
         w.append_detached(&row).unwrap();
         want.push(row);
     }
@@ -47,6 +49,11 @@ fn log_table(conn: &Connection) {
     let e = w.append_detached(&[Value::Int(99), Value::Null, Value::Bytes(vec![1, 2, 3])]).unwrap_err();
     assert_eq!(e.client_code(), Some(ClientCode::InvalidRow), "{e}");
     assert!(e.message().contains("BINARY(4)") && e.message().contains("3 bytes"), "{e}");
+    for long in ["abcd", "longer than three", "日本語!"] {
+        let e = w.append_detached(&[Value::Int(98), Value::String(long.into()), Value::Null]).unwrap_err();
+        assert_eq!(e.client_code(), Some(ClientCode::InvalidRow), "{e}");
+        assert!(e.message().contains("column \"c\" is CHAR(3) but the value has"), "{e}");
+    }
     let fixed = FixedSizeBinaryArray::try_from_iter((11..14).map(bin)).unwrap();
     let batch = RecordBatch::try_from_iter([
         ("k", Arc::new(Int32Array::from_iter_values(11..14)) as ArrayRef),
@@ -71,6 +78,15 @@ fn log_table(conn: &Connection) {
     .unwrap();
     let e = w.write_arrow_batch(&wrong).unwrap_err();
     assert_eq!(e.client_code(), Some(ClientCode::InvalidRow), "{e}");
+    let long = RecordBatch::try_from_iter([
+        ("k", Arc::new(Int32Array::from_iter_values([21, 22])) as ArrayRef),
+        ("c", Arc::new(StringArray::from(vec!["ok", "abcd"])) as _),
+        ("b", Arc::new(FixedSizeBinaryArray::try_from_iter([bin(21), bin(22)].into_iter()).unwrap()) as _),
+    ])
+    .unwrap();
+    let e = w.write_arrow_batch(&long).unwrap_err();
+    assert_eq!(e.client_code(), Some(ClientCode::InvalidRow), "{e}");
+    assert!(e.message().contains("column \"c\" is CHAR(3) but the value in batch row 1 has 4 characters"), "{e}");
     w.close(None).unwrap();
     for (i, c) in (11..16).zip(["x", "y", "z", "p", "q"]) {
         want.push(vec![Value::Int(i), Value::String(c.into()), Value::Bytes(bin(i))]);
@@ -114,6 +130,21 @@ fn pk_table(conn: &Connection) {
         }
     }
     w.delete_detached(&key("eu", 7)).unwrap();
+    // Too long for CHAR(6), as a key column and in the partition column CHAR(2).
+    let e = w
+        .upsert_detached(&[Value::String("eu".into()), Value::String("abcdefg".into()), Value::Bytes(vec![0, 1]), Value::Null])
+        .unwrap_err();
+    assert!(
+        e.client_code() == Some(ClientCode::InvalidRow) && e.message().contains("column \"c\" is CHAR(6) but the value has 7 characters"),
+        "{e}"
+    );
+    let e =
+        w.upsert_detached(&[Value::String("eur".into()), Value::String("c1".into()), Value::Bytes(vec![0, 1]), Value::Null]).unwrap_err();
+    assert!(
+        e.client_code() == Some(ClientCode::InvalidRow)
+            && e.message().contains("column \"region\" is CHAR(2) but the value has 3 characters"),
+        "{e}"
+    );
     w.close(None).unwrap();
     for r in ["eu", "us"] {
         for i in 0..30u16 {

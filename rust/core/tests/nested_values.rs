@@ -261,6 +261,10 @@ fn bad_values(conn: &Connection) {
             ),
             "column \"deep\"[0].b{\"x\"}[0] is BIGINT NOT NULL",
         ),
+        (
+            with(4, Value::Array(vec![Value::Null, Value::Row(vec![Value::Null, Value::Null, s("abcd")])])),
+            "column \"deep\"[1].c is CHAR(3) but the value has 4 characters",
+        ),
     ];
     for (r, words) in cases {
         let e = w.upsert(&r).unwrap_err();

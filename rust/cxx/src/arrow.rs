@@ -23,10 +23,11 @@ use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, StructArray};
 use arrow_schema::DataType;
-use fluss_writer::{Error, Result};
+use fluss_writer::{ClientCode, Error, Result};
 
-use crate::bridge::ffi::{FfiCallback, FfiStatus};
+use crate::bridge::ffi::{FfiCallback, FfiColumn, FfiStatus};
 use crate::handles::{completion_target, writer_append_batch, RWriteResult, RWriter};
+use crate::values::ffi_column;
 
 /// Take ownership of a C array and schema and build a record batch from them.
 ///
@@ -338,6 +339,53 @@ unsafe fn import_stream(stream: usize) -> Result<RecordBatch> {
         batches.push(batch.with_schema(arrow_schema.clone())?);
     }
     fluss_writer::concat_arrow_batches(&arrow_schema, batches)
+}
+
+/// `Schema::FromArrow`: the columns of a C `ArrowSchema` of a record batch (a struct, one child
+/// per column: its name, type and nullability), typed by the core's Arrow -> Fluss rule
+/// (`fluss_writer::Schema::columns_from_arrow`, nested types included). The struct is only read:
+/// the caller still owns and releases it. Every failure is `INVALID_TABLE`.
+///
+/// # Safety
+/// `schema` is null or points to a C Data Interface struct (its pointers are checked before
+/// they are followed, as for a batch).
+pub(crate) unsafe fn schema_from_arrow(schema: usize, out: &mut Vec<FfiColumn>) -> FfiStatus {
+    crate::status::status(crate::status::guard(|| {
+        let invalid = |m: String| Error::client(ClientCode::InvalidTable, format!("Schema::FromArrow: {m}"));
+        let raw = schema as *const RawSchema;
+        if raw.is_null() {
+            return Err(invalid("the ArrowSchema pointer is null".into()));
+        }
+        // The checks of a batch's schema, reported as what they are here.
+        check_schema(&*raw, "schema", 0).map_err(|e| invalid(e.message().trim_start_matches("WriteArrowBatch: ").to_string()))?;
+        // SAFETY: checked above; arrow-rs reads it through a reference and does not release it.
+        let s = &*(raw as *const FFI_ArrowSchema);
+        let arrow = arrow_schema::Schema::try_from(s).map_err(|e| invalid(format!("bad ArrowSchema: {e}")))?;
+        let columns = fluss_writer::Schema::columns_from_arrow(&arrow)?;
+        *out = columns.iter().map(ffi_column).collect();
+        Ok(())
+    }))
+}
+
+/// `Schema::ToArrow`: the Arrow schema of `columns` (and `primary_key`, whose columns are NOT
+/// NULL) as the core maps it (`fluss_writer::Schema::to_arrow`), written into `*out` as a C
+/// `ArrowSchema` the caller releases. `*out` is overwritten, not released first.
+///
+/// # Safety
+/// `out` is null or points to writable memory for one `ArrowSchema`.
+#[allow(clippy::ptr_arg)] // cxx passes rust::Vec as &Vec
+pub(crate) unsafe fn schema_to_arrow(columns: &Vec<FfiColumn>, primary_key: &Vec<String>, out: usize) -> FfiStatus {
+    crate::status::status(crate::status::guard(|| {
+        let out = out as *mut FFI_ArrowSchema;
+        if out.is_null() {
+            return Err(Error::client(ClientCode::InvalidTable, "Schema::ToArrow: the ArrowSchema pointer is null"));
+        }
+        let schema = fluss_writer::Schema::new(crate::values::columns(columns)?, primary_key.clone())?;
+        let ffi = FFI_ArrowSchema::try_from(schema.to_arrow().as_ref()).map_err(|e| Error::internal(format!("Schema::ToArrow: {e}")))?;
+        // SAFETY: `out` is writable (the caller's contract); nothing there is read or dropped.
+        std::ptr::write(out, ffi);
+        Ok(())
+    }))
 }
 
 pub(crate) unsafe fn writer_append_arrow(

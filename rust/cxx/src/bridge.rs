@@ -347,6 +347,11 @@ pub mod ffi {
         unsafe fn writer_append(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
         unsafe fn writer_upsert(w: &RWriter, row: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
         unsafe fn writer_delete(w: &RWriter, key: &RRow, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
+        /// `Schema::FromArrow`: `schema` is an `ArrowSchema*`, only read (not moved from).
+        unsafe fn schema_from_arrow(schema: usize, out: &mut Vec<FfiColumn>) -> FfiStatus;
+        /// `Schema::ToArrow`: `out` is an `ArrowSchema*`, overwritten with a schema the caller
+        /// releases.
+        unsafe fn schema_to_arrow(columns: &Vec<FfiColumn>, primary_key: &Vec<String>, out: usize) -> FfiStatus;
         /// `array`, `schema`: `ArrowArray*`, `ArrowSchema*`; both are moved from, also on error.
         unsafe fn writer_append_arrow(w: &RWriter, array: usize, schema: usize, cb: FfiCallback, result: *mut RWriteResult) -> FfiStatus;
         /// `stream`: `ArrowArrayStream*`, moved from, also on error.

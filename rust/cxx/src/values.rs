@@ -490,7 +490,7 @@ fn push_children(t: &DataType, out: &mut Vec<FfiTypeNode>) {
 }
 
 /// A core column for C++ (the inverse of [`column`]).
-fn ffi_column(c: &Column) -> FfiColumn {
+pub(crate) fn ffi_column(c: &Column) -> FfiColumn {
     let (type_id, precision, scale) = ffi_type(&c.data_type);
     let mut nested = Vec::new();
     push_children(&c.data_type, &mut nested);

@@ -521,8 +521,11 @@ impl PyTablePath {
 }
 
 /// Columns and an optional primary key. `columns` is a pyarrow schema (any object with
-/// `__arrow_c_schema__`) or a list of `(name, type)` / `(name, type, nullable)` tuples with
-/// type names like `"BIGINT"`, `"DECIMAL(10, 2)"`, `"TIMESTAMP_LTZ(3)"`.
+/// `__arrow_c_schema__`; list, large_list, map and struct fields make ARRAY, MAP and ROW columns
+/// to any depth, fixed_size_binary(n) BINARY(n), each level NOT NULL where its field is not
+/// nullable: the core's `DataType::from_arrow`) or a list of `(name, type)` /
+/// `(name, type, nullable)` tuples with type names like `"BIGINT"`, `"DECIMAL(10, 2)"`,
+/// `"TIMESTAMP_LTZ(3)"`.
 #[pyclass(name = "Schema", module = "fluss_writer", frozen)]
 pub struct PySchema {
     pub inner: Schema,

@@ -26,9 +26,9 @@ pub enum DataType {
     String,
     /// BYTES (variable length).
     Bytes,
-    /// CHAR(length): a string of at most `length` characters by the SQL type; values are
-    /// strings, stored like STRING and neither padded nor length-checked (Fluss 0.9.1's Java
-    /// client does neither).
+    /// CHAR(length): a string of at most `length` characters (Unicode code points); values are
+    /// strings, stored like STRING and not padded (as Fluss 0.9.1's Java client stores them). A
+    /// longer value is `INVALID_ROW` (the Java client stores it; fluss-writer does not).
     Char {
         /// Declared length, 1..=2147483647.
         length: u32,
@@ -245,8 +245,10 @@ impl DataType {
         Ok(t)
     }
 
-    /// The Fluss type of an Arrow type (the lossless mappings only; a dictionary maps as its
-    /// values). `column` names the column in the error.
+    /// The Fluss type of an Arrow type, nested types included (the inverse of the mapping of
+    /// [`Schema::to_arrow`], plus the Arrow types a write converts losslessly; a dictionary maps
+    /// as its values; the rules: `fluss_type` in rust/core/src/wire/arrow.rs). `column` names the column in
+    /// the error.
     pub fn from_arrow(column: &str, t: &arrow_schema::DataType) -> Result<DataType> {
         crate::wire::arrow::fluss_type(column, t)
     }
@@ -405,7 +407,7 @@ pub struct Schema {
 
 impl Schema {
     /// Columns for the fields of an Arrow schema (types by [`DataType::from_arrow`], a
-    /// non-nullable field is NOT NULL).
+    /// non-nullable field is NOT NULL, at every level of a nested type).
     pub fn columns_from_arrow(schema: &arrow_schema::Schema) -> Result<Vec<Column>> {
         schema
             .fields()

@@ -45,7 +45,7 @@ use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType as ArrowType, Field, FieldRef, Fields, Schema as ArrowSchema, SchemaRef, TimeUnit};
 
 use crate::error::{Error, Result};
-use crate::metadata::{DataType, Schema};
+use crate::metadata::{DataType, Nested, RowField, Schema};
 use crate::row::{check_row, Decimal, Row, Timestamp, Value};
 
 /// Arrow time unit of a TIME or TIMESTAMP precision.
@@ -67,16 +67,51 @@ fn per_second(u: TimeUnit) -> i64 {
     }
 }
 
-/// The Arrow physical type of a Fluss type (module table).
-/// The Fluss type of an Arrow type (see [`DataType::from_arrow`]).
+/// The Fluss type of an Arrow type (see [`DataType::from_arrow`]): the inverse of
+/// [`arrow_type`] on the types it produces, plus the Arrow types that [`conform_record_batch`]
+/// converts losslessly into one of them, so a table created from an Arrow schema accepts batches
+/// of that schema.
+///
+/// * Boolean, Int8..Int64, Float32/Float64, Decimal*(p, s) (`p` ≤ 38, 0 ≤ `s` ≤ `p`), Date32,
+///   Time32/Time64, Timestamp: as in the module table; a timestamp with a time zone is
+///   TIMESTAMP_LTZ, the precision is the unit's (0, 3, 6, 9); UInt8/UInt16/UInt32 widen to
+///   SMALLINT/INT/BIGINT, Float16 to FLOAT, Date64 is DATE.
+/// * Utf8, LargeUtf8, Utf8View: STRING. Binary, LargeBinary, BinaryView: BYTES.
+///   FixedSizeBinary(n): BINARY(n).
+/// * List, LargeList, FixedSizeList: ARRAY of the item field's type, NOT NULL where the item
+///   field is not nullable. Map: MAP of the key and value fields' types (the key is always NOT
+///   NULL, as Fluss makes it; the value NOT NULL where its field is not nullable). Struct: ROW of
+///   the fields' names and types, each NOT NULL where its field is not nullable. To any depth.
+/// * A dictionary maps as its value type.
+///
+/// Anything else (UInt64, Float of other widths, Null, Duration, Interval, unions, list views,
+/// run-end encoded, a decimal out of range, an empty struct, duplicate field names) is
+/// `INVALID_TABLE` naming the column, the place inside it and the Arrow type.
 pub fn fluss_type(column: &str, t: &ArrowType) -> Result<DataType> {
+    to_fluss(t, 0).map_err(|(place, why)| {
+        Error::client(crate::error::ClientCode::InvalidTable, format!("column {column:?}{place}: Arrow type {why}"))
+    })
+}
+
+/// How deep an Arrow type may nest before [`fluss_type`] refuses it (a real schema never comes
+/// close; the bound keeps the recursion short).
+const MAX_ARROW_DEPTH: usize = 64;
+
+/// [`fluss_type`] below the column: `Err((place, reason))`, `place` as in row errors
+/// (`[]` an element, ` key` / ` value` a map's, `.name` a field).
+fn to_fluss(t: &ArrowType, depth: usize) -> std::result::Result<DataType, (String, String)> {
     use ArrowType as A;
+    let none = || Err((String::new(), format!("{t} has no Fluss equivalent")));
     let unit_precision = |u: &TimeUnit| match u {
         TimeUnit::Second => 0,
         TimeUnit::Millisecond => 3,
         TimeUnit::Microsecond => 6,
         TimeUnit::Nanosecond => 9,
     };
+    if depth > MAX_ARROW_DEPTH {
+        return Err((String::new(), format!("{t} nests deeper than {MAX_ARROW_DEPTH} levels")));
+    }
+    let child = |f: &Field, step: String| to_fluss(f.data_type(), depth + 1).map_err(|(place, why)| (format!("{step}{place}"), why));
     Ok(match t {
         A::Boolean => DataType::Boolean,
         A::Int8 => DataType::TinyInt,
@@ -86,19 +121,49 @@ pub fn fluss_type(column: &str, t: &ArrowType) -> Result<DataType> {
         A::Float16 | A::Float32 => DataType::Float,
         A::Float64 => DataType::Double,
         A::Utf8 | A::LargeUtf8 | A::Utf8View => DataType::String,
-        A::Binary | A::LargeBinary | A::BinaryView | A::FixedSizeBinary(_) => DataType::Bytes,
-        A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) if *s >= 0 => DataType::decimal(*p, *s as u8)?,
+        A::Binary | A::LargeBinary | A::BinaryView => DataType::Bytes,
+        A::FixedSizeBinary(n) => match u32::try_from(*n) {
+            Ok(length) if length >= 1 => DataType::Binary { length },
+            _ => return Err((String::new(), format!("{t} has no Fluss equivalent (BINARY(n) needs n >= 1)"))),
+        },
+        A::Decimal32(p, s) | A::Decimal64(p, s) | A::Decimal128(p, s) | A::Decimal256(p, s) => {
+            match u8::try_from(*s).ok().and_then(|s| DataType::decimal(*p, s).ok()) {
+                Some(d) => d,
+                None => return Err((String::new(), format!("{t} has no Fluss equivalent (DECIMAL(p, s) needs 1 <= p <= 38, 0 <= s <= p)"))),
+            }
+        }
         A::Date32 | A::Date64 => DataType::Date,
         A::Time32(u) | A::Time64(u) => DataType::Time { precision: unit_precision(u) },
         A::Timestamp(u, None) => DataType::Timestamp { precision: unit_precision(u) },
         A::Timestamp(u, Some(_)) => DataType::TimestampLtz { precision: unit_precision(u) },
-        A::Dictionary(_, v) => return fluss_type(column, v),
-        other => {
-            return Err(Error::client(
-                crate::error::ClientCode::InvalidTable,
-                format!("column {column:?}: Arrow type {other} has no Fluss equivalent here"),
-            ))
+        A::Dictionary(_, v) => return to_fluss(v, depth + 1),
+        A::List(f) | A::LargeList(f) | A::FixedSizeList(f, _) => {
+            DataType::Array { element: Box::new(Nested { data_type: child(f, "[]".into())?, nullable: f.is_nullable() }) }
         }
+        A::Map(entries, _) => {
+            let kv = match entries.data_type() {
+                A::Struct(kv) if kv.len() == 2 => kv,
+                _ => return Err((String::new(), format!("{t} has no Fluss equivalent (map entries are not a key-value struct)"))),
+            };
+            // Fluss map keys are NOT NULL whatever the key field says (MapType does the same).
+            DataType::Map {
+                key: Box::new(child(&kv[0], " key".into())?),
+                value: Box::new(Nested { data_type: child(&kv[1], " value".into())?, nullable: kv[1].is_nullable() }),
+            }
+        }
+        A::Struct(fields) => {
+            let mut out = Vec::with_capacity(fields.len());
+            for f in fields {
+                out.push(RowField { name: f.name().clone(), data_type: child(f, format!(".{}", f.name()))?, nullable: f.is_nullable() });
+            }
+            let row = DataType::Row { fields: out };
+            // Field names: not blank, unique, at least one field (the core's ROW rule).
+            if let Err(e) = row.validate() {
+                return Err((String::new(), format!("{t} has no Fluss equivalent ({})", e.message())));
+            }
+            row
+        }
+        _ => return none(),
     })
 }
 
@@ -112,6 +177,7 @@ pub fn concat_batches(schema: &SchemaRef, batches: Vec<RecordBatch>) -> Result<R
     arrow_select::concat::concat_batches(schema, &batches).map_err(|e| Error::invalid_row(format!("concatenating the Arrow input: {e}")))
 }
 
+/// The Arrow physical type of a Fluss type (module table).
 pub fn arrow_type(t: &DataType) -> ArrowType {
     match *t {
         DataType::Boolean => ArrowType::Boolean,
@@ -586,6 +652,14 @@ pub fn conform_record_batch(schema: &Schema, batch: &RecordBatch) -> Result<Reco
                 ))
             })?
         };
+        if has_char(&col.data_type) {
+            if let Some((row, place, n, length)) = (0..converted.len()).find_map(|i| char_too_long(converted.as_ref(), &col.data_type, i)) {
+                return Err(Error::invalid_row(format!(
+                    "column {:?}{place} is CHAR({length}) but the value in batch row {row} has {n} characters",
+                    col.name
+                )));
+            }
+        }
         if !col.nullable && converted.null_count() > 0 {
             return Err(Error::invalid_row(format!(
                 "column {:?} is NOT NULL but the batch has {} null values in it",
@@ -596,6 +670,51 @@ pub fn conform_record_batch(schema: &Schema, batch: &RecordBatch) -> Result<Reco
         arrays.push(converted);
     }
     Ok(RecordBatch::try_new(arrow_schema(schema), arrays)?)
+}
+
+/// Whether `t` is CHAR or holds a CHAR at some depth.
+fn has_char(t: &DataType) -> bool {
+    match t {
+        DataType::Char { .. } => true,
+        DataType::Array { element } => has_char(&element.data_type),
+        DataType::Map { key, value } => has_char(key) || has_char(&value.data_type),
+        DataType::Row { fields } => fields.iter().any(|f| has_char(&f.data_type)),
+        _ => false,
+    }
+}
+
+/// The first CHAR value in cell `i` of a conformed `array` (of type `t`) with more characters
+/// than its CHAR(n) allows, as (row `i`, its place below the column as row errors write it, its
+/// characters, n). The Arrow side of the rule of [`check_value`](crate::row::check_value); values
+/// under a NULL list, map or row are not looked at.
+fn char_too_long(array: &dyn Array, t: &DataType, i: usize) -> Option<(usize, String, usize, u32)> {
+    if array.is_null(i) || !has_char(t) {
+        return None;
+    }
+    let below = |step: String, found: Option<(usize, String, usize, u32)>| found.map(|(_, place, n, len)| (i, format!("{step}{place}"), n, len));
+    match t {
+        DataType::Char { length } => {
+            crate::row::char_excess(array.as_string::<i32>().value(i), *length).map(|n| (i, String::new(), n, *length))
+        }
+        DataType::Array { element } => {
+            let l = array.as_list::<i32>();
+            let (start, end) = (l.value_offsets()[i] as usize, l.value_offsets()[i + 1] as usize);
+            (start..end).find_map(|j| below(format!("[{}]", j - start), char_too_long(l.values().as_ref(), &element.data_type, j)))
+        }
+        DataType::Map { key, value } => {
+            let m = array.as_map();
+            let (start, end) = (m.value_offsets()[i] as usize, m.value_offsets()[i + 1] as usize);
+            (start..end).find_map(|j| {
+                below(format!(" key {}", j - start), char_too_long(m.keys().as_ref(), key, j))
+                    .or_else(|| below(format!(" value {}", j - start), char_too_long(m.values().as_ref(), &value.data_type, j)))
+            })
+        }
+        DataType::Row { fields } => {
+            let s = array.as_struct();
+            fields.iter().zip(s.columns()).find_map(|(f, c)| below(format!(".{}", f.name), char_too_long(c.as_ref(), &f.data_type, i)))
+        }
+        _ => None,
+    }
 }
 
 /// The bytes each row of a conformed batch adds to an Arrow log batch: the fixed width of every
@@ -637,6 +756,10 @@ fn conform_array(array: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRef
     let target = arrow_type(t);
     if array.data_type() == &target {
         Ok(array.clone())
+    } else if let ArrowType::Dictionary(_, values) = array.data_type() {
+        // A dictionary is its values (what `fluss_type` maps it as), whatever their type.
+        let plain = arrow_cast::cast(array, values).map_err(|e| Some(e.to_string()))?;
+        conform_array(&plain, t)
     } else if t.is_nested() {
         conform_nested(array, t)
     } else {
@@ -644,7 +767,7 @@ fn conform_array(array: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRef
     }
 }
 
-/// A List or LargeList (for ARRAY), Map (for MAP) or Struct (for ROW) whatever its child field
+/// A List, LargeList or FixedSizeList (for ARRAY), Map (for MAP) or Struct (for ROW) whatever its child field
 /// names and nullability flags (pyarrow names list elements "item"), with its children conformed
 /// to the element, key, value and field types: rebuilt with exactly [`arrow_type`]. NULL is
 /// refused where the type says NOT NULL, and as a map key; ROW fields must carry the type's
@@ -652,7 +775,7 @@ fn conform_array(array: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRef
 fn conform_nested(array: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRef, Option<String>> {
     let not_null = |what: &str, n: usize| Err(Some(format!("{what} is NOT NULL but {n} of them are null")));
     match (t, array.data_type()) {
-        (DataType::Array { element }, ArrowType::List(_) | ArrowType::LargeList(_)) => {
+        (DataType::Array { element }, ArrowType::List(_) | ArrowType::LargeList(_) | ArrowType::FixedSizeList(_, _)) => {
             let (offsets, values, nulls) = list_parts(array)?;
             let values = conform_array(&values, &element.data_type).map_err(|why| Some(format!("its elements: {}", why.unwrap_or_else(|| format!("{} cannot hold {}", values.data_type(), element.data_type)))))?;
             if !element.nullable && values.null_count() > 0 {
@@ -711,7 +834,7 @@ fn conform_nested(array: &ArrayRef, t: &DataType) -> std::result::Result<ArrayRe
 }
 
 /// The offsets (rebased to start at 0, as i32), the child values they cover and the validity of
-/// a List, LargeList or Map array.
+/// a List, LargeList, FixedSizeList or Map array.
 fn list_parts(array: &ArrayRef) -> std::result::Result<(OffsetBuffer<i32>, ArrayRef, Option<arrow_buffer::NullBuffer>), Option<String>> {
     let (raw, values): (Vec<i64>, ArrayRef) = match array.data_type() {
         ArrowType::List(_) => {
@@ -721,6 +844,10 @@ fn list_parts(array: &ArrayRef) -> std::result::Result<(OffsetBuffer<i32>, Array
         ArrowType::LargeList(_) => {
             let l = array.as_list::<i64>();
             (l.value_offsets().to_vec(), l.values().clone())
+        }
+        ArrowType::FixedSizeList(_, _) => {
+            let l = array.as_fixed_size_list();
+            ((0..=l.len() as i64).map(|i| i * i64::from(l.value_length())).collect(), l.values().clone())
         }
         ArrowType::Map(_, _) => {
             let m = array.as_map();
@@ -1287,10 +1414,250 @@ mod tests {
             let t = DataType::parse(t).unwrap();
             assert_eq!(DataType::from_arrow("c", &arrow_type(&t)).unwrap(), t);
         }
-        let e = DataType::from_arrow("tags", &ArrowType::List(Arc::new(Field::new("x", ArrowType::Int32, true)))).unwrap_err();
-        assert!(e.message().contains("\"tags\""), "{e}");
+        let e = DataType::from_arrow("tags", &ArrowType::List(Arc::new(Field::new("x", ArrowType::UInt64, true)))).unwrap_err();
+        assert!(e.message().contains("column \"tags\"[]: Arrow type UInt64"), "{e}");
         let schema = Schema::new(vec![Column::new("id", DataType::BigInt).not_null(), Column::new("msg", DataType::String)], vec![]).unwrap();
         assert_eq!(Schema::columns_from_arrow(&schema.to_arrow()).unwrap(), schema.columns());
+    }
+
+    /// What the Arrow form of `t` keeps: CHAR(n) becomes STRING, TIMESTAMP_LTZ (stored without a
+    /// time zone, as Fluss's ArrowUtils does) TIMESTAMP, and TIME / TIMESTAMP precisions the
+    /// precision of their Arrow unit (0, 3, 6 or 9); everything else, nested, as it is.
+    fn arrow_canonical(t: &DataType) -> DataType {
+        let p = |p: u8| match time_unit(p) {
+            TimeUnit::Second => 0,
+            TimeUnit::Millisecond => 3,
+            TimeUnit::Microsecond => 6,
+            TimeUnit::Nanosecond => 9,
+        };
+        match t {
+            DataType::Char { .. } => DataType::String,
+            DataType::Time { precision } => DataType::Time { precision: p(*precision) },
+            DataType::Timestamp { precision } | DataType::TimestampLtz { precision } => DataType::Timestamp { precision: p(*precision) },
+            DataType::Array { element } => {
+                DataType::Array { element: Box::new(Nested { data_type: arrow_canonical(&element.data_type), nullable: element.nullable }) }
+            }
+            DataType::Map { key, value } => DataType::Map {
+                key: Box::new(arrow_canonical(key)),
+                value: Box::new(Nested { data_type: arrow_canonical(&value.data_type), nullable: value.nullable }),
+            },
+            DataType::Row { fields } => DataType::Row {
+                fields: fields.iter().map(|f| RowField { name: f.name.clone(), data_type: arrow_canonical(&f.data_type), nullable: f.nullable }).collect(),
+            },
+            other => other.clone(),
+        }
+    }
+
+    proptest! {
+        /// Arrow -> Fluss is the inverse of Fluss -> Arrow: every type (nested three deep, every
+        /// nullability) comes back as itself when Arrow keeps all of it, and otherwise as the
+        /// type whose Arrow form is the same.
+        #[test]
+        fn fluss_types_round_trip_through_arrow_types(t in crate::wire::compacted::tests::arb_type()) {
+            let canonical = arrow_canonical(&t);
+            let back = DataType::from_arrow("c", &arrow_type(&t)).unwrap();
+            prop_assert_eq!(&back, &canonical);
+            prop_assert_eq!(arrow_type(&back), arrow_type(&t));
+            prop_assert_eq!(DataType::from_arrow("c", &arrow_type(&canonical)).unwrap(), canonical);
+        }
+
+        /// A table made from a table's Arrow schema takes the batches of that schema: the same
+        /// rows come back.
+        #[test]
+        fn tables_made_from_arrow_schemas_take_their_batches((schema, rows) in arb_schema_and_rows(3)) {
+            let columns = Schema::columns_from_arrow(&schema.to_arrow()).unwrap();
+            for (c, d) in schema.columns().iter().zip(&columns) {
+                prop_assert_eq!((&c.name, c.nullable, arrow_canonical(&c.data_type)), (&d.name, d.nullable, d.data_type.clone()));
+            }
+            let derived = Schema::new(columns, vec![]).unwrap();
+            let mut b = RowsToArrow::new(&schema);
+            for r in &rows {
+                b.append(r).unwrap();
+            }
+            let batch = b.finish();
+            // TIMESTAMP_LTZ values read back as TIMESTAMP values of the same instant.
+            fn plain(v: Value) -> Value {
+                match v {
+                    Value::TimestampLtz(ts) => Value::Timestamp(ts),
+                    Value::Array(xs) => Value::Array(xs.into_iter().map(plain).collect()),
+                    Value::Row(xs) => Value::Row(xs.into_iter().map(plain).collect()),
+                    Value::Map(xs) => Value::Map(xs.into_iter().map(|(k, v)| (plain(k), plain(v))).collect()),
+                    v => v,
+                }
+            }
+            let back = record_batch_to_rows(&derived, &batch).unwrap();
+            let want: Vec<Row> = record_batch_to_rows(&schema, &batch).unwrap().into_iter().map(|r| r.into_iter().map(plain).collect()).collect();
+            prop_assert_eq!(back, want);
+        }
+    }
+
+    /// Nested Arrow types as pyarrow and Arrow C++ write them (elements named "item", everything
+    /// nullable, LargeList, FixedSizeList, FixedSizeBinary, dictionaries, a map with a nullable
+    /// key field) make ARRAY, MAP, ROW and BINARY(n) columns, NOT NULL where the field says so,
+    /// and a batch of that schema is accepted by the table made from it.
+    #[test]
+    fn nested_arrow_schemas_make_nested_columns_that_take_their_batches() {
+        use arrow_array::builder::{FixedSizeListBuilder, Int32Builder, LargeListBuilder, ListBuilder, MapBuilder, MapFieldNames, StringBuilder};
+        let mut tags = ListBuilder::new(StringBuilder::new());
+        tags.values().append_value("a");
+        tags.values().append_null();
+        tags.append(true);
+        tags.append(false);
+        let mut big = LargeListBuilder::new(ListBuilder::new(Int32Builder::new()));
+        big.values().values().append_value(1);
+        big.values().append(true);
+        big.append(true);
+        big.append(true);
+        let mut fixed = FixedSizeListBuilder::new(Int32Builder::new(), 2).with_field(Field::new("item", ArrowType::Int32, false));
+        fixed.values().append_value(1);
+        fixed.values().append_value(2);
+        fixed.append(true);
+        fixed.values().append_value(3);
+        fixed.values().append_value(4);
+        fixed.append(true);
+        let names = MapFieldNames { entry: "entries".into(), key: "k".into(), value: "v".into() };
+        let mut m = MapBuilder::new(Some(names), StringBuilder::new(), Int32Builder::new());
+        m.keys().append_value("x");
+        m.values().append_value(1);
+        m.append(true).unwrap();
+        m.append(false).unwrap();
+        let r = StructArray::from(vec![
+            (Arc::new(Field::new("a", ArrowType::Int32, false)), Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef),
+            (
+                Arc::new(Field::new("b", ArrowType::FixedSizeBinary(2), true)),
+                Arc::new(FixedSizeBinaryArray::try_from_sparse_iter_with_size(vec![Some(vec![1u8, 2]), None].into_iter(), 2).unwrap()) as ArrayRef,
+            ),
+        ]);
+        let dict = DictionaryArray::new(arrow_array::Int8Array::from(vec![Some(0), None]), Arc::new(Int32Array::from(vec![5])));
+        let batch = batch_of(vec![
+            ("tags", Arc::new(tags.finish()) as ArrayRef),
+            ("big", Arc::new(big.finish()) as ArrayRef),
+            ("fixed", Arc::new(fixed.finish()) as ArrayRef),
+            ("m", Arc::new(m.finish()) as ArrayRef),
+            ("r", Arc::new(r) as ArrayRef),
+            ("bin", Arc::new(FixedSizeBinaryArray::try_from_iter(vec![vec![9u8; 3], vec![8u8; 3]].into_iter()).unwrap()) as ArrayRef),
+            ("dict", Arc::new(dict) as ArrayRef),
+        ]);
+        let columns = Schema::columns_from_arrow(&batch.schema()).unwrap();
+        let types: Vec<String> = columns.iter().map(|c| c.data_type.to_string()).collect();
+        assert_eq!(
+            types,
+            [
+                "ARRAY<STRING>",
+                "ARRAY<ARRAY<INT>>",
+                "ARRAY<INT NOT NULL>",
+                "MAP<STRING, INT>",
+                "ROW<a INT NOT NULL, b BINARY(2)>",
+                "BINARY(3)",
+                "INT"
+            ]
+        );
+        let schema = Schema::new(columns, vec![]).unwrap();
+        let rows = record_batch_to_rows(&schema, &batch).unwrap();
+        assert_eq!(
+            rows[0],
+            vec![
+                Value::Array(vec![Value::String("a".into()), Value::Null]),
+                Value::Array(vec![Value::Array(vec![Value::Int(1)])]),
+                Value::Array(vec![Value::Int(1), Value::Int(2)]),
+                Value::Map(vec![(Value::String("x".into()), Value::Int(1))]),
+                Value::Row(vec![Value::Int(1), Value::Bytes(vec![1, 2])]),
+                Value::Bytes(vec![9; 3]),
+                Value::Int(5),
+            ]
+        );
+        assert_eq!(rows[1], vec![Value::Null, Value::Array(vec![]), Value::Array(vec![Value::Int(3), Value::Int(4)]), Value::Null, Value::Row(vec![Value::Int(2), Value::Null]), Value::Bytes(vec![8; 3]), Value::Null]);
+        // The Arrow schema of the made table is Fluss's form of the same types.
+        assert_eq!(conform_record_batch(&schema, &batch).unwrap().schema(), schema.to_arrow());
+    }
+
+    /// What has no Fluss type is INVALID_TABLE naming the column, the place inside it and the
+    /// Arrow type.
+    #[test]
+    fn arrow_types_without_a_fluss_type_are_named_with_their_place() {
+        use arrow_schema::UnionFields;
+        let list = |t: ArrowType| ArrowType::List(Arc::new(Field::new("item", t, true)));
+        let strct = |fs: Vec<Field>| ArrowType::Struct(fs.into());
+        let union = ArrowType::Union(UnionFields::try_new(vec![0], vec![Field::new("a", ArrowType::Int32, true)]).unwrap(), arrow_schema::UnionMode::Dense);
+        let cases = [
+            (ArrowType::UInt64, "column \"c\": Arrow type UInt64 has no Fluss equivalent"),
+            (ArrowType::Null, "column \"c\": Arrow type Null has no Fluss equivalent"),
+            (list(union.clone()), "column \"c\"[]: Arrow type Union"),
+            (list(strct(vec![Field::new("x", ArrowType::Duration(TimeUnit::Second), true)])), "column \"c\"[].x: Arrow type Duration"),
+            (strct(vec![]), "a ROW needs at least one field"),
+            (strct(vec![Field::new("a", ArrowType::Int32, true), Field::new("a", ArrowType::Utf8, true)]), "field names must be unique"),
+            (ArrowType::Decimal256(50, 2), "Decimal256(50, 2) has no Fluss equivalent (DECIMAL(p, s) needs"),
+            (ArrowType::Decimal128(10, -2), "Decimal128(10, -2) has no Fluss equivalent"),
+            (ArrowType::FixedSizeBinary(0), "FixedSizeBinary(0) has no Fluss equivalent (BINARY(n) needs n >= 1)"),
+            (ArrowType::ListView(Arc::new(Field::new("item", ArrowType::Int32, true))), "column \"c\": Arrow type ListView"),
+        ];
+        for (t, want) in cases {
+            let e = DataType::from_arrow("c", &t).unwrap_err();
+            assert_eq!(e.code(), crate::error::ClientCode::InvalidTable as i32, "{t}: {e}");
+            assert!(e.message().contains(want), "{t}: {e}");
+        }
+        let m = ArrowType::Map(
+            Arc::new(Field::new("entries", strct(vec![Field::new("key", ArrowType::Utf8, true), Field::new("value", ArrowType::UInt64, true)]), false)),
+            false,
+        );
+        let e = DataType::from_arrow("attrs", &m).unwrap_err();
+        assert!(e.message().contains("column \"attrs\" value: Arrow type UInt64"), "{e}");
+    }
+
+    /// CHAR(n) in an Arrow batch: at most n characters (code points), at any depth; a longer
+    /// value is INVALID_ROW naming the column, the place and the batch row, and nothing of the
+    /// batch is accepted. Values under a NULL row are not looked at.
+    #[test]
+    fn arrow_batches_respect_char_lengths_at_any_depth() {
+        let schema = Schema::builder()
+            .column("c", DataType::Char { length: 3 })
+            .column("deep", DataType::parse("ARRAY<ROW<a INT, c CHAR(2)>>").unwrap())
+            .column("m", DataType::parse("MAP<CHAR(1), CHAR(2)>").unwrap())
+            .build()
+            .unwrap();
+        let mut ok = RowsToArrow::new(&schema);
+        let deep = |s: &str| Value::Array(vec![Value::Null, Value::Row(vec![Value::Int(1), Value::String(s.into())])]);
+        // Three code points: 3 bytes, 9 bytes (CJK), 12 bytes and 6 UTF-16 units (emoji).
+        for c in ["abc", "日本語", "😀😀😀", ""] {
+            ok.append(&vec![Value::String(c.into()), deep("xy"), Value::Map(vec![(Value::String("k".into()), Value::String("éé".into()))])]).unwrap();
+        }
+        let good = ok.finish();
+        assert_eq!(conform_record_batch(&schema, &good).unwrap(), good);
+        // The same batches with one value too long, built as a plain STRING table would build them.
+        let loose = Schema::builder()
+            .column("c", DataType::String)
+            .column("deep", DataType::parse("ARRAY<ROW<a INT, c STRING>>").unwrap())
+            .column("m", DataType::parse("MAP<STRING, STRING>").unwrap())
+            .build()
+            .unwrap();
+        let batch = |c: &str, d: &str, k: &str, v: &str| {
+            let mut b = RowsToArrow::new(&loose);
+            b.append(&vec![Value::String("ok".into()), deep("ok"), Value::Null]).unwrap();
+            b.append(&vec![Value::String(c.into()), deep(d), Value::Map(vec![(Value::String(k.into()), Value::String(v.into()))])]).unwrap();
+            b.finish()
+        };
+        let cases = [
+            (batch("abcd", "x", "k", "v"), "column \"c\" is CHAR(3) but the value in batch row 1 has 4 characters"),
+            (batch("😀😀😀😀", "x", "k", "v"), "column \"c\" is CHAR(3) but the value in batch row 1 has 4 characters"),
+            (batch("abc", "xyz", "k", "v"), "column \"deep\"[1].c is CHAR(2) but the value in batch row 1 has 3 characters"),
+            (batch("abc", "x", "kk", "v"), "column \"m\" key 0 is CHAR(1) but the value in batch row 1 has 2 characters"),
+            (batch("abc", "x", "k", "vvv"), "column \"m\" value 0 is CHAR(2) but the value in batch row 1 has 3 characters"),
+        ];
+        for (b, want) in cases {
+            let e = conform_record_batch(&schema, &b).unwrap_err();
+            assert_eq!(e.code(), crate::error::ClientCode::InvalidRow as i32, "{e}");
+            assert!(e.message().contains(want), "{want}: {e}");
+        }
+        // A too-long value under a NULL row of a ROW column is not a value of the table.
+        let row_schema = one_col("r", DataType::parse("ROW<c CHAR(1)>").unwrap(), true);
+        let hidden = StructArray::try_new(
+            vec![Field::new("c", ArrowType::Utf8, true)].into(),
+            vec![Arc::new(StringArray::from(vec!["a", "too long"])) as ArrayRef],
+            Some(vec![true, false].into()),
+        )
+        .unwrap();
+        let b = batch_of(vec![("r", Arc::new(hidden) as ArrayRef)]);
+        assert_eq!(record_batch_to_rows(&row_schema, &b).unwrap(), vec![vec![Value::Row(vec![Value::String("a".into())])], vec![Value::Null]]);
     }
 
     #[test]

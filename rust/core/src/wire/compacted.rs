@@ -436,7 +436,9 @@ pub(crate) mod tests {
             DataType::BigInt => any::<i64>().prop_map(Value::BigInt).boxed(),
             DataType::Float => any::<f32>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Float).boxed(),
             DataType::Double => any::<f64>().prop_filter("NaN != NaN", |f| !f.is_nan()).prop_map(Value::Double).boxed(),
-            DataType::String | DataType::Char { .. } => ".{0,20}".prop_map(Value::String).boxed(),
+            DataType::String => ".{0,20}".prop_map(Value::String).boxed(),
+            // At most `length` characters (code points).
+            DataType::Char { length } => proptest::string::string_regex(&format!(".{{0,{}}}", length.min(20))).unwrap().prop_map(Value::String).boxed(),
             DataType::Bytes => proptest::collection::vec(any::<u8>(), 0..20).prop_map(Value::Bytes).boxed(),
             DataType::Binary { length } => proptest::collection::vec(any::<u8>(), length as usize).prop_map(Value::Bytes).boxed(),
             DataType::Decimal { precision, scale } => {
