@@ -166,3 +166,24 @@ def _check(call: str, executor: str, rc: int, out: str, err: str, took: float) -
     if call == "backlog" and "completion callbacks were not run" not in err:
         return "no warning about abandoned callbacks: " + what
     return ""
+
+
+def test_non_daemon_producer_is_joined_before_the_drain() -> None:
+    """A non-daemon thread is joined by Python before any atexit hook: its writes are drained and
+    every callback runs exactly once, as before (the exit gate closes only after the drain)."""
+    code = textwrap.dedent(
+        """
+        import threading
+        import fluss_writer as fw
+        conn = fw.connect("embedded", {"client.writer.batch-timeout": "10s"})
+        conn.admin().create_table("fluss.t", fw.TableDescriptor(fw.Schema([("id", "BIGINT")])))
+        w = conn.get_table("fluss.t").new_append().create_writer()
+        def produce():
+            for i in range(200):
+                w.append({"id": i}, callback=lambda c, i=i: print(f"done {i} {c.ok}", flush=True))
+        threading.Thread(target=produce).start()
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert sorted(p.stdout.splitlines()) == sorted(f"done {i} True" for i in range(200)), p.stderr
