@@ -12,7 +12,9 @@ at once; a submission inside a callback never blocks. A callback that raises is 
 ``on_callback_error(exception, operation)`` (default: the ``fluss_writer`` logger) and stops
 nothing else. The worker takes the GIL once per group of completed batches, never per
 callback; every blocking call releases the GIL. Open connections and writers are drained at
-interpreter exit; after ``fork()`` inherited connections raise ``ForkedProcessError``.
+interpreter exit, callbacks running for at most 5 s of that drain (later ones are abandoned, with
+a warning); a daemon thread inside a fluss_writer call at exit stays blocked there until the
+process exits. After ``fork()`` inherited connections raise ``ForkedProcessError``.
 
 On the main thread, every blocking call (``flush``, ``close``, ``WriteResult.wait``,
 ``Connection.close``, a write waiting for capacity) runs the signal handlers at least every

@@ -31,7 +31,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyInt, PyTuple};
 
 use crate::completion::{flush_resolutions, PyWriteCompletion};
-use crate::gil::{PyWorkerHooks, FINALIZING};
+use crate::gil::{abandon_callback, ForcedUnwindStop, Inside, PyWorkerHooks};
 
 thread_local! {
     /// The exception of the callback that is unwinding on this thread.
@@ -168,11 +168,20 @@ fn invoke(c: &WriteCompletion, call: impl FnOnce(Python<'_>, &Bound<'_, PyTuple>
         }
         assert_eq!(unsafe { PyGILState_Check() }, 1, "a callback runs attached");
     }
+    // Interpreter exit: the callable is leaked, not called (crate::gil::_at_exit).
+    if abandon_callback() {
+        std::mem::forget(call);
+        return;
+    }
     // SAFETY: attached, see above; the token does not outlive this call.
     let py = unsafe { Python::assume_attached() };
     let failed = completion_args(py, c)
         .and_then(|a| {
+            // A callback still running when the interpreter finalizes may be ended by CPython
+            // (pthread_exit) when it takes the GIL back: park here rather than unwind further.
+            let stop = ForcedUnwindStop::arm();
             let r = call(py, &a.args);
+            stop.disarm();
             a.park(py);
             r
         })
@@ -253,10 +262,11 @@ static DEFAULT_REPORT: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn report(sink: &ErrorSink, err: &CallbackError) {
     let exc = RAISED.with(|r| r.borrow_mut().take());
-    if FINALIZING.load(Ordering::Acquire) {
+    // Past interpreter exit no thread of ours takes the GIL (crate::gil): log only.
+    let Some(_pass) = Inside::enter() else {
         log::error!("completion callback for {} failed: {}", err.operation, err.message);
         return;
-    }
+    };
     Python::attach(|py| {
         let exc_obj: Bound<'_, PyAny> = match exc {
             Some(e) => e.into_value(py).into_bound(py).into_any(),

@@ -37,7 +37,17 @@ thread_local! {
 /// Run an entry point's body; a panic becomes an `InternalError`.
 #[inline(always)]
 pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    match std::panic::catch_unwind(AssertUnwindSafe(f)) {
+    // A forced unwind (CPython ending a daemon thread at finalization, while Python code that
+    // this entry point called waits for the GIL) must not reach the catch below: park instead.
+    // The exit gate (crate::gil): counted while inside; parks a thread that calls in after exit.
+    let _pass = crate::gil::entry_pass();
+    let body = || {
+        let stop = crate::gil::ForcedUnwindStop::arm();
+        let r = f();
+        stop.disarm();
+        r
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
         Err(payload) => Err(internal_error(payload)),
     }

@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 
 use crate::entry::entry_points;
 
-use crate::gil::{PyWorkerHooks, FINALIZING};
+use crate::gil::{Inside, PyWorkerHooks};
 
 const CAP: usize = 10_000;
 
@@ -133,9 +133,8 @@ pub fn init(py: Python<'_>) {
                 let q = QUEUE.q.lock().unwrap_or_else(|p| p.into_inner());
                 let _ = QUEUE.cv.wait_timeout_while(q, Duration::from_secs(1), |q| q.is_empty());
             }
-            if FINALIZING.load(Ordering::Acquire) {
-                break;
-            }
+            // Past interpreter exit no thread of ours takes the GIL (crate::gil).
+            let Some(_pass) = Inside::enter() else { break };
             let _ = Python::try_attach(|py| {
                 refresh_level(py);
                 drain(py);
