@@ -150,4 +150,66 @@ TEST_F(Metrics, StatisticsReporterHandsOverTheJsonAtItsInterval) {
   ASSERT_OK(w.Close());
 }
 
+// The latency histograms of the process JSON (one rendering, the core's): bounds in seconds,
+// cumulative counts, sum and count, for acknowledgement-to-callback, request latency and callback
+// run time.
+TEST_F(Metrics, MetricsJsonCarriesTheLatencyHistograms) {
+  fw::Configuration cfg;
+  cfg.Set("client.id", "cpp-hist").Set("client.writer.slow-callback-threshold", "20ms");
+  Open(cfg);
+  fw::TablePath p = LogTable("metrics_hist_cpp");
+  fw::AppendWriter w = AppendWriterFor(p);
+  // Let the coarse clock's ticker (perhaps in a 100 ms sleep for a coarser watch) take up the
+  // 2 ms tick of the 20 ms threshold.
+  std::this_thread::sleep_for(150ms);
+  const int n = 50;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_OK(w.Append(Row(i), [i](const fw::WriteCompletion&) {
+      if (i == 3) std::this_thread::sleep_for(60ms);
+    }));
+  }
+  ASSERT_OK(w.Flush());
+  fw::WriterStats s = w.Stats();
+  ASSERT_EQ(s.callbacks_run, static_cast<uint64_t>(n));
+  std::string json = fw::MetricsJson();
+  size_t mine = json.find("\"client_id\":\"cpp-hist\"");
+  ASSERT_NE(mine, std::string::npos) << json;
+  size_t hist = json.find("\"histograms\":{", mine);
+  ASSERT_NE(hist, std::string::npos) << json;
+  std::string h = json.substr(hist, json.find("}}}", hist) + 3 - hist);
+  const std::string bounds =
+      "\"bounds\":[0.00001,0.000025,0.00005,0.0001,0.00025,0.0005,0.001,0.0025,0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,"
+      "10,60]";
+  for (const char* name : {"ack_to_callback_seconds", "request_latency_seconds", "callback_run_seconds"}) {
+    size_t at = h.find(std::string("\"") + name + "\":{" + bounds + ",\"counts\":[");
+    ASSERT_NE(at, std::string::npos) << name << " in " << h;
+    // The counts: 20 cumulative numbers, never above the count.
+    size_t open = h.find("\"counts\":[", at) + 10;
+    std::string counts = h.substr(open, h.find(']', open) - open);
+    std::vector<uint64_t> values;
+    for (size_t pos = 0; pos <= counts.size();) {
+      size_t comma = counts.find(',', pos);
+      if (comma == std::string::npos) comma = counts.size();
+      values.push_back(std::stoull(counts.substr(pos, comma - pos)));
+      pos = comma + 1;
+    }
+    ASSERT_EQ(values.size(), 20u) << name << ": " << counts;
+    for (size_t i = 1; i < values.size(); ++i) EXPECT_LE(values[i - 1], values[i]) << name << ": " << counts;
+    size_t count_at = h.find("\"count\":", open) + 8;
+    uint64_t count = std::stoull(h.substr(count_at));
+    EXPECT_LE(values.back(), count) << name;
+    if (std::string(name) == "callback_run_seconds") {
+      EXPECT_EQ(count, static_cast<uint64_t>(n)) << "one sample per callback: " << h;
+      // The slow-callback check reads the same coarse-clock difference: a callback counted slow
+      // (at least 20 ms) is a sample above the 10 ms bound.
+      EXPECT_GE(count - values[9], s.slow_callbacks) << h;
+    } else if (std::string(name) == "request_latency_seconds") {
+      EXPECT_EQ(count, s.requests_sent) << h;
+    } else {
+      EXPECT_EQ(count, s.ack_to_callback_count) << "the connection's worker runs only this writer: " << h;
+    }
+  }
+  ASSERT_OK(w.Close());
+}
+
 }  // namespace

@@ -100,10 +100,16 @@ def test_prometheus_scrape_of_a_writer_parses_back() -> None:
         assert types["fluss_writer_records_sent"] == "counter"
         assert types["fluss_writer_pending_callbacks"] == "gauge"
         assert samples[("fluss_writer_pending_callbacks", None)][0] == 0
-        # Every stats field is scraped, and the text rendering without prometheus_client agrees.
-        for field, name, _kind, _unit, _help in fw.metrics.METRICS:
-            assert (f"fluss_writer_{name}", None) in samples, field
-        assert "fluss_writer_records_sent_total{client_id=\"scraped\"" in fw.metrics.prometheus_text()
+        # Every stats field but the quantiles is scraped, and the text rendering without
+        # prometheus_client agrees.
+        for field, name, kind, _unit, _help in fw.metrics.METRICS:
+            if kind == "quantile":
+                assert types[f"fluss_writer_{name}"] == "histogram", field
+                assert (f"fluss_writer_{name}", None) not in samples, field
+            else:
+                assert (f"fluss_writer_{name}", None) in samples, field
+        assert not any("p50_nanoseconds" in n or "p99_nanoseconds" in n for n, _ in samples)
+        assert 'fluss_writer_records_sent_total{client_id="scraped"' in fw.metrics.prometheus_text()
         # Per bucket, with the partition (empty: the table has none) and bucket labels.
         value, labels = samples[("fluss_writer_bucket_retries_total", None)]
         assert value == 1 and labels["bucket"] == "0" and labels["partition"] == ""
@@ -134,4 +140,70 @@ def test_a_slow_callback_is_counted_and_logged_with_the_stall(caplog: pytest.Log
         assert w.stats()["slow_callbacks"] == 1
         assert len(lines) == 1, lines
         assert table in lines[0] and "offset 0" in lines[0] and "FIFO callback worker" in lines[0]
+        w.close()
+
+
+def test_latency_histograms_scrape_as_prometheus_histograms() -> None:
+    registry = CollectorRegistry()
+    fw.metrics.register(registry)
+    config = {"client.id": "py-hist", "client.writer.batch-timeout": "5ms", "client.writer.slow-callback-threshold": "20ms"}
+    with fw.connect("embedded", config) as conn:
+        table = make_table(conn, buckets=1)
+        w = conn.get_table(table).new_append().create_writer()
+        # Let the coarse clock's ticker (perhaps in a 100 ms sleep for a coarser watch) take up
+        # the 2 ms tick of the 20 ms threshold.
+        time.sleep(0.15)
+        n = 120
+        for i in range(n):
+            w.append({"id": i}, callback=(lambda c: time.sleep(0.06)) if i == 5 else (lambda c: None))
+        w.flush()
+        s = w.stats()
+        assert s["callbacks_run"] == n
+        [mine] = [m for m in fw.metrics.snapshot() if m["client_id"] == "py-hist"]
+        assert list(mine["histograms"]) == [h[0] for h in fw.metrics.HISTOGRAMS]
+        run = mine["histograms"]["callback_run_seconds"]
+        assert len(run["bounds"]) == len(run["counts"]) == 20
+        assert run["bounds"][0] == 0.00001 and run["bounds"][-1] == 60.0
+        assert run["count"] == n, run
+        # The slow-callback check reads the same coarse-clock difference: a callback counted
+        # slow (at least 20 ms) is a sample of at least 20 ms. (Whether the 60 ms one is counted
+        # depends on the ticker being scheduled, which a loaded machine does not promise.)
+        assert run["sum"] >= 0.02 * s["slow_callbacks"], (run, s)
+        assert run["count"] - run["counts"][9] >= s["slow_callbacks"], (run, s)
+
+        families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+        for name, _help in fw.metrics.HISTOGRAMS:
+            family = families[f"fluss_writer_{name}"]
+            assert family.type == "histogram"
+            mine_only = [x for x in family.samples if x.labels["client_id"] == "py-hist"]
+            buckets = [(float(x.labels["le"]), x.value) for x in mine_only if x.name.endswith("_bucket")]
+            [count] = [x.value for x in mine_only if x.name.endswith("_count")]
+            [total] = [x.value for x in mine_only if x.name.endswith("_sum")]
+            assert [le for le, _ in buckets] == [*mine["histograms"][name]["bounds"], float("inf")], name
+            # Spelled as the core spells them (series of every binding sum by `le`).
+            les = [x.labels["le"] for x in mine_only if x.name.endswith("_bucket")]
+            assert les == [*fw._native.LATENCY_BUCKET_LE, "+Inf"] and les[0] == "0.00001" and les[-2] == "60", les
+            values = [v for _, v in buckets]
+            assert values == sorted(values), f"{name}: cumulative"
+            assert values[-1] == count == mine["histograms"][name]["count"], name
+            assert total == pytest.approx(mine["histograms"][name]["sum"]), name
+            assert all(x.labels["table"] == table and x.labels["writer"] == str(mine["writer"]) for x in mine_only)
+        by_name = {
+            x.name: x.value for x in families["fluss_writer_callback_run_seconds"].samples if x.labels["client_id"] == "py-hist"
+        }
+        assert by_name["fluss_writer_callback_run_seconds_count"] == n
+        assert by_name["fluss_writer_callback_run_seconds_sum"] == pytest.approx(run["sum"])
+        requests = [
+            x.value
+            for x in families["fluss_writer_request_latency_seconds"].samples
+            if x.labels["client_id"] == "py-hist" and x.name.endswith("_count")
+        ]
+        assert requests == [s["requests_sent"]]
+        # The exposition without prometheus_client carries the same histogram.
+        text = fw.metrics.prometheus_text()
+        assert "# TYPE fluss_writer_callback_run_seconds histogram" in text
+        assert (
+            f'fluss_writer_callback_run_seconds_count{{client_id="py-hist",table="{table}",writer="{mine["writer"]}"}} {n}'
+            in text
+        )
         w.close()

@@ -1228,7 +1228,10 @@ struct BucketCount {
 
 // Every live writer of the process as JSON, like librdkafka's statistics:
 // {"writers":[{"client_id","table","writer","stats":{<WriterStats fields>},"errors":[<CodeCount>],
-// "buckets":[<BucketCount; partition null for a table without partitions>]}]}.
+// "buckets":[<BucketCount; partition null for a table without partitions>],
+// "histograms":{"ack_to_callback_seconds"|"request_latency_seconds"|"callback_run_seconds":
+// {"bounds":[<20 upper bounds in seconds>],"counts":[<cumulative count at or below each>],
+// "sum":<seconds>,"count":<all samples>}}}]} (docs/metrics.md, "Latency histograms").
 std::string MetricsJson();
 
 // Calls `callback` with MetricsJson() every `interval` on a thread of the library's

@@ -66,6 +66,8 @@ __all__ = [
     "CLIENT_CODES",
     "METRICS",
     "BUCKET_METRICS",
+    "HISTOGRAMS",
+    "LATENCY_BUCKET_LE",
     "SERVER_CODES",
     "CallbackFailedError",
     "CalledFromCallbackError",
@@ -171,6 +173,15 @@ class BucketCount(TypedDict):
     records_failed: int
     retries: int
 
+class LatencyHistogram(TypedDict):
+    """One latency histogram of ``metrics_snapshot()``: the bucket bounds in seconds, the
+    cumulative count at or below each, the sum in seconds and the count (the ``+Inf`` bucket)."""
+
+    bounds: List[float]
+    counts: List[int]
+    sum: float
+    count: int
+
 class WriterMetrics(TypedDict):
     """One live writer in ``metrics_snapshot()``."""
 
@@ -180,9 +191,18 @@ class WriterMetrics(TypedDict):
     stats: WriterStats
     errors: List[ErrorCount]
     buckets: List[BucketCount]
+    histograms: Dict[str, LatencyHistogram]
 
-#: ``(field, prometheus_name, kind, unit, help)`` per ``WriterStats`` field, in order.
+#: ``(field, prometheus_name, kind, unit, help)`` per ``WriterStats`` field, in order; ``kind``
+#: is ``"counter"``, ``"gauge"`` or ``"quantile"`` (not exported: ``prometheus_name`` is then the
+#: histogram exported in its place).
 METRICS: List[Tuple[str, str, str, str, str]]
+#: ``(name, help)`` per latency histogram of ``WriterMetrics.histograms``; the Prometheus name
+#: follows ``fluss_writer_``.
+HISTOGRAMS: List[Tuple[str, str]]
+#: The ``le`` label of each bucket bound of a latency histogram, as every exporter of the library
+#: writes it (``"0.00001"`` ... ``"60"``), so that series from different processes sum by ``le``.
+LATENCY_BUCKET_LE: List[str]
 #: ``(field, prometheus_name, help)`` per ``BucketCount`` counter; the Prometheus name follows
 #: ``fluss_writer_bucket_``.
 BUCKET_METRICS: List[Tuple[str, str, str]]

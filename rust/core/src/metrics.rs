@@ -4,14 +4,17 @@
 //! per record on the appending thread: atomics and fixed-size histograms, no lock and no
 //! allocation. [`METRICS`] is the one table of names, kinds, units and help texts; the Rust
 //! [`WriterStats`], the Python dict and Prometheus collector, and the C++
-//! struct and JSON all follow it. [`snapshot`] reads every live writer of the process, and
-//! [`to_json`] / [`to_prometheus`] render such a snapshot.
+//! struct and JSON all follow it. [`HISTOGRAMS`] are the latencies exported as histograms with
+//! one fixed bucket layout ([`LATENCY_BUCKET_BOUNDS_NANOS`]), so that they add up across writers
+//! and processes. [`snapshot`] reads every live writer of the process, and [`to_json`] /
+//! [`to_prometheus`] render such a snapshot.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, Weak};
 
-use fluss_writer_dispatch::Histogram;
+use fluss_writer_dispatch::{Histogram, LatencyBuckets};
+pub use fluss_writer_dispatch::{LatencyBucketsSnapshot, LATENCY_BUCKET_BOUNDS_NANOS};
 
 use crate::error::{ClientCode, FlussCode};
 use crate::write::WriterStats;
@@ -24,6 +27,10 @@ pub enum MetricKind {
     Counter,
     /// A current value (Prometheus `gauge`).
     Gauge,
+    /// A percentile or maximum of a latency, in [`WriterStats`] and the JSON only: quantiles do
+    /// not add up across writers, so the exporters carry the histogram named by
+    /// [`MetricDef::prometheus`] (one of [`HISTOGRAMS`]) instead.
+    Quantile,
 }
 
 /// One metric of [`WriterStats`]: its field name there (and in the Python dict, the C++ struct and
@@ -32,9 +39,10 @@ pub enum MetricKind {
 pub struct MetricDef {
     /// The field of [`WriterStats::fields`].
     pub field: &'static str,
-    /// The Prometheus name after `fluss_writer_`.
+    /// The Prometheus name after `fluss_writer_` (for a [`MetricKind::Quantile`], the
+    /// histogram that is exported in its place).
     pub prometheus: &'static str,
-    /// Counter or gauge.
+    /// Counter, gauge or quantile.
     pub kind: MetricKind,
     /// `records`, `bytes`, `batches`, `requests`, `callbacks`, `jobs`, `nanoseconds`, `partitions`.
     pub unit: &'static str,
@@ -57,9 +65,9 @@ defs! {
     "queued_jobs", "queued_jobs", Gauge, "jobs", "Completed batches waiting for the callback executor.";
     "buffer_bytes_in_use", "buffer_bytes_in_use", Gauge, "bytes", "Buffer memory held by unsent or unacknowledged batches (per connection).";
     "ack_to_callback_count", "ack_to_callback_jobs_total", Counter, "jobs", "Batches whose callbacks started after acknowledgement.";
-    "ack_to_callback_p50_nanos", "ack_to_callback_p50_nanoseconds", Gauge, "nanoseconds", "Median time from a batch's acknowledgement to the start of its callbacks.";
-    "ack_to_callback_p99_nanos", "ack_to_callback_p99_nanoseconds", Gauge, "nanoseconds", "99th percentile of the time from acknowledgement to callbacks.";
-    "ack_to_callback_max_nanos", "ack_to_callback_max_nanoseconds", Gauge, "nanoseconds", "Longest time from acknowledgement to callbacks.";
+    "ack_to_callback_p50_nanos", "ack_to_callback_seconds", Quantile, "nanoseconds", "Median time from a batch's acknowledgement to the start of its callbacks.";
+    "ack_to_callback_p99_nanos", "ack_to_callback_seconds", Quantile, "nanoseconds", "99th percentile of the time from acknowledgement to callbacks.";
+    "ack_to_callback_max_nanos", "ack_to_callback_seconds", Quantile, "nanoseconds", "Longest time from acknowledgement to callbacks.";
     "open_partitions", "open_partitions", Gauge, "partitions", "Partitions with batches and a sender task (1 for a table without partitions).";
     "records_sent", "records_sent_total", Counter, "records", "Records the server acknowledged.";
     "bytes_sent", "bytes_sent_total", Counter, "bytes", "Encoded bytes of acknowledged batches.";
@@ -71,13 +79,41 @@ defs! {
     "slow_callbacks", "slow_callbacks_total", Counter, "callbacks", "Callbacks that ran at least client.writer.slow-callback-threshold.";
     "oldest_pending_batch_age_nanos", "oldest_pending_batch_age_nanoseconds", Gauge, "nanoseconds", "Age of the oldest batch not yet completed (0: none).";
     "request_latency_count", "requests_answered_total", Counter, "requests", "Produce requests answered (or failed).";
-    "request_latency_p50_nanos", "request_latency_p50_nanoseconds", Gauge, "nanoseconds", "Median produce request latency, send to answer.";
-    "request_latency_p99_nanos", "request_latency_p99_nanoseconds", Gauge, "nanoseconds", "99th percentile of produce request latency.";
-    "request_latency_max_nanos", "request_latency_max_nanoseconds", Gauge, "nanoseconds", "Longest produce request latency.";
+    "request_latency_p50_nanos", "request_latency_seconds", Quantile, "nanoseconds", "Median produce request latency, send to answer.";
+    "request_latency_p99_nanos", "request_latency_seconds", Quantile, "nanoseconds", "99th percentile of produce request latency.";
+    "request_latency_max_nanos", "request_latency_seconds", Quantile, "nanoseconds", "Longest produce request latency.";
     "batch_records_p50", "batch_records_p50", Gauge, "records", "Median records per acknowledged batch.";
     "batch_records_p99", "batch_records_p99", Gauge, "records", "99th percentile of records per acknowledged batch.";
     "batch_bytes_p50", "batch_bytes_p50", Gauge, "bytes", "Median encoded bytes per acknowledged batch.";
     "batch_bytes_p99", "batch_bytes_p99", Gauge, "bytes", "99th percentile of encoded bytes per acknowledged batch.";
+}
+
+/// The latencies exported as histograms, in the order of [`WriterReport::histograms`]: (name
+/// (the JSON key, and the Prometheus name after `fluss_writer_`), help). Buckets:
+/// [`LATENCY_BUCKET_BOUNDS_NANOS`], in seconds in every rendering.
+pub const HISTOGRAMS: [(&str, &str); 3] = [
+    ("ack_to_callback_seconds", "Time from a batch's acknowledgement to the start of its callbacks (this writer's batches)."),
+    ("request_latency_seconds", "Produce request latency, send to answer (or failure)."),
+    (
+        "callback_run_seconds",
+        "How long each callback ran, in whole ticks of the slow-callback check's coarse clock (most short callbacks read 0).",
+    ),
+];
+
+/// The bucket bounds in seconds (what `le` and the JSON's `bounds` say).
+pub fn latency_bounds_seconds() -> [f64; LATENCY_BUCKET_BOUNDS_NANOS.len()] {
+    LATENCY_BUCKET_BOUNDS_NANOS.map(seconds)
+}
+
+/// The `le` label of each bound, as every exporter of this library writes it (the shortest
+/// decimal, no exponent: `0.00001` ... `60`): series of different processes and bindings must
+/// spell a bound alike to be summed by `le` (Prometheus before 3.0 compares the text).
+pub fn latency_bucket_le() -> [String; LATENCY_BUCKET_BOUNDS_NANOS.len()] {
+    latency_bounds_seconds().map(|b| b.to_string())
+}
+
+fn seconds(nanos: u64) -> f64 {
+    nanos as f64 / 1e9
 }
 
 /// Error codes get a counter slot each: server codes -1..=62, client codes -1001..=-1031, one
@@ -131,6 +167,8 @@ pub(crate) struct WriterMetrics {
     pub requests_sent: AtomicU64,
     pub retries: AtomicU64,
     pub request_latency: Histogram,
+    /// The same samples as `request_latency`, in the exported bucket layout.
+    pub request_latency_buckets: LatencyBuckets,
     pub batch_records: Histogram,
     pub batch_bytes: Histogram,
     /// Records that failed for good, by the code of their batch's error.
@@ -152,6 +190,7 @@ impl WriterMetrics {
             requests_sent: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             request_latency: Histogram::new(),
+            request_latency_buckets: LatencyBuckets::new(),
             batch_records: Histogram::new(),
             batch_bytes: Histogram::new(),
             failed_by_code: CodeCounts::new(),
@@ -159,6 +198,12 @@ impl WriterMetrics {
             operations_rejected: AtomicU64::new(0),
             rejected_by_code: CodeCounts::new(),
         }
+    }
+
+    /// A produce request was answered (or failed) `nanos` after it was sent.
+    pub(crate) fn request_done(&self, nanos: u64) {
+        self.request_latency.record(nanos);
+        self.request_latency_buckets.record(nanos);
     }
 
     /// A batch of `records` records and `bytes` encoded bytes completed: acknowledged, or failed
@@ -357,6 +402,8 @@ pub struct WriterReport {
     pub codes: Vec<CodeCount>,
     /// What each bucket sent, failed and retried (buckets with nothing yet are left out).
     pub buckets: Vec<BucketCount>,
+    /// The latency histograms, in the order of [`HISTOGRAMS`].
+    pub histograms: [LatencyBucketsSnapshot; HISTOGRAMS.len()],
 }
 
 /// What a live writer tells the registry (its number is added there).
@@ -366,6 +413,7 @@ pub(crate) struct Report {
     pub stats: WriterStats,
     pub codes: Vec<CodeCount>,
     pub buckets: Vec<BucketCount>,
+    pub histograms: [LatencyBucketsSnapshot; HISTOGRAMS.len()],
 }
 
 /// What the registry needs of a live writer: its labels and numbers, `None` once it is closed.
@@ -400,8 +448,8 @@ pub fn snapshot() -> Vec<WriterReport> {
     };
     live.into_iter()
         .filter_map(|(writer, w)| {
-            let Report { client_id, table, stats, codes, buckets } = w.report()?;
-            Some(WriterReport { client_id, table, writer, stats, codes, buckets })
+            let Report { client_id, table, stats, codes, buckets, histograms } = w.report()?;
+            Some(WriterReport { client_id, table, writer, stats, codes, buckets, histograms })
         })
         .collect()
 }
@@ -423,7 +471,9 @@ fn json_str(out: &mut String, s: &str) {
 
 /// A snapshot as JSON: `{"writers": [{"client_id", "table", "writer", "stats": {field: n},
 /// "errors": [{"code", "name", "records_failed", "retries", "rejected"}],
-/// "buckets": [{"partition": name or null, "bucket", "records_sent", ...}]}]}`.
+/// "buckets": [{"partition": name or null, "bucket", "records_sent", ...}],
+/// "histograms": {name: {"bounds": [seconds], "counts": [cumulative], "sum": seconds,
+/// "count": n}}}]}`, the histograms named and ordered as [`HISTOGRAMS`].
 pub fn to_json(reports: &[WriterReport]) -> String {
     let mut out = String::from("{\"writers\":[");
     for (i, r) in reports.iter().enumerate() {
@@ -464,7 +514,19 @@ pub fn to_json(reports: &[WriterReport]) -> String {
             }
             out.push('}');
         }
-        out.push_str("]}");
+        out.push_str("],\"histograms\":{");
+        for (j, ((name, _), h)) in HISTOGRAMS.iter().zip(&r.histograms).enumerate() {
+            let _ = write!(out, "{}\"{name}\":{{\"bounds\":[", if j > 0 { "," } else { "" });
+            for (k, b) in latency_bounds_seconds().iter().enumerate() {
+                let _ = write!(out, "{}{b}", if k > 0 { "," } else { "" });
+            }
+            out.push_str("],\"counts\":[");
+            for (k, c) in h.buckets.iter().enumerate() {
+                let _ = write!(out, "{}{c}", if k > 0 { "," } else { "" });
+            }
+            let _ = write!(out, "],\"sum\":{},\"count\":{}}}", seconds(h.sum_nanos), h.count);
+        }
+        out.push_str("}}");
     }
     out.push_str("]}");
     out
@@ -486,7 +548,9 @@ fn prom_label(out: &mut String, s: &str) {
 /// `fluss_writer_records_failed_by_code_total` and `fluss_writer_retries_by_code_total` with a
 /// `code` label (the code's name); per-bucket counts as `fluss_writer_bucket_*` (see
 /// [`BUCKET_METRICS`]) with the labels `partition` (empty for a table without partitions) and
-/// `bucket` added.
+/// `bucket` added; the latencies of [`HISTOGRAMS`] as histograms (`_bucket` with `le` in seconds,
+/// cumulative, up to `+Inf`; `_sum` in seconds; `_count`). [`MetricKind::Quantile`] fields are
+/// left out (their histogram stands for them).
 pub fn to_prometheus(reports: &[WriterReport]) -> String {
     let mut out = String::new();
     let labels = |out: &mut String, r: &WriterReport| {
@@ -501,6 +565,7 @@ pub fn to_prometheus(reports: &[WriterReport]) -> String {
         let kind = match def.kind {
             MetricKind::Counter => "counter",
             MetricKind::Gauge => "gauge",
+            MetricKind::Quantile => continue,
         };
         let _ = writeln!(out, "# HELP fluss_writer_{} {} ({})", def.prometheus, def.help, def.unit);
         let _ = writeln!(out, "# TYPE fluss_writer_{} {kind}", def.prometheus);
@@ -529,6 +594,28 @@ pub fn to_prometheus(reports: &[WriterReport]) -> String {
             }
         }
     }
+    let bounds = latency_bucket_le();
+    for (i, (name, help)) in HISTOGRAMS.iter().enumerate() {
+        let _ = writeln!(out, "# HELP fluss_writer_{name} {help}");
+        let _ = writeln!(out, "# TYPE fluss_writer_{name} histogram");
+        for r in reports {
+            let h = &r.histograms[i];
+            for (b, c) in bounds.iter().zip(h.buckets) {
+                let _ = write!(out, "fluss_writer_{name}_bucket{{");
+                labels(&mut out, r);
+                let _ = writeln!(out, ",le=\"{b}\"}} {c}");
+            }
+            let _ = write!(out, "fluss_writer_{name}_bucket{{");
+            labels(&mut out, r);
+            let _ = writeln!(out, ",le=\"+Inf\"}} {}", h.count);
+            let _ = write!(out, "fluss_writer_{name}_sum{{");
+            labels(&mut out, r);
+            let _ = writeln!(out, "}} {}", seconds(h.sum_nanos));
+            let _ = write!(out, "fluss_writer_{name}_count{{");
+            labels(&mut out, r);
+            let _ = writeln!(out, "}} {}", h.count);
+        }
+    }
     for (i, (_, name, help)) in BUCKET_METRICS.iter().enumerate() {
         let _ = writeln!(out, "# HELP fluss_writer_bucket_{name} {help}");
         let _ = writeln!(out, "# TYPE fluss_writer_bucket_{name} counter");
@@ -550,6 +637,13 @@ pub fn to_prometheus(reports: &[WriterReport]) -> String {
 /// (`fluss_writer_` + [`MetricDef::prometheus`]) with the labels `client_id`, `table`, `writer`
 /// (and `code` for the per-code counters). Call it before each scrape or on an interval; the
 /// values are read when called, not pushed on the hot path.
+///
+/// The [`HISTOGRAMS`] arrive as the series of a Prometheus histogram, not as `metrics`
+/// histograms (those take samples one by one, and this reads totals): a counter
+/// `fluss_writer_<name>_bucket` per bound with an `le` label (cumulative, seconds, `+Inf`
+/// last), a counter `_count`, and a gauge `_sum` in seconds (the crate's counters are
+/// integers). `histogram_quantile` and `rate` work on them as on any histogram.
+/// [`MetricKind::Quantile`] fields are left out.
 #[cfg(feature = "metrics-exporter")]
 pub fn publish() {
     static DESCRIBED: std::sync::Once = std::sync::Once::new();
@@ -559,7 +653,13 @@ pub fn publish() {
             match d.kind {
                 MetricKind::Counter => ::metrics::describe_counter!(name, d.help),
                 MetricKind::Gauge => ::metrics::describe_gauge!(name, d.help),
+                MetricKind::Quantile => {}
             }
+        }
+        for (name, help) in HISTOGRAMS {
+            ::metrics::describe_counter!(format!("fluss_writer_{name}_bucket"), help);
+            ::metrics::describe_counter!(format!("fluss_writer_{name}_count"), help);
+            ::metrics::describe_gauge!(format!("fluss_writer_{name}_sum"), help);
         }
         for (_, name, help) in BUCKET_METRICS {
             ::metrics::describe_counter!(format!("fluss_writer_bucket_{name}"), help);
@@ -572,7 +672,19 @@ pub fn publish() {
             match d.kind {
                 MetricKind::Counter => ::metrics::counter!(name, &labels).absolute(v),
                 MetricKind::Gauge => ::metrics::gauge!(name, &labels).set(v as f64),
+                MetricKind::Quantile => {}
             }
+        }
+        let bounds = latency_bucket_le();
+        for ((name, _), h) in HISTOGRAMS.iter().zip(&r.histograms) {
+            let bucket = format!("fluss_writer_{name}_bucket");
+            for (le, c) in bounds.iter().map(String::as_str).chain(["+Inf"]).zip(h.buckets.iter().chain([&h.count])) {
+                let mut with_le = labels.to_vec();
+                with_le.push(("le", le.to_string()));
+                ::metrics::counter!(bucket.clone(), &with_le).absolute(*c);
+            }
+            ::metrics::counter!(format!("fluss_writer_{name}_count"), &labels).absolute(h.count);
+            ::metrics::gauge!(format!("fluss_writer_{name}_sum"), &labels).set(seconds(h.sum_nanos));
         }
         for c in &r.codes {
             let mut with_code = labels.to_vec();
@@ -673,6 +785,9 @@ mod tests {
         assert_eq!(names, defs);
         for d in METRICS {
             assert_eq!(d.kind == MetricKind::Counter, d.prometheus.ends_with("_total"), "{d:?}");
+            if d.kind == MetricKind::Quantile {
+                assert!(HISTOGRAMS.iter().any(|(h, _)| *h == d.prometheus), "{d:?} names no histogram");
+            }
         }
     }
 
@@ -687,6 +802,11 @@ mod tests {
             let row = format!("| `{field}` | `{prom}` |");
             assert!(doc.contains(&row), "docs/metrics.md has no row for the bucket metric {field}");
         }
+        for (name, _) in HISTOGRAMS {
+            assert!(doc.contains(&format!("| `{name}` |")), "docs/metrics.md has no row for the histogram {name}");
+        }
+        let bounds: Vec<String> = latency_bounds_seconds().iter().map(f64::to_string).collect();
+        assert!(doc.contains(&bounds.join(", ")), "docs/metrics.md does not list the bucket bounds {bounds:?}");
     }
 
     #[test]
@@ -752,6 +872,7 @@ mod tests {
                 records_failed: 2,
                 retries: 5,
             }],
+            histograms: Default::default(),
         };
         let j = to_json(std::slice::from_ref(&r));
         assert!(j.contains(r#""client_id":"a\"b\\c""#), "{j}");
@@ -765,6 +886,66 @@ mod tests {
             "{j}"
         );
         assert!(p.contains("fluss_writer_bucket_retries_total{client_id=\"a\\\"b\\\\c\",table=\"db.t\",writer=\"7\",partition=\"2026-12-04\\\"x\",bucket=\"2\"} 5\n"), "{p}");
-        assert_eq!(p.matches("# TYPE ").count(), METRICS.len() + 3 + BUCKET_METRICS.len());
+        let quantiles = METRICS.iter().filter(|d| d.kind == MetricKind::Quantile).count();
+        assert_eq!(quantiles, 6);
+        assert_eq!(p.matches("# TYPE ").count(), METRICS.len() - quantiles + HISTOGRAMS.len() + 3 + BUCKET_METRICS.len());
+        for gone in ["_p50_nanoseconds", "_p99_nanoseconds", "_max_nanoseconds"] {
+            assert!(!p.contains(gone), "{gone} in {p}");
+        }
+    }
+
+    /// A report of one writer whose request latencies were `samples` (nanoseconds).
+    fn report_with_request_latencies(samples: &[u64]) -> WriterReport {
+        let m = WriterMetrics::new();
+        for &v in samples {
+            m.request_done(v);
+        }
+        let mut stats = WriterStats::default();
+        m.fill(&mut stats);
+        WriterReport {
+            client_id: "c".into(),
+            table: "db.t".into(),
+            writer: 3,
+            stats,
+            codes: vec![],
+            buckets: vec![],
+            histograms: [LatencyBucketsSnapshot::default(), m.request_latency_buckets.snapshot(), LatencyBucketsSnapshot::default()],
+        }
+    }
+
+    #[test]
+    fn latencies_render_as_prometheus_histograms_in_seconds() {
+        // 5 us (below the first bound), exactly 1 ms (on a bound), 1.5 ms, 2 min (above 60 s).
+        let r = report_with_request_latencies(&[5_000, 1_000_000, 1_500_000, 120_000_000_000]);
+        assert_eq!(r.stats.request_latency.count, 4, "the quantiles stay in stats()");
+        let p = to_prometheus(std::slice::from_ref(&r));
+        let l = "client_id=\"c\",table=\"db.t\",writer=\"3\"";
+        assert!(p.contains("# TYPE fluss_writer_request_latency_seconds histogram\n"), "{p}");
+        for (le, n) in [("0.00001", 1), ("0.0005", 1), ("0.001", 2), ("0.0025", 3), ("10", 3), ("60", 3), ("+Inf", 4)] {
+            let line = format!("fluss_writer_request_latency_seconds_bucket{{{l},le=\"{le}\"}} {n}\n");
+            assert!(p.contains(&line), "{line} in {p}");
+        }
+        assert!(p.contains(&format!("fluss_writer_request_latency_seconds_sum{{{l}}} 120.002505\n")), "{p}");
+        assert!(p.contains(&format!("fluss_writer_request_latency_seconds_count{{{l}}} 4\n")), "{p}");
+        // Cumulative and monotone, ending at the count; bounds in seconds, one series per bound.
+        let counts: Vec<u64> = p
+            .lines()
+            .filter(|x| x.starts_with("fluss_writer_request_latency_seconds_bucket{"))
+            .map(|x| x.rsplit(' ').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(counts.len(), LATENCY_BUCKET_BOUNDS_NANOS.len() + 1);
+        assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+        assert_eq!(counts.last(), Some(&4));
+        // Writers without samples still have every series (at zero).
+        assert!(p.contains(&format!("fluss_writer_callback_run_seconds_bucket{{{l},le=\"+Inf\"}} 0\n")), "{p}");
+        assert!(p.contains(&format!("fluss_writer_ack_to_callback_seconds_count{{{l}}} 0\n")), "{p}");
+
+        let j = to_json(&[r]);
+        let bounds = "[0.00001,0.000025,0.00005,0.0001,0.00025,0.0005,0.001,0.0025,0.005,0.01,0.025,0.05,0.1,0.25,0.5,1,2.5,5,10,60]";
+        let counts = "[1,1,1,1,1,1,2,3,3,3,3,3,3,3,3,3,3,3,3,3]";
+        let want = format!(r#""request_latency_seconds":{{"bounds":{bounds},"counts":{counts},"sum":120.002505,"count":4}}"#);
+        assert!(j.contains(&want), "{want} in {j}");
+        assert!(j.contains(r#""histograms":{"ack_to_callback_seconds":{"bounds":["#), "{j}");
+        assert!(j.ends_with(r#""sum":0,"count":0}}}]}"#), "{j}");
     }
 }

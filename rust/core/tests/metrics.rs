@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use common::*;
-use fluss_writer::metrics::{self, METRICS};
+use fluss_writer::metrics::{self, MetricKind, HISTOGRAMS, LATENCY_BUCKET_BOUNDS_NANOS, METRICS};
 use fluss_writer::{row, FlussCode, WriterOptions};
 
 /// Warnings logged by this test binary (a logger installed once).
@@ -270,10 +270,93 @@ fn publish_hands_every_metric_to_the_metrics_crate_recorder() {
     assert_eq!(values.get(&format!("fluss_writer_records_sent_total{{{labels}}}")), Some(&40.0), "{values:?}");
     assert_eq!(values.get(&format!("fluss_writer_pending_callbacks{{{labels}}}")), Some(&0.0));
     assert_eq!(values.get(&format!("fluss_writer_retries_by_code_total{{{labels},code=NOT_LEADER_OR_FOLLOWER}}")), Some(&1.0));
-    for d in METRICS {
+    for d in METRICS.iter().filter(|d| d.kind != MetricKind::Quantile) {
         assert!(values.contains_key(&format!("fluss_writer_{}{{{labels}}}", d.prometheus)), "{} missing", d.prometheus);
+    }
+    assert!(!values.keys().any(|k| k.contains("_p50_") || k.contains("_p99_nanoseconds") || k.contains("_max_nanoseconds")), "{values:?}");
+    // The histograms as their Prometheus series: cumulative `_bucket` counters with `le`, then
+    // `_count` and `_sum` (seconds).
+    let requests = values[&format!("fluss_writer_requests_answered_total{{{labels}}}")];
+    assert_eq!(requests, 2.0, "one failed attempt, one success");
+    assert_eq!(values.get(&format!("fluss_writer_request_latency_seconds_count{{{labels}}}")), Some(&requests));
+    assert_eq!(values.get(&format!("fluss_writer_request_latency_seconds_bucket{{{labels},le=+Inf}}")), Some(&requests));
+    assert!(values[&format!("fluss_writer_request_latency_seconds_sum{{{labels}}}")] > 0.0);
+    for (name, _) in HISTOGRAMS {
+        let mut last = 0.0;
+        for le in LATENCY_BUCKET_BOUNDS_NANOS.iter().map(|&b| (b as f64 / 1e9).to_string()).chain(["+Inf".to_string()]) {
+            let v = *values.get(&format!("fluss_writer_{name}_bucket{{{labels},le={le}}}")).unwrap_or_else(|| panic!("{name} le={le}"));
+            assert!(v >= last, "{name} le={le}: {v} < {last}");
+            last = v;
+        }
+        assert_eq!(values.get(&format!("fluss_writer_{name}_count{{{labels}}}")), Some(&last), "{name}");
     }
     let bucket = format!("{labels},partition=,bucket=0");
     assert_eq!(values.get(&format!("fluss_writer_bucket_records_sent_total{{{bucket}}}")), Some(&40.0), "{values:?}");
     assert_eq!(values.get(&format!("fluss_writer_bucket_retries_total{{{bucket}}}")), Some(&1.0), "{values:?}");
+}
+
+#[test]
+fn latency_histograms_count_every_callback_batch_and_request() {
+    // A 20 ms threshold: the coarse clock ticks every 2 ms.
+    let conn = connect(&[("client.id", "metrics-hist"), ("client.writer.slow-callback-threshold", "20ms")]);
+    let path = log_table(&conn, "metrics_hist", 2);
+    let w = append_writer(&conn, &path, WriterOptions::default());
+    // The ticker may be in a 100 ms sleep of an earlier, coarser watch of this process: let it
+    // pick up the 2 ms tick first.
+    std::thread::sleep(Duration::from_millis(150));
+    let n = 300u64;
+    for i in 0..n as i64 {
+        w.append_with_callback(&row![i, "x"], move |_| {
+            if i == 7 {
+                std::thread::sleep(Duration::from_millis(60));
+            }
+        })
+        .unwrap();
+    }
+    w.flush(None).unwrap();
+    let s = w.stats();
+    assert_eq!(s.callbacks_run, n);
+    let reports = metrics::snapshot();
+    let r = reports.iter().find(|r| r.client_id == "metrics-hist").expect("the writer");
+    let [ack, request, run] = r.histograms;
+    assert_eq!(run.count, n, "one run time sample per callback: {run:?}");
+    // The slow-callback check and the histogram read the same coarse-clock difference: a callback
+    // counted slow (at least 20 ms) is a sample above the 10 ms bound. (Whether the 60 ms one is
+    // counted depends on the ticker being scheduled, which a loaded machine does not promise.)
+    assert_eq!(LATENCY_BUCKET_BOUNDS_NANOS[9], 10_000_000);
+    assert!(run.sum_nanos >= s.slow_callbacks * 20_000_000, "{run:?} {s:?}");
+    assert!(run.count - run.buckets[9] >= s.slow_callbacks, "slow callbacks are above the 10 ms bound: {run:?} {s:?}");
+    assert_eq!(request.count, s.requests_sent, "{request:?}");
+    assert_eq!(request.count, s.request_latency.count);
+    // This writer is the only one on its connection's worker: the executor-wide count is its own.
+    assert_eq!(ack.count, s.ack_to_callback.count, "{ack:?}");
+    assert!(ack.count >= 2 && ack.count <= n, "one sample per batch: {ack:?}");
+    for h in [ack, request, run] {
+        assert!(h.buckets.windows(2).all(|b| b[0] <= b[1]), "cumulative: {h:?}");
+        assert!(h.buckets[h.buckets.len() - 1] <= h.count, "{h:?}");
+    }
+    // The Prometheus rendering says the same.
+    let prom = metrics::to_prometheus(&reports);
+    let labels = format!("client_id=\"metrics-hist\",table=\"fluss.metrics_hist\",writer=\"{}\"", r.writer);
+    assert!(prom.contains(&format!("fluss_writer_callback_run_seconds_count{{{labels}}} {n}\n")), "{prom}");
+    assert!(prom.contains(&format!("fluss_writer_callback_run_seconds_bucket{{{labels},le=\"+Inf\"}} {n}\n")), "{prom}");
+    let json = metrics::to_json(&reports);
+    assert!(json.contains(&format!("\"count\":{n}}}")), "{json}");
+    w.close(None).unwrap();
+}
+
+#[test]
+fn without_a_slow_callback_threshold_the_run_time_histogram_stays_empty() {
+    let conn = connect(&[("client.id", "metrics-hist-off"), ("client.writer.slow-callback-threshold", "0")]);
+    let path = log_table(&conn, "metrics_hist_off", 1);
+    let w = append_writer(&conn, &path, WriterOptions::default());
+    for i in 0..10i64 {
+        w.append_with_callback(&row![i, "x"], |_| {}).unwrap();
+    }
+    w.flush(None).unwrap();
+    let reports = metrics::snapshot();
+    let r = reports.iter().find(|r| r.client_id == "metrics-hist-off").expect("the writer");
+    assert_eq!(r.histograms[2], Default::default());
+    assert!(r.histograms[0].count >= 1, "{:?}", r.histograms[0]);
+    w.close(None).unwrap();
 }

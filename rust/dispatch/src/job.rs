@@ -92,14 +92,15 @@ impl Job {
     /// Sets the in-callback flag for the duration, records the ack-to-callback latency (clock now
     /// minus `ack_nanos`, at the start), runs the body, and then, after the body returned and
     /// dropped every callable, publishes the counters and retires the tickets. Latency and job
-    /// counts go to the stats of the scope's executor, whichever thread runs the job.
+    /// counts go to the stats of the scope's executor, whichever thread runs the job; the latency
+    /// also to the scope's own [`Scope::ack_to_callback_buckets`].
     pub fn run(mut self) {
         let Some(JobInner { scope, tickets, ack_nanos, body, .. }) = self.inner.take() else {
             return;
         };
         let latency = scope.clock().now_nanos().saturating_sub(ack_nanos);
         let guard = CallbackGuard::enter();
-        let mut ctx = JobContext { scope: &scope, callbacks: 0, errors: 0 };
+        let mut ctx = JobContext { scope: &scope, callbacks: 0, errors: 0, ticked: 0 };
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| body.run(&mut ctx))) {
             ctx.errors += 1;
             scope.report_error(&CallbackError {
@@ -107,11 +108,16 @@ impl Job {
                 operation: "completion job (outside any callback)".to_string(),
             });
         }
-        let (callbacks, errors) = (ctx.callbacks, ctx.errors);
+        let (callbacks, errors, ticked) = (ctx.callbacks, ctx.errors, ctx.ticked);
         // The body and every capture are gone now. Publish counters before retiring, so that
         // whoever a retire releases (flush, wait_idle) sees them.
         scope.count_callbacks(callbacks, errors);
         scope.executor().counters().record_job(latency, callbacks);
+        scope.record_ack_to_callback(latency);
+        if let Some(watch) = scope.slow_watch() {
+            // The callbacks no tick fell inside ran "0 ms": counted here, once per job.
+            watch.run_time.record_zeros(callbacks - ticked);
+        }
         scope.retire(tickets);
         drop(guard);
     }
@@ -140,6 +146,9 @@ pub struct JobContext<'a> {
     scope: &'a Scope,
     callbacks: u64,
     errors: u64,
+    /// Callbacks of this job that a tick of the coarse clock fell inside (recorded in the run
+    /// time histogram as they ended; the others are recorded as 0 when the job ends).
+    ticked: u64,
 }
 
 impl JobContext<'_> {
@@ -157,8 +166,13 @@ impl JobContext<'_> {
         }
         if let (Some(started), Some(watch)) = (started, self.scope.slow_watch()) {
             let ran = crate::slow::now_ms().saturating_sub(started);
-            if ran >= watch.threshold_ms {
-                self.on_slow(ran, operation);
+            // The same two readings time the run time histogram: no other clock read.
+            if ran > 0 {
+                self.ticked += 1;
+                watch.run_time.record(ran.saturating_mul(1_000_000));
+                if ran >= watch.threshold_ms {
+                    self.on_slow(ran, operation);
+                }
             }
         }
     }

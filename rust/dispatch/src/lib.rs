@@ -54,7 +54,7 @@
 //! * [`executor`]: FIFO, sharded and user executors, worker groups, shutdown.
 //! * [`barrier`]: the flush barrier's algorithm.
 //! * [`context`]: the in-callback flag.
-//! * [`stats`]: counters and latency histogram.
+//! * [`stats`]: counters and latency histograms.
 //! * [`slow`]: slow-callback detection on a coarse clock.
 
 #![warn(missing_docs)]
@@ -82,7 +82,7 @@ pub use executor::{Executor, UserExecutor, WorkerHooks, GROUP_CAP};
 pub use job::{Job, JobBody, JobContext};
 pub use permits::{AcquireError, Permits};
 pub use scope::{AdmitError, CallbackError, ErrorHandler, Scope, ScopeOptions, ScopeStats, Ticket, TicketSet};
-pub use stats::{ExecutorStats, Histogram, LatencySnapshot};
+pub use stats::{ExecutorStats, Histogram, LatencyBuckets, LatencyBucketsSnapshot, LatencySnapshot, LATENCY_BUCKET_BOUNDS_NANOS};
 
 #[cfg(test)]
 mod send_sync {

@@ -31,6 +31,7 @@ use crate::job::Job;
 use crate::loom::sync::atomic::{AtomicBool, Ordering::*};
 use crate::permits::{AcquireError, Permits};
 use crate::slow::SlowWatch;
+use crate::stats::{LatencyBuckets, LatencyBucketsSnapshot};
 
 /// Receives errors raised by callbacks (panics) and by the dispatcher (jobs dropped unrun).
 pub type ErrorHandler = Arc<dyn Fn(&CallbackError) + Send + Sync>;
@@ -200,6 +201,11 @@ struct ScopeInner {
     callback_errors: StdAtomicU64,
     jobs_dropped_unrun: StdAtomicU64,
     slow: Option<SlowWatch>,
+    /// Ack-to-callback latency of this scope's jobs (the executor's [`Histogram`] may be shared
+    /// by several scopes).
+    ///
+    /// [`Histogram`]: crate::Histogram
+    ack_to_callback: LatencyBuckets,
 }
 
 /// Per-writer callback state. Cheap to clone (one `Arc`).
@@ -230,6 +236,7 @@ impl Scope {
                 callback_errors: StdAtomicU64::new(0),
                 jobs_dropped_unrun: StdAtomicU64::new(0),
                 slow: opts.slow_callback_threshold.filter(|t| !t.is_zero()).map(SlowWatch::new),
+                ack_to_callback: LatencyBuckets::new(),
             }),
         }
     }
@@ -374,6 +381,26 @@ impl Scope {
     #[inline]
     pub(crate) fn slow_watch(&self) -> Option<&SlowWatch> {
         self.inner.slow.as_ref()
+    }
+
+    /// A job of this scope started `nanos` after its batch's acknowledgement.
+    #[inline]
+    pub(crate) fn record_ack_to_callback(&self, nanos: u64) {
+        self.inner.ack_to_callback.record(nanos);
+    }
+
+    /// Time from a batch's acknowledgement to the start of its job, for this scope's jobs only
+    /// (what [`ExecutorStats::ack_to_callback`](crate::ExecutorStats::ack_to_callback) measures
+    /// over every scope of the executor).
+    pub fn ack_to_callback_buckets(&self) -> LatencyBucketsSnapshot {
+        self.inner.ack_to_callback.snapshot()
+    }
+
+    /// How long each callback ran, on the slow-callback check's coarse clock: samples are whole
+    /// ticks (a callback that no tick fell inside counts as 0). Empty without a
+    /// `slow_callback_threshold`.
+    pub fn callback_run_buckets(&self) -> LatencyBucketsSnapshot {
+        self.inner.slow.as_ref().map(|w| w.run_time.snapshot()).unwrap_or_default()
     }
 
     pub(crate) fn count_dropped_job(&self) {

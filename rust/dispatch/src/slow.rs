@@ -90,6 +90,8 @@ pub(crate) struct SlowWatch {
     last_log_ms: AtomicU64,
     /// Slow callbacks since the last warning that were not logged on their own.
     unlogged: AtomicU64,
+    /// How long each callback ran, in whole ticks of the coarse clock (most read 0).
+    pub(crate) run_time: crate::stats::LatencyBuckets,
 }
 
 /// At most one warning per scope per this many milliseconds; the next one says how many slow
@@ -106,7 +108,13 @@ impl SlowWatch {
     pub(crate) fn new(threshold: Duration) -> SlowWatch {
         let threshold_ms = u64::try_from(threshold.as_millis()).unwrap_or(u64::MAX).max(1);
         watch(threshold_ms);
-        SlowWatch { threshold_ms, count: AtomicU64::new(0), last_log_ms: AtomicU64::new(u64::MAX), unlogged: AtomicU64::new(0) }
+        SlowWatch {
+            threshold_ms,
+            count: AtomicU64::new(0),
+            last_log_ms: AtomicU64::new(u64::MAX),
+            unlogged: AtomicU64::new(0),
+            run_time: crate::stats::LatencyBuckets::new(),
+        }
     }
 
     /// Counts a slow callback; true when it should be logged now (the first one, then at most

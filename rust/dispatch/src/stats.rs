@@ -1,9 +1,11 @@
-//! Counters and the ack-to-callback latency histogram.
+//! Counters and latency histograms.
 //!
 //! Counters are plain `std` atomics updated once per job (never once per callback: a job keeps its
-//! own counts while it runs and publishes them when it ends). The histogram is log-linear with
+//! own counts while it runs and publishes them when it ends). [`Histogram`] is log-linear with
 //! four sub-buckets per power of two, so a reported percentile is the upper bound of its bucket:
-//! at most 25% above the true value, and never above the recorded maximum.
+//! at most 25% above the true value, and never above the recorded maximum. [`LatencyBuckets`] is
+//! the exported kind: the fixed bucket layout [`LATENCY_BUCKET_BOUNDS_NANOS`] (Prometheus `le`
+//! bounds), counts and a sum that add up across writers and processes.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -109,6 +111,102 @@ impl Histogram {
     }
 }
 
+/// The upper bounds of [`LatencyBuckets`], in nanoseconds, inclusive (Prometheus `le`): 10 us to
+/// 60 s, 1-2.5-5 steps per decade up to 10 s, then 60 s; above the last, the `+Inf` bucket.
+/// 20 bounds, one layout for every exported latency of every writer, so that buckets add up.
+pub const LATENCY_BUCKET_BOUNDS_NANOS: [u64; 20] = [
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    25_000_000,
+    50_000_000,
+    100_000_000,
+    250_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_500_000_000,
+    5_000_000_000,
+    10_000_000_000,
+    60_000_000_000,
+];
+
+const LATENCY_SLOTS: usize = LATENCY_BUCKET_BOUNDS_NANOS.len() + 1;
+
+/// A latency histogram with the fixed bucket layout [`LATENCY_BUCKET_BOUNDS_NANOS`]: one relaxed
+/// add to a bucket and one to the sum per sample (21 counters and a sum, 176 bytes), no lock.
+pub struct LatencyBuckets {
+    /// Samples per bucket (not cumulative); the last slot is above every bound.
+    counts: [AtomicU64; LATENCY_SLOTS],
+    sum_nanos: AtomicU64,
+}
+
+/// What [`LatencyBuckets`] held when read: Prometheus's view of a histogram.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LatencyBucketsSnapshot {
+    /// Cumulative: `buckets[i]` samples were at most `LATENCY_BUCKET_BOUNDS_NANOS[i]`.
+    pub buckets: [u64; LATENCY_BUCKET_BOUNDS_NANOS.len()],
+    /// Every sample (the `+Inf` bucket).
+    pub count: u64,
+    /// The samples' sum in nanoseconds.
+    pub sum_nanos: u64,
+}
+
+/// The slot of a sample: the first bound at or above it (the `+Inf` slot above all).
+#[inline]
+fn latency_slot(nanos: u64) -> usize {
+    LATENCY_BUCKET_BOUNDS_NANOS.partition_point(|&b| b < nanos)
+}
+
+impl Default for LatencyBuckets {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyBuckets {
+    /// An empty histogram.
+    pub const fn new() -> Self {
+        LatencyBuckets { counts: [const { AtomicU64::new(0) }; LATENCY_SLOTS], sum_nanos: AtomicU64::new(0) }
+    }
+
+    /// Records one sample of `nanos` nanoseconds.
+    #[inline]
+    pub fn record(&self, nanos: u64) {
+        self.counts[latency_slot(nanos)].fetch_add(1, Relaxed);
+        self.sum_nanos.fetch_add(nanos, Relaxed);
+    }
+
+    /// Records `n` samples of zero (what a coarse clock reads for most short intervals).
+    #[inline]
+    pub fn record_zeros(&self, n: u64) {
+        if n > 0 {
+            self.counts[0].fetch_add(n, Relaxed);
+        }
+    }
+
+    /// The cumulative counts, total and sum. The total is the sum of the buckets read, so the
+    /// `+Inf` bucket and `_count` always agree; the sum may be a sample ahead or behind.
+    pub fn snapshot(&self) -> LatencyBucketsSnapshot {
+        let mut s = LatencyBucketsSnapshot { sum_nanos: self.sum_nanos.load(Relaxed), ..Default::default() };
+        let mut acc = 0u64;
+        for (i, c) in self.counts.iter().enumerate() {
+            acc = acc.saturating_add(c.load(Relaxed));
+            if let Some(b) = s.buckets.get_mut(i) {
+                *b = acc;
+            }
+        }
+        s.count = acc;
+        s
+    }
+}
+
 /// Shared counters of one executor.
 pub(crate) struct ExecCounters {
     pub(crate) queued: AtomicU64,
@@ -154,6 +252,43 @@ mod tests {
                 assert!(upper_bound(i - 1) < v, "{v} below bucket {i}");
             }
         }
+    }
+
+    #[test]
+    fn latency_samples_land_in_the_first_bucket_at_or_above_them() {
+        let bounds = LATENCY_BUCKET_BOUNDS_NANOS;
+        assert!(bounds.windows(2).all(|w| w[0] < w[1]), "bounds ascend");
+        assert_eq!((bounds[0], bounds[bounds.len() - 1]), (10_000, 60_000_000_000), "10 us to 60 s");
+        // Below the first bound, exactly on a bound, just above one, above the last.
+        assert_eq!(latency_slot(0), 0);
+        assert_eq!(latency_slot(9_999), 0);
+        assert_eq!(latency_slot(10_000), 0, "le is inclusive");
+        assert_eq!(latency_slot(10_001), 1);
+        for (i, &b) in bounds.iter().enumerate() {
+            assert_eq!(latency_slot(b), i, "on bound {b}");
+            assert_eq!(latency_slot(b + 1), i + 1, "just above {b}");
+        }
+        assert_eq!(latency_slot(60_000_000_001), bounds.len(), "+Inf");
+        assert_eq!(latency_slot(u64::MAX), bounds.len(), "+Inf");
+    }
+
+    #[test]
+    fn latency_buckets_are_cumulative_and_count_every_sample() {
+        let h = LatencyBuckets::new();
+        assert_eq!(h.snapshot(), LatencyBucketsSnapshot::default());
+        for v in [5_000, 10_000, 10_001, 1_000_000, 1_000_000, 61_000_000_000] {
+            h.record(v);
+        }
+        h.record_zeros(3);
+        h.record_zeros(0);
+        let s = h.snapshot();
+        assert_eq!(s.count, 9);
+        assert_eq!(s.sum_nanos, 5_000 + 10_000 + 10_001 + 2_000_000 + 61_000_000_000);
+        assert_eq!(s.buckets[0], 5, "three zeros, 5 us and 10 us");
+        assert_eq!(s.buckets[1], 6, "10.001 us");
+        assert_eq!(s.buckets[6], 8, "two of 1 ms");
+        assert_eq!(s.buckets[LATENCY_BUCKET_BOUNDS_NANOS.len() - 1], 8, "61 s is only in +Inf");
+        assert!(s.buckets.windows(2).all(|w| w[0] <= w[1]), "{s:?}");
     }
 
     #[test]

@@ -58,6 +58,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(metrics::metrics_prometheus_text, m)?)?;
     m.add("METRICS", metrics::metric_table(m.py())?)?;
     m.add("BUCKET_METRICS", metrics::bucket_metric_table(m.py())?)?;
+    m.add("HISTOGRAMS", metrics::histogram_table(m.py())?)?;
+    m.add("LATENCY_BUCKET_LE", metrics::latency_bucket_le(m.py())?)?;
     #[cfg(feature = "bench")]
     m.add_function(wrap_pyfunction!(bench::bench_dispatch, m)?)?;
     // Plain attributes, not exports: `add_function` would list them in `__all__`, which the stub

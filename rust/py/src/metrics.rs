@@ -1,7 +1,7 @@
 //! The process's writer metrics for Python: `_native.metrics_snapshot()`, the metric table, and
 //! per-code counts. `fluss_writer.metrics` builds the Prometheus collector on these.
 
-use fluss_writer::metrics::{self, BucketCount, CodeCount, MetricKind};
+use fluss_writer::metrics::{self, BucketCount, CodeCount, LatencyBucketsSnapshot, MetricKind};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -49,13 +49,46 @@ pub(crate) fn bucket_metric_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>>
     Ok(out)
 }
 
+/// The latency histograms of a report as a dict: name -> `{"bounds": [seconds], "counts":
+/// [cumulative], "sum": seconds, "count": n}` (the core's JSON, as Python objects).
+fn histograms<'py>(py: Python<'py>, hs: &[LatencyBucketsSnapshot]) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let bounds = metrics::latency_bounds_seconds();
+    for ((name, _), h) in metrics::HISTOGRAMS.iter().zip(hs) {
+        let d = PyDict::new(py);
+        d.set_item("bounds", bounds.to_vec())?;
+        d.set_item("counts", h.buckets.to_vec())?;
+        d.set_item("sum", h.sum_nanos as f64 / 1e9)?;
+        d.set_item("count", h.count)?;
+        out.set_item(*name, d)?;
+    }
+    Ok(out)
+}
+
+/// The histogram table: `(name, help)` per latency histogram, the Prometheus name after
+/// `fluss_writer_`.
+pub(crate) fn histogram_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for h in metrics::HISTOGRAMS {
+        out.append(h)?;
+    }
+    Ok(out)
+}
+
+/// The `le` label of each latency bucket bound, as the core writes it.
+pub(crate) fn latency_bucket_le(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    PyList::new(py, metrics::latency_bucket_le())
+}
+
 /// The metric table: `(field, prometheus_name, kind, unit, help)` per stats field, in order;
-/// `kind` is `"counter"` or `"gauge"`.
+/// `kind` is `"counter"`, `"gauge"` or `"quantile"` (not exported; `prometheus_name` is the
+/// histogram exported in its place).
 pub(crate) fn metric_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
     for m in metrics::METRICS {
         let kind = match m.kind {
             MetricKind::Counter => "counter",
+            MetricKind::Quantile => "quantile",
             _ => "gauge",
         };
         out.append((m.field, m.prometheus, kind, m.unit, m.help))?;
@@ -66,8 +99,8 @@ pub(crate) fn metric_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 entry_points! {
 #[pyfunction]
 /// Every open writer of the process: a list of dicts with `client_id`, `table`, `writer`,
-/// `stats` (the writer's `stats()` dict), `errors` (its `error_counts()`) and `buckets` (its
-/// `bucket_counts()`).
+/// `stats` (the writer's `stats()` dict), `errors` (its `error_counts()`), `buckets` (its
+/// `bucket_counts()`) and `histograms` (its latency histograms, by name).
 pub(crate) fn metrics_snapshot(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let reports = py.detach(metrics::snapshot);
     let out = PyList::empty(py);
@@ -79,6 +112,7 @@ pub(crate) fn metrics_snapshot(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("stats", stats_dict(py, r.stats)?)?;
         d.set_item("errors", code_counts(py, &r.codes)?)?;
         d.set_item("buckets", bucket_counts(py, &r.buckets)?)?;
+        d.set_item("histograms", histograms(py, &r.histograms)?)?;
         out.append(d)?;
     }
     Ok(out)

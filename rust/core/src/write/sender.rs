@@ -721,7 +721,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
     tracing::debug!(target: "fluss_writer::batch", table = %shared.path, leader, batches = parts.len(), "produce request sent");
     let (metrics, clock) = (shared.metrics.clone(), shared.clock.clone());
     spawn_request(shared, Dest::Tablet(leader), request, budget, "request", tx, move |result| {
-        metrics.request_latency.record(clock.now_nanos().saturating_sub(now));
+        metrics.request_done(clock.now_nanos().saturating_sub(now));
         Event::Produce { parts, result }
     });
 }

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use arrow_array::{RecordBatch, UInt32Array};
 use fluss_writer_dispatch::{
-    in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, LatencySnapshot, Permits, Scope,
-    ScopeOptions, Ticket, UserExecutor, WaitBudget,
+    in_callback, AcquireError, AdmitError, Clock, Deadline, ErrorHandler, Executor, FlushError, LatencyBucketsSnapshot, LatencySnapshot,
+    Permits, Scope, ScopeOptions, Ticket, UserExecutor, WaitBudget,
 };
 
 use super::accumulator::{Accumulator, BatchKind, BatchLimits};
@@ -1004,6 +1004,15 @@ impl WriterCore {
         r
     }
 
+    /// The latency histograms of [`crate::metrics::HISTOGRAMS`], in its order.
+    pub(crate) fn latency_histograms(&self) -> [LatencyBucketsSnapshot; 3] {
+        [
+            self.scope.ack_to_callback_buckets(),
+            self.lane_config.metrics.request_latency_buckets.snapshot(),
+            self.scope.callback_run_buckets(),
+        ]
+    }
+
     /// Failed records, retries and rejected operations per error code.
     pub(crate) fn error_counts(&self) -> Vec<CodeCount> {
         self.lane_config.metrics.code_counts()
@@ -1303,6 +1312,7 @@ impl Reports for WriterCore {
             stats: self.stats(),
             codes: self.error_counts(),
             buckets: self.bucket_counts(),
+            histograms: self.latency_histograms(),
         })
     }
 }
