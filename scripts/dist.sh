@@ -17,7 +17,8 @@
 #   4. checks: `auditwheel show` says manylinux_2_17_x86_64, the wheel is at most DIST_MAX_WHEEL_MB,
 #      the extension module at most DIST_MAX_MODULE_MB and has no benchmark or test hook (built
 #      without the cargo features `bench` and `test-hooks`), and the wheel's version is Cargo.toml's.
-# cpp: the CMake package in Release, static (dist/cpp/static) and shared (dist/cpp/shared,
+# cpp: the CMake package in Release, static (dist/cpp/static: the plain `cmake -S . -B dir &&
+#   cmake --build dir && cmake --install dir`, no option) and shared (dist/cpp/shared,
 #   -DFLUSS_WRITER_BUILD_SHARED=ON), each an install prefix and a .tar.gz; checks:
 #   libfluss_writer_cxx.a is at most DIST_MAX_STATIC_MB, `nm -D` of libfluss_writer.so shows only
 #   the C++ API (scripts/check-exports.sh), no library or header has a test or benchmark hook
@@ -132,19 +133,32 @@ cpp_dist() {
   local gen=()
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
   for kind in static shared; do
-    local shared=OFF
-    [ "$kind" = shared ] && shared=ON
-    say "C++ package ($kind): Release build and install into dist/cpp/$kind"
-    # A new generator needs a new build dir; the cache of an older configure is kept otherwise.
-    cmake -S . -B "$BUILD/cpp-$kind" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFLUSS_WRITER_BUILD_TESTS=OFF \
-      -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=OFF -DFLUSS_WRITER_BUILD_SHARED="$shared" \
-      -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" -DFLUSS_WRITER_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" >/dev/null
-    local t0=$SECONDS
-    cmake --build "$BUILD/cpp-$kind" -j "$JOBS"
-    say "C++ ($kind) built in $((SECONDS - t0)) s"
-    local prefix="$DIST/cpp/$kind"
+    local dir="$BUILD/cpp-$kind" prefix="$DIST/cpp/$kind" t0=$SECONDS
     rm -rf "$prefix"
-    cmake --install "$BUILD/cpp-$kind" --prefix "$prefix" >/dev/null
+    if [ "$kind" = static ]; then
+      # The plain three commands of the README ("C++ from source"): no option, only the
+      # environment (the cargo target dir; -Werror and the generator at the first configure; the
+      # jobs). The cache is made anew each time (the build outputs stay), so it is the defaults
+      # themselves that must give this Release library without tests, benchmark or hooks.
+      say "C++ package ($kind): cmake -S . -B $dir && cmake --build $dir && cmake --install $dir"
+      rm -f "$dir/CMakeCache.txt"
+      CXXFLAGS="-Werror=all -Werror=extra" CMAKE_GENERATOR="${gen[1]:-Unix Makefiles}" cmake -S . -B "$dir" >/dev/null
+      local opt
+      for opt in CMAKE_BUILD_TYPE:STRING=Release FLUSS_WRITER_BUILD_TESTS:BOOL=OFF FLUSS_WRITER_BUILD_BENCH:BOOL=OFF \
+        FLUSS_WRITER_TEST_HOOKS:BOOL=OFF FLUSS_WRITER_BUILD_SHARED:BOOL=OFF "FLUSS_WRITER_CARGO_TARGET_DIR:PATH=$CARGO_TARGET_DIR"; do
+        grep -qx "$opt" "$dir/CMakeCache.txt" || fail "the default configuration does not have $opt"
+      done
+      CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" cmake --build "$dir"
+    else
+      say "C++ package ($kind): Release build with -DFLUSS_WRITER_BUILD_SHARED=ON"
+      # A new generator needs a new build dir; the cache of an older configure is kept otherwise.
+      cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFLUSS_WRITER_BUILD_TESTS=OFF \
+        -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=OFF -DFLUSS_WRITER_BUILD_SHARED=ON \
+        -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" -DFLUSS_WRITER_CARGO_TARGET_DIR="$CARGO_TARGET_DIR" >/dev/null
+      cmake --build "$dir" -j "$JOBS"
+    fi
+    say "C++ ($kind) built in $((SECONDS - t0)) s"
+    cmake --install "$dir" --prefix "$prefix" >/dev/null
     local libdir
     libdir="$(cd "$prefix" && ls -d lib* | head -n 1)"
     [ -n "$libdir" ] || fail "no lib dir in $prefix"

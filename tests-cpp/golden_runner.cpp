@@ -582,7 +582,7 @@ void Setup(Run& run, const std::string& bootstrap) {
     // A table of its own per run: the cluster is shared and outlives this process.
     auto nanos = std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1);
     run.path = fw::TablePath("golden_cpp", "g_" + std::to_string(::getpid()) + "_" + std::to_string(nanos % 1000000000000LL));
-    if (!(r = admin.CreateDatabase(run.path.database_name, true)).Ok()) throw RunnerError("create database: " + r.ToString());
+    if (!(r = admin.CreateDatabase(run.path.database(), true)).Ok()) throw RunnerError("create database: " + r.ToString());
   }
   r = admin.CreateTable(run.path, desc, false);
   // On a cluster, a table whose buckets get no leader (a Fluss 0.9.1 coordinator now and then
@@ -596,7 +596,7 @@ void Setup(Run& run, const std::string& bootstrap) {
         std::fclose(f);
       }
     }
-    run.path = fw::TablePath(run.path.database_name, run.path.table_name + "_r" + std::to_string(attempt));
+        run.path = fw::TablePath(run.path.database(), run.path.table() + "_r" + std::to_string(attempt));
     r = admin.CreateTable(run.path, desc, false);
   }
   if (!r.Ok()) throw RunnerError("create table " + run.path.ToString() + ": " + r.ToString());

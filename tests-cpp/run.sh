@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # tests-cpp/run.sh: the C++ test command.
-#  1. configure + build (CMake, Ninja, Debug, with the test hooks: FLUSS_WRITER_TEST_HOOKS=ON; cargo
-#     with the shared CARGO_TARGET_DIR of scripts/cargo-target-dir.sh) and run ctest;
-#  2. scripts/dist.sh cpp: the Release packages (static and shared, without the test hooks)
-#     installed and checked (no hook in them: scripts/check-no-test-hooks.sh, which must find the
-#     hooks of step 1's build), and cpp/examples built against each with find_package(FlussWriter)
-#     and with pkg-config, and run;
+#  1. configure + build (CMake, Ninja, Debug, the tests and the benchmark turned on, which are off
+#     by default, with the test hooks: FLUSS_WRITER_TEST_HOOKS=ON; cargo with the shared
+#     CARGO_TARGET_DIR of scripts/cargo-target-dir.sh) and run ctest;
+#  2. scripts/dist.sh cpp: the Release packages (static: the plain `cmake -S . -B dir && cmake
+#     --build dir && cmake --install dir`, whose defaults must give a library without tests or
+#     hooks; shared) installed and checked (no hook in them: scripts/check-no-test-hooks.sh,
+#     which must find the hooks of step 1's build), and cpp/examples built against each with
+#     find_package(FlussWriter) and with pkg-config, and run;
 #  3. build the whole suite again with -fsanitize=address,undefined (C++ side; the Rust static
 #     library stays normal) in build-asan and run ctest there.
 # Arrow C++ for the C++20 Arrow test comes from the pyarrow wheel, installed into .venv (if it
@@ -77,7 +79,7 @@ fi
 # ----- 1. build and test -----
 echo "== run.sh: build (Debug) and ctest${CLUSTER:+ (cluster tests against $CLUSTER)}"
 cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" \
-  -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" >/dev/null
+  -DFLUSS_WRITER_BUILD_TESTS=ON -DFLUSS_WRITER_BUILD_BENCH=ON -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" >/dev/null
 cmake --build build-cpp -j "$JOBS"
 # The shipped packages are checked for test hooks (scripts/dist.sh cpp, below); the same check
 # must see them in this build, which has them.
@@ -91,7 +93,8 @@ junit() { [ -n "${FLUSS_TEST_LOGS:-}" ] && echo "--output-junit $FLUSS_TEST_LOGS
 (cd build-cpp && ctest --output-on-failure -j "$JOBS" --timeout 180 $(junit debug))
 
 # ----- 2. the installed packages, as shipped -----
-# scripts/dist.sh cpp: Release builds (no debug info), static and shared (-DFLUSS_WRITER_BUILD_SHARED=ON),
+# scripts/dist.sh cpp: Release builds (no debug info), static (the default configuration: no
+# option) and shared (-DFLUSS_WRITER_BUILD_SHARED=ON),
 # installed into dist/cpp/{static,shared}; checks the static library's size, `nm -D` of the shared
 # one (the C++ API only), the versions, and builds and runs cpp/examples against each package
 # with find_package(FlussWriter) and with pkg-config.
@@ -100,8 +103,8 @@ JOBS="$JOBS" scripts/dist.sh cpp
 
 # ----- 3. AddressSanitizer + UndefinedBehaviorSanitizer -----
 echo "== run.sh: ASan+UBSan build and ctest"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_BENCH=OFF \
-  -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_TESTS=ON \
+  -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" >/dev/null
 cmake --build build-asan -j "$JOBS"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$REPO/tests-cpp/asan.supp"
 export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0"

@@ -182,6 +182,51 @@ TEST_F(ApiTest, AdminDatabasesAndTables) {
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidTable)) << r.ToString();
 }
 
+// Issue 27: dropping data is never the default, in any language. A database that still has a
+// table is not dropped without `cascade` (DATABASE_NOT_EMPTY, 5; the table stays); with it, both
+// go. (Python had cascade=True: tests-py/test_admin_defaults.py.)
+TEST_F(ApiTest, DropDatabaseDoesNotCascadeByDefault) {
+  ASSERT_OK(admin.CreateDatabase("keep"));
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder().AddColumn("a", fw::DataType::Int()).Build();
+  ASSERT_OK(admin.CreateTable(fw::TablePath("keep", "t"), d));
+  fw::Result r = admin.DropDatabase("keep");
+  EXPECT_EQ(r.error_code, 5) << r.ToString();
+  EXPECT_EQ(r.CodeName(), "DATABASE_NOT_EMPTY");
+  r = admin.DropDatabase("keep", true);
+  EXPECT_EQ(r.error_code, 5) << "ignore_if_not_exists is not cascade: " << r.ToString();
+  bool exists = false;
+  ASSERT_OK(admin.TableExists(fw::TablePath("keep", "t"), exists));
+  EXPECT_TRUE(exists);
+  ASSERT_OK(admin.DropDatabase("keep", false, true));
+  ASSERT_OK(admin.DatabaseExists("keep", exists));
+  EXPECT_FALSE(exists);
+}
+
+// Issue 27: TablePath has the Rust and Python names, database() and table(); the 0.1 fields
+// (deprecated) still hold the same names for a release.
+TEST(TablePathTest, DatabaseAndTable) {
+  fw::TablePath p("db", "t");
+  EXPECT_EQ(p.database(), "db");
+  EXPECT_EQ(p.table(), "t");
+  EXPECT_EQ(p.ToString(), "db.t");
+  fw::TablePath copy = p;
+  p = fw::TablePath("other", "u");
+  EXPECT_EQ(copy.ToString(), "db.t");
+  EXPECT_EQ(p.ToString(), "other.u");
+  fw::TablePath empty;
+  EXPECT_EQ(empty.database(), "");
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+  EXPECT_EQ(copy.database_name, "db");
+  EXPECT_EQ(copy.table_name, "t");
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+}
+
 // Admin::GetTableInfo gives the core's TableInfo (Rust Admin::get_table_info, Python
 // Admin.get_table_info): every type round-trips, the descriptor is normalized by the core.
 TEST_F(ApiTest, GetTableInfoIsTheCoresTableInfo) {
@@ -246,7 +291,7 @@ TEST_F(ApiTest, GetTableInfoIsTheCoresTableInfo) {
   log.schema = fw::Schema::NewBuilder().AddColumn("a", fw::DataType::Int()).Build();
   ASSERT_OK(admin.CreateTable(fw::TablePath("fluss", "info_log"), log));
   ASSERT_OK(admin.GetTableInfo(fw::TablePath("fluss", "info_log"), info));
-  EXPECT_EQ(info.path.table_name, "info_log");
+  EXPECT_EQ(info.path.table(), "info_log");
   EXPECT_GT(info.descriptor.bucket_count, 0);
   EXPECT_TRUE(info.descriptor.bucket_keys.empty());
   EXPECT_TRUE(info.descriptor.schema.primary_keys.empty());
@@ -256,7 +301,7 @@ TEST_F(ApiTest, GetTableInfoIsTheCoresTableInfo) {
   fw::Result r = admin.GetTableInfo(fw::TablePath("fluss", "no_such_table"), info);
   EXPECT_EQ(r.error_code, 7) << r.ToString();  // TABLE_NOT_EXIST
   EXPECT_EQ(r.CodeName(), "TABLE_NOT_EXIST");
-  EXPECT_EQ(info.path.table_name, "info_log");
+  EXPECT_EQ(info.path.table(), "info_log");
   r = admin.GetTableInfo(fw::TablePath("fluss", "bad name!"), info);
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::InvalidTable)) << r.ToString();
   fw::Admin empty;

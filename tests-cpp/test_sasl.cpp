@@ -209,8 +209,8 @@ TEST_F(SaslTest, WriteAclGrantedThroughTheCppApiLetsAUserWrite) {
   ASSERT_OK(admin.ListAcls(mine, listed));
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_TRUE(listed[0] == read) << listed[0].principal << " " << static_cast<int>(listed[0].operation);
-  EXPECT_EQ(listed[0].resource.database_name, path.database_name);
-  EXPECT_EQ(listed[0].resource.table_name, path.table_name);
+  EXPECT_EQ(listed[0].resource.database_name, path.database());
+  EXPECT_EQ(listed[0].resource.table_name, path.table());
   EXPECT_EQ(listed[0].host, "*");
   EXPECT_EQ(listed[0].principal_type, "User");
 

@@ -2,7 +2,7 @@
 // a real Fluss 0.9.1 cluster (fixture: backend_test.h): a nullable column added while a writer
 // is open; the old writer keeps writing its schema, a new writer writes the new column, and a
 // scan of the table loaded after the change reads both (NULL in the old rows); a primary-key
-// table's lookups across the change; refused changes return the server's codes.
+// table's lookups across the change; refused changes return the server's codes; column comments.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -114,6 +114,33 @@ TEST_P(SchemaEvolutionTest, RefusedChangesReturnTheServersCodes) {
   r = admin.AlterTable(missing, {fw::TableChange::DropColumn("x")});
   EXPECT_EQ(r.error_code, kTableNotExist) << r.ToString();
   ASSERT_OK(admin.AlterTable(missing, {fw::TableChange::DropColumn("x")}, true));
+}
+
+// Issue 27: a column's comment is stored with the table and read back by GetTableInfo, whether
+// given to AddColumn (name, type, nullable, comment), as a Column, or to AlterTable; a column
+// without one reads back without one. (Before, C++ columns had no comment, and
+// AddColumn(name, type, "a comment") compiled and dropped it: tests-cpp/compile_fail.)
+TEST_P(SchemaEvolutionTest, ColumnCommentsAreKept) {
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder()
+                 .AddColumn("id", fw::DataType::BigInt(), false, "the key")
+                 .AddColumn(fw::Column{"who", fw::DataType::String(), true, "a name, ünïcode"})
+                 .AddColumn("plain", fw::DataType::Int())
+                 .AddColumn("tags", fw::DataType::Array(fw::DataType::String()), true, "a nested type")
+                 .SetPrimaryKeys({"id"})
+                 .Build();
+  d.bucket_count = 1;
+  fw::TablePath p = Create("evo_comment", d);
+  fw::Column added{"added", fw::DataType::Int(), true, "added later"};
+  ASSERT_OK(admin.AlterTable(p, {fw::TableChange::AddColumn(added)}));
+  fw::TableInfo info;
+  ASSERT_OK(admin.GetTableInfo(p, info));
+  std::vector<std::string> comments;
+  for (const fw::Column& c : info.descriptor.schema.columns) comments.push_back(c.comment);
+  EXPECT_EQ(comments, (std::vector<std::string>{"the key", "a name, ünïcode", "", "a nested type", "added later"}));
+  std::vector<fw::Column> want = d.schema.columns;
+  want.push_back(added);
+  EXPECT_EQ(info.descriptor.schema.columns, want);
 }
 
 }  // namespace

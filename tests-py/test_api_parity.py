@@ -44,6 +44,7 @@ DATA_TYPES: Dict[str, Tuple[str, Optional[str], str]] = {
     "PartitionInfo": ("rust/core/src/metadata/partition.rs", "PartitionInfo", "PartitionInfo"),
     "WriteCompletion": ("rust/core/src/write/completion.rs", "WriteCompletion", "WriteCompletion"),
     "BucketResult": ("rust/core/src/write/completion.rs", "BucketResult", "BucketResult"),
+    "TablePath": ("rust/core/src/metadata/types.rs", "TablePath", "TablePath"),
 }
 
 #: Data types a language has as a builtin value instead of a class: (Rust type, language) -> how.
@@ -136,6 +137,14 @@ EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
         "py": "core rule: the core names partitions (PartitionInfo.partition_name)",
         "cpp": "core rule: the core names partitions (PartitionInfo's name)",
     },
+    ("TablePath", "new"): {
+        "py": "the constructor TablePath(database, table)",
+        "cpp": "the constructor TablePath(database, table)",
+    },
+    ("TablePath", "parse"): {
+        "py": 'a "db.table" string is taken wherever a path is (PathArg); the core parses it',
+        "cpp": "C++ takes the two names (TablePath(database, table))",
+    },
     ("WriteCompletion", "error_code"): {"cpp": "WriteCompletion::result.error_code"},
     ("WriteCompletion", "describe"): {"py": "repr(completion)", "cpp": "WriteCompletion::result.ToString()"},
 }
@@ -227,6 +236,8 @@ def cpp_members() -> Dict[str, Set[str]]:
         body = re.split(r"^ ?private:", m.group(2), flags=re.M)[0]
         names = set(re.findall(r"\b([A-Z]\w*)\(", body))
         names |= set(re.findall(r"^  [\w:][\w:<>, ]*[ &*]+(\w+)(?: = [^;]*|\{[^;]*\})?;", body, re.M))
+        # Accessors named like the Rust field (TablePath::database()).
+        names |= set(re.findall(r"^  (?:const )?[\w:<>]+[ &*]+([a-z]\w*)\(\) const", body, re.M))
         out[m.group(1)] = names
     return out
 
@@ -329,3 +340,49 @@ def test_the_parser_finds_what_it_must() -> None:
     assert {"schema", "bucket_count", "bucket_keys", "properties", "comment"} <= cpp_members()["TableDescriptor"]
     assert {"result", "table", "partition_id", "bucket", "Ok"} <= cpp_members()["WriteCompletion"]
     assert {"result", "bucket", "rows", "base_offset"} <= cpp_members()["BucketResult"]
+    assert {"database", "table", "new", "parse"} == members["TablePath"]
+    assert {"database", "table"} <= python_members()["TablePath"]
+    assert {"database", "table", "ToString"} <= cpp_members()["TablePath"]
+
+
+def camel_to_snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def python_flag_defaults(cls: str) -> Dict[Tuple[str, str], bool]:
+    """(method, parameter) -> default of every ``bool`` parameter with a default in the stub class."""
+    stub = (REPO / "python/fluss_writer/_native.pyi").read_text()
+    body = re.search(rf"^class {cls}\b[^\n]*:\n((?:[ \t]+[^\n]*\n|\n)*)", stub, re.M)
+    assert body, f"class {cls} is not in the stub"
+    out: Dict[Tuple[str, str], bool] = {}
+    for m in re.finditer(r"^    def (\w+)\((.*?)\)\s*->", body.group(1), re.M | re.S):
+        for p, v in re.findall(r"(\w+): bool = (True|False)", m.group(2)):
+            out[(m.group(1), p)] = v == "True"
+    return out
+
+
+def cpp_flag_defaults(cls: str) -> Dict[Tuple[str, str], bool]:
+    """The same for the C++ class (method names in snake_case; deleted overloads skipped)."""
+    header = (REPO / "cpp/include/fluss_writer.hpp").read_text()
+    body = re.search(rf"^class {cls} \{{\n(.*?)^\}};", header, re.M | re.S)
+    assert body, f"class {cls} is not in the header"
+    out: Dict[Tuple[str, str], bool] = {}
+    for m in re.finditer(r"^  Result (\w+)\(([^;]*?)\);", body.group(1), re.M | re.S):
+        for p, v in re.findall(r"\bbool (\w+) = (true|false)", m.group(2)):
+            out[(camel_to_snake(m.group(1)), p)] = v == "true"
+    return out
+
+
+def test_admin_flags_have_one_default_the_safe_one() -> None:
+    # Issue 27: drop_database cascaded by default in Python and not in C++. Every flag of Admin
+    # (ignore_if_exists, ignore_if_not_exists, cascade) has the same default in both bindings
+    # (Rust has no defaults: every flag is an argument), and it is False: nothing is ignored or
+    # dropped unless asked.
+    py, cpp = python_flag_defaults("Admin"), cpp_flag_defaults("Admin")
+    assert ("drop_database", "cascade") in py and ("drop_database", "cascade") in cpp, "the parser found no flags"
+    assert len(py) >= 7 and len(cpp) >= 7, (py, cpp)
+    assert set(py) == set(cpp), f"flags with a default in one binding only: {sorted(set(py) ^ set(cpp))}"
+    differ = {k: (py[k], cpp[k]) for k in py if py[k] != cpp[k]}
+    assert not differ, f"flags whose default differs (Python, C++): {differ}"
+    unsafe = sorted(k for k, v in py.items() if v)
+    assert not unsafe, f"flags that default to True: {unsafe}"

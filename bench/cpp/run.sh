@@ -14,7 +14,7 @@ BUILD="${BENCH_CPP_BUILD:-$REPO/build-bench}"
 GEN=()
 command -v ninja >/dev/null 2>&1 && [[ ! -f "$BUILD/CMakeCache.txt" ]] && GEN=(-G Ninja)
 cmake -S "$REPO" -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DFLUSS_WRITER_CARGO_PROFILE=profiling -DFLUSS_WRITER_BUILD_TESTS=OFF \
-  -DFLUSS_WRITER_TEST_HOOKS=ON >&2
+  -DFLUSS_WRITER_BUILD_BENCH=ON -DFLUSS_WRITER_TEST_HOOKS=ON >&2
 cmake --build "$BUILD" --target fluss_writer_bench >&2
 BIN="$BUILD/bench/cpp/fluss_writer_bench"
 ROUNDS="${BENCH_ROUNDS:-5}"

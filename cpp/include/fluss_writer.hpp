@@ -588,8 +588,12 @@ struct DataType {
   static DataType Binary(int32_t length);
   // ARRAY<element>, elements nullable or NOT NULL.
   static DataType Array(DataType element, bool element_nullable = true);
+  template <class T>
+  static DataType Array(DataType, T*) = delete;  // a pointer is no nullability (see Admin)
   // MAP<key, value> (the key NOT NULL), values nullable or NOT NULL.
   static DataType Map(DataType key, DataType value, bool value_nullable = true);
+  template <class T>
+  static DataType Map(DataType, DataType, T*) = delete;
   // ROW<name type [NOT NULL], ...>: the fields in order.
   static DataType Row(std::vector<Column> fields);
 
@@ -597,12 +601,18 @@ struct DataType {
   bool operator!=(const DataType& o) const { return !(*this == o); }
 };
 
+// A column of a schema, or a part of a nested type (DataType::children). `comment` (empty: none)
+// is stored with the table and comes back from Admin::GetTableInfo; parts of nested types have
+// none (the library ignores it there).
 struct Column {
   std::string name;
   DataType type;
   bool nullable = true;
+  std::string comment{};
 
-  bool operator==(const Column& o) const { return name == o.name && type == o.type && nullable == o.nullable; }
+  bool operator==(const Column& o) const {
+    return name == o.name && type == o.type && nullable == o.nullable && comment == o.comment;
+  }
   bool operator!=(const Column& o) const { return !(*this == o); }
 };
 
@@ -675,10 +685,24 @@ struct Schema {
 
 class SchemaBuilder {
  public:
+  // A column: its name, its type, whether it may be NULL (primary-key columns never are) and a
+  // comment (empty: none).
   SchemaBuilder& AddColumn(std::string name, DataType type, bool nullable = true) {
-    schema_.columns.push_back(Column{std::move(name), std::move(type), nullable});
+    return AddColumn(Column{std::move(name), std::move(type), nullable});
+  }
+  SchemaBuilder& AddColumn(std::string name, DataType type, bool nullable, std::string comment) {
+    return AddColumn(Column{std::move(name), std::move(type), nullable, std::move(comment)});
+  }
+  SchemaBuilder& AddColumn(Column column) {
+    schema_.columns.push_back(std::move(column));
     return *this;
   }
+  // Not a nullability: AddColumn(name, type, "a comment") would otherwise compile, the string
+  // converted to `nullable = true` and the comment lost. Write AddColumn(name, type, true, "a comment").
+  template <class T>
+  SchemaBuilder& AddColumn(std::string, DataType, T*) = delete;
+  template <class T, class C>
+  SchemaBuilder& AddColumn(std::string, DataType, T*, C) = delete;
   SchemaBuilder& SetPrimaryKeys(std::vector<std::string> keys) {
     schema_.primary_keys = std::move(keys);
     return *this;
@@ -701,15 +725,37 @@ struct TableDescriptor {
   std::vector<std::string> partition_keys;
 };
 
+// `database.table`: `database()` and `table()`, the names Rust (`TablePath::database`, `table`)
+// and Python (`TablePath.database`, `.table`) use. The core checks the names when the path is used
+// (1 to 200 ASCII letters, digits, '_' or '-', not starting with "__"; else InvalidTable).
+//
+// `database_name` and `table_name`, the fields of 0.1, are deprecated and go in the next minor
+// release: read database() and table() instead, and construct a new path instead of assigning
+// them. (They still hold the names; the pragmas keep the class's own uses of them quiet.)
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
 struct TablePath {
-  std::string database_name;
-  std::string table_name;
-
   TablePath() = default;
   TablePath(std::string database, std::string table)
       : database_name(std::move(database)), table_name(std::move(table)) {}
+  TablePath(const TablePath&) = default;
+  TablePath(TablePath&&) noexcept = default;
+  TablePath& operator=(const TablePath&) = default;
+  TablePath& operator=(TablePath&&) noexcept = default;
+  ~TablePath() = default;
+
+  const std::string& database() const noexcept { return database_name; }
+  const std::string& table() const noexcept { return table_name; }
   std::string ToString() const { return database_name + "." + table_name; }
+
+  [[deprecated("use database()")]] std::string database_name;
+  [[deprecated("use table()")]] std::string table_name;
 };
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 // A table as the server knows it (Admin::GetTableInfo; Rust `Admin::get_table_info`, Python
 // `Admin.get_table_info`). `descriptor` is the one the table was created with as the core
@@ -753,6 +799,8 @@ class GenericRow {
 
   void SetNull(size_t i);
   void SetBool(size_t i, bool v);
+  template <class T>
+  void SetBool(size_t, T*) = delete;  // SetBool(i, "false") would set true
   void SetInt8(size_t i, int8_t v);
   void SetInt16(size_t i, int16_t v);
   void SetInt32(size_t i, int32_t v);
@@ -1487,8 +1535,8 @@ struct AclResource {
   static AclResource Table(const TablePath& path) {
     AclResource r;
     r.type = AclResourceType::Table;
-    r.database_name = path.database_name;
-    r.table_name = path.table_name;
+    r.database_name = path.database();
+    r.table_name = path.table();
     return r;
   }
   bool operator==(const AclResource& o) const {
@@ -1597,6 +1645,13 @@ class Admin {
   Admin(const Admin&) = delete;
   Admin& operator=(const Admin&) = delete;
 
+  // Every flag defaults to false, the safe side, as in Python (Rust takes each as an argument):
+  // nothing is ignored and nothing is dropped that was not named (DropDatabase of a database that
+  // still has tables is DATABASE_NOT_EMPTY (5) unless `cascade`).
+  //
+  // A flag takes a bool only: a pointer or a string literal (CreateDatabase("db", "a comment"))
+  // would otherwise convert to `true` and silently mean something else, so the deleted overloads
+  // below refuse to compile it.
   Result CreateDatabase(const std::string& name, bool ignore_if_exists = false);
   Result DropDatabase(const std::string& name, bool ignore_if_not_exists = false, bool cascade = false);
   Result DatabaseExists(const std::string& name, bool& out);
@@ -1630,6 +1685,24 @@ class Admin {
   Result DropPartition(const TablePath& path, const std::map<std::string, std::string>& spec,
                        bool ignore_if_not_exists = false);
   Result ListPartitions(const TablePath& path, std::vector<PartitionInfo>& out);
+
+  // Flags that are not bools (see CreateDatabase).
+  template <class T>
+  Result CreateDatabase(const std::string&, T*) = delete;
+  template <class T>
+  Result DropDatabase(const std::string&, T*, bool = false) = delete;
+  template <class T>
+  Result DropDatabase(const std::string&, bool, T*) = delete;
+  template <class T>
+  Result CreateTable(const TablePath&, const TableDescriptor&, T*) = delete;
+  template <class T>
+  Result DropTable(const TablePath&, T*) = delete;
+  template <class T>
+  Result AlterTable(const TablePath&, const std::vector<TableChange>&, T*) = delete;
+  template <class T>
+  Result CreatePartition(const TablePath&, const std::map<std::string, std::string>&, T*) = delete;
+  template <class T>
+  Result DropPartition(const TablePath&, const std::map<std::string, std::string>&, T*) = delete;
 
   // ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
   // refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
@@ -1700,6 +1773,8 @@ struct Fault {
     return f;
   }
   // Fail the whole request with NETWORK_EXCEPTION (after applying it, if `after_apply`).
+  template <class T>
+  static Fault DropConnection(T*, uint32_t = 1) = delete;  // a flag takes a bool only (see Admin)
   static Fault DropConnection(bool after_apply, uint32_t times = 1) {
     Fault f;
     f.kind = Kind::DropConnection;

@@ -69,7 +69,7 @@ Result Connection::GetTable(const TablePath& path, Table& out) const {
     return NotOpen();
   }
   ffi::FfiStatus st;
-  rust::Box<ffi::RTable> t = ffi::table_get(*impl_, Str(path.database_name), Str(path.table_name), st);
+  rust::Box<ffi::RTable> t = ffi::table_get(*impl_, Str(path.database()), Str(path.table()), st);
   if (st.code != 0) {
     return ToResult(st);
   }
@@ -152,7 +152,7 @@ void FlattenChildren(const DataType& t, rust::Vec<ffi::FfiTypeNode>& out) {
 
 ffi::FfiColumn ToFfi(const Column& c) {
   ffi::FfiColumn f{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision, c.type.scale,
-                   c.nullable, c.type.children.size(), {}};
+                   c.nullable, c.type.children.size(), {}, rust::String::lossy(c.comment)};
   FlattenChildren(c.type, f.nested);
   return f;
 }
@@ -172,7 +172,7 @@ DataType FromFfi(int32_t type_id, int32_t precision, int32_t scale, size_t child
 Column FromFfi(const ffi::FfiColumn& c) {
   size_t next = 0;
   return Column{std::string(c.name), FromFfi(c.type_id, c.precision, c.scale, c.child_count, c.nested, next),
-                c.nullable};
+                c.nullable, std::string(c.comment)};
 }
 }  // namespace
 
@@ -211,12 +211,12 @@ Result Admin::CreateTable(const TablePath& path, const TableDescriptor& d, bool 
   fd.comment = rust::String::lossy(d.comment);
   for (const std::string& k : d.partition_keys) fd.partition_keys.push_back(rust::String::lossy(k));
   return ToResult(
-      ffi::admin_create_table(*impl_, Str(path.database_name), Str(path.table_name), fd, ignore_if_exists));
+      ffi::admin_create_table(*impl_, Str(path.database()), Str(path.table()), fd, ignore_if_exists));
 }
 
 Result Admin::DropTable(const TablePath& path, bool ignore_if_not_exists) {
   if (impl_ == nullptr) return NotOpen();
-  return ToResult(ffi::admin_drop_table(*impl_, Str(path.database_name), Str(path.table_name), ignore_if_not_exists));
+  return ToResult(ffi::admin_drop_table(*impl_, Str(path.database()), Str(path.table()), ignore_if_not_exists));
 }
 
 Result Admin::AlterTable(const TablePath& path, const std::vector<TableChange>& changes, bool ignore_if_not_exists) {
@@ -239,13 +239,13 @@ Result Admin::AlterTable(const TablePath& path, const std::vector<TableChange>& 
         break;
     }
   }
-  return ToResult(ffi::admin_alter_table(*impl_, Str(path.database_name), Str(path.table_name), add, drop, rename_from,
+  return ToResult(ffi::admin_alter_table(*impl_, Str(path.database()), Str(path.table()), add, drop, rename_from,
                                          rename_to, ignore_if_not_exists));
 }
 
 Result Admin::TableExists(const TablePath& path, bool& out) {
   if (impl_ == nullptr) return NotOpen();
-  return ToResult(ffi::admin_table_exists(*impl_, Str(path.database_name), Str(path.table_name), out));
+  return ToResult(ffi::admin_table_exists(*impl_, Str(path.database()), Str(path.table()), out));
 }
 
 namespace {
@@ -261,7 +261,7 @@ std::map<std::string, std::string> ToMap(const rust::Vec<rust::String>& keys, co
 Result Admin::GetTableInfo(const TablePath& path, TableInfo& out) {
   if (impl_ == nullptr) return NotOpen();
   ffi::FfiTableInfo fi;
-  Result r = ToResult(ffi::admin_get_table_info(*impl_, Str(path.database_name), Str(path.table_name), fi));
+  Result r = ToResult(ffi::admin_get_table_info(*impl_, Str(path.database()), Str(path.table()), fi));
   if (!r.Ok()) return r;
   TableInfo info;
   info.path = TablePath(std::string(fi.database), std::string(fi.table));

@@ -36,7 +36,7 @@ Result Admin::CreatePartition(const TablePath& path, const std::map<std::string,
   rust::Vec<rust::String> keys;
   rust::Vec<rust::String> values;
   SpecToFfi(spec, keys, values);
-  return ToResult(ffi::admin_create_partition(*impl_, Str(path.database_name), Str(path.table_name), keys, values,
+  return ToResult(ffi::admin_create_partition(*impl_, Str(path.database()), Str(path.table()), keys, values,
                                               ignore_if_exists));
 }
 
@@ -46,7 +46,7 @@ Result Admin::DropPartition(const TablePath& path, const std::map<std::string, s
   rust::Vec<rust::String> keys;
   rust::Vec<rust::String> values;
   SpecToFfi(spec, keys, values);
-  return ToResult(ffi::admin_drop_partition(*impl_, Str(path.database_name), Str(path.table_name), keys, values,
+  return ToResult(ffi::admin_drop_partition(*impl_, Str(path.database()), Str(path.table()), keys, values,
                                             ignore_if_not_exists));
 }
 
@@ -54,7 +54,7 @@ Result Admin::ListPartitions(const TablePath& path, std::vector<PartitionInfo>& 
   out.clear();
   if (impl_ == nullptr) return NotOpen();
   rust::Vec<ffi::FfiPartitionInfo> v;
-  Result r = ToResult(ffi::admin_list_partitions(*impl_, Str(path.database_name), Str(path.table_name), v));
+  Result r = ToResult(ffi::admin_list_partitions(*impl_, Str(path.database()), Str(path.table()), v));
   if (!r.Ok()) return r;
   out.reserve(v.size());
   for (const ffi::FfiPartitionInfo& f : v) {
@@ -96,7 +96,7 @@ Result InjectFault(const Connection& conn, const TablePath& path, std::string_vi
   f.times = fault.times;
   f.delay_ms = fault.delay.count() < 0 ? 0 : static_cast<uint64_t>(fault.delay.count());
   f.after_apply = fault.after_apply;
-  return ToResult(ffi::testing_inject_fault_partition(*c, Str(path.database_name), Str(path.table_name),
+  return ToResult(ffi::testing_inject_fault_partition(*c, Str(path.database()), Str(path.table()),
                                                       Str(partition), bucket, f));
 }
 
@@ -105,7 +105,7 @@ Result ScanPartition(const Connection& conn, const TablePath& path, std::string_
   ffi::RConnection* c = detail::Access::Get(conn);
   if (c == nullptr) return NotOpen();
   ffi::FfiStatus st;
-  rust::Box<ffi::RScan> s = ffi::testing_scan_partition(*c, Str(path.database_name), Str(path.table_name),
+  rust::Box<ffi::RScan> s = ffi::testing_scan_partition(*c, Str(path.database()), Str(path.table()),
                                                         Str(partition), bucket, from_offset, st);
   if (st.code != 0) return ToResult(st);
   internal::ScanToRows(*s, out);
@@ -117,7 +117,7 @@ Result HighWatermarkPartition(const Connection& conn, const TablePath& path, std
   ffi::RConnection* c = detail::Access::Get(conn);
   if (c == nullptr) return NotOpen();
   ffi::FfiStatus st;
-  out = ffi::testing_high_watermark_partition(*c, Str(path.database_name), Str(path.table_name), Str(partition),
+  out = ffi::testing_high_watermark_partition(*c, Str(path.database()), Str(path.table()), Str(partition),
                                               bucket, st);
   return ToResult(st);
 }

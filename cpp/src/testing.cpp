@@ -24,7 +24,7 @@ Result InjectFault(const Connection& conn, const TablePath& path, int32_t bucket
   f.times = fault.times;
   f.delay_ms = fault.delay.count() < 0 ? 0 : static_cast<uint64_t>(fault.delay.count());
   f.after_apply = fault.after_apply;
-  return ToResult(ffi::testing_inject_fault(*c, Str(path.database_name), Str(path.table_name), bucket, f));
+  return ToResult(ffi::testing_inject_fault(*c, Str(path.database()), Str(path.table()), bucket, f));
 }
 
 Result ClearFaults(const Connection& conn) {
@@ -38,7 +38,7 @@ Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64
   ffi::RConnection* c = detail::Access::Get(conn);
   if (c == nullptr) return NotOpen();
   ffi::FfiStatus st;
-  rust::Box<ffi::RScan> s = ffi::testing_scan(*c, Str(path.database_name), Str(path.table_name), bucket, from_offset, st);
+  rust::Box<ffi::RScan> s = ffi::testing_scan(*c, Str(path.database()), Str(path.table()), bucket, from_offset, st);
   if (st.code != 0) return ToResult(st);
   internal::ScanToRows(*s, out);
   return Result{};
@@ -50,7 +50,7 @@ Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& k
   ffi::RRow* k = detail::Access::Get(key);
   if (k == nullptr) return internal::ClientError(ClientCode::InvalidRow, "the key GenericRow was moved from");
   ffi::FfiStatus st;
-  rust::Box<ffi::RRow> row = ffi::testing_lookup(*c, Str(path.database_name), Str(path.table_name), *k, found, st);
+  rust::Box<ffi::RRow> row = ffi::testing_lookup(*c, Str(path.database()), Str(path.table()), *k, found, st);
   if (st.code != 0) return ToResult(st);
   internal::DropBox(std::exchange(detail::Access::Ref(out), row.into_raw()));
   return Result{};
@@ -60,7 +60,7 @@ Result HighWatermark(const Connection& conn, const TablePath& path, int32_t buck
   ffi::RConnection* c = detail::Access::Get(conn);
   if (c == nullptr) return NotOpen();
   ffi::FfiStatus st;
-  out = ffi::testing_high_watermark(*c, Str(path.database_name), Str(path.table_name), bucket, st);
+  out = ffi::testing_high_watermark(*c, Str(path.database()), Str(path.table()), bucket, st);
   return ToResult(st);
 }
 

@@ -325,9 +325,10 @@ class Admin:
     """Databases, tables, partitions and ACLs (``Connection.admin()``); every call releases the GIL."""
     def create_database(self, name: str, ignore_if_exists: bool = False) -> None:
         """Create a database; one that exists raises ServerError DATABASE_ALREADY_EXIST (6) unless ``ignore_if_exists``."""
-    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = True) -> None:
-        """Drop a database (with its tables when ``cascade``); a missing one raises ServerError
-        DATABASE_NOT_EXIST (4) unless ``ignore_if_not_exists``."""
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        """Drop a database. One that still has tables raises ServerError DATABASE_NOT_EMPTY (5)
+        unless ``cascade``, which drops its tables and their data too (0.1 did that by
+        default); a missing one raises DATABASE_NOT_EXIST (4) unless ``ignore_if_not_exists``."""
     def list_databases(self) -> List[str]:
         """The names of every database."""
     def database_exists(self, name: str) -> bool:

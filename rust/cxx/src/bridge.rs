@@ -113,6 +113,8 @@ pub mod ffi {
         nullable: bool,
         child_count: usize,
         nested: Vec<FfiTypeNode>,
+        /// The column's comment; empty: none.
+        comment: String,
     }
 
     /// What `create_table` takes.

@@ -401,6 +401,9 @@ fn column(c: &FfiColumn) -> Result<Column> {
     }
     let mut col = Column::new(c.name.clone(), t);
     col.nullable = c.nullable;
+    if !c.comment.is_empty() {
+        col.comment = Some(c.comment.clone());
+    }
     Ok(col)
 }
 
@@ -494,7 +497,16 @@ pub(crate) fn ffi_column(c: &Column) -> FfiColumn {
     let (type_id, precision, scale) = ffi_type(&c.data_type);
     let mut nested = Vec::new();
     push_children(&c.data_type, &mut nested);
-    FfiColumn { name: c.name.clone(), type_id, precision, scale, nullable: c.nullable, child_count: child_count(&c.data_type), nested }
+    FfiColumn {
+        name: c.name.clone(),
+        type_id,
+        precision,
+        scale,
+        nullable: c.nullable,
+        child_count: child_count(&c.data_type),
+        nested,
+        comment: c.comment.clone().unwrap_or_default(),
+    }
 }
 
 fn split_map<'a>(m: impl IntoIterator<Item = (&'a String, &'a String)>) -> (Vec<String>, Vec<String>) {

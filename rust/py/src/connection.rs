@@ -309,7 +309,8 @@ impl PyAdmin {
         let name = name.0;
         self.run(py, |a| a.create_database(&name, ignore_if_exists))
     }
-    #[pyo3(signature = (name, ignore_if_not_exists=false, cascade=true))]
+    // cascade=false, as in C++ (issue 27): dropping tables is never the default.
+    #[pyo3(signature = (name, ignore_if_not_exists=false, cascade=false))]
     fn drop_database(&self, py: Python<'_>, name: Name, ignore_if_not_exists: bool, cascade: bool) -> PyResult<()> {
         let name = name.0;
         self.run(py, |a| a.drop_database(&name, ignore_if_not_exists, cascade))
