@@ -480,43 +480,43 @@ fn partition_dropped_under_pending_writes() {
     w.close(None).unwrap();
 }
 
-/// Late rows for a dropped partition (issue 28 item 9): retention drops a partition while a
-/// writer with dynamic creation keeps writing to it. The writer recreates it (a new partition
-/// id, a new bucket for idempotence on the server) and sends every batch not yet acknowledged
-/// there with sequences from 0: every callback completes exactly once, every record succeeds
-/// (before the fix 2/3 of the records after the drop failed with OUT_OF_ORDER_SEQUENCE or
-/// SEQUENCE_RESET), and the recreated partition holds exactly the records whose callbacks name
-/// it, once each: on the embedded engine every record written after the drop. Records the old
-/// partition had acknowledged were deleted with it (the drop's doing, not a loss by the
-/// writer). Returns the outcome counts after the drop (code -> n).
-fn late_rows(conn: &Connection, drop_is_synchronous: bool) -> BTreeMap<i32, usize> {
-    use std::sync::atomic::{AtomicI64, Ordering};
-    let path = create(conn, "plate", &log_descriptor());
-    let table = conn.get_table(&path).unwrap();
-    let w = Arc::new(table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap());
-    let done: Arc<Mutex<Vec<(i64, WriteCompletion)>>> = Arc::default();
-    let append = |w: &fluss_writer::AppendWriter, i: i64| {
-        let done = done.clone();
-        let row = [Value::BigInt(i), Value::String("d".into()), Value::String(format!("m{i}"))];
-        w.append_with_callback(&row, move |c: &WriteCompletion| done.lock().unwrap().push((i, c.clone()))).unwrap();
-    };
-    let before = 500i64;
+/// What a writer reported while partition `d` of its table was dropped under it: every record's
+/// completion (once each, checked), the partition ids before and after, where the drop fell in
+/// the record numbers, and the outcome counts after the drop (code -> n).
+struct ThroughDrop {
+    once: BTreeMap<i64, WriteCompletion>,
+    first: i64,
+    new: i64,
+    after: i64,
+    total: i64,
+    counts: BTreeMap<i32, usize>,
+}
+
+/// The driver of the late-write tests: `write(i)` sends record `i` of partition `d` with a
+/// callback that pushes `(i, completion)` into `done`; `before` records are written and flushed,
+/// then a thread keeps writing while the partition is dropped and for 500 ms after, then
+/// everything is flushed. Asserts every callback exactly once and every record ok.
+fn write_through_a_drop(
+    conn: &Connection,
+    path: &TablePath,
+    before: i64,
+    write: Arc<dyn Fn(i64) + Send + Sync>,
+    flush: &dyn Fn(Duration),
+    done: &Mutex<Vec<(i64, WriteCompletion)>>,
+) -> ThroughDrop {
+    use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
     for i in 0..before {
-        append(&w, i);
+        write(i);
     }
-    w.flush(Some(Duration::from_secs(60))).unwrap();
-    let first = conn.admin().list_partitions(&path).unwrap()[0].partition_id;
-    // Keep writing while the partition is dropped, and for a while after.
-    let appended = Arc::new(AtomicI64::new(before));
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    flush(Duration::from_secs(60));
+    let first = conn.admin().list_partitions(path).unwrap()[0].partition_id;
+    let (appended, stop) = (Arc::new(AtomicI64::new(before)), Arc::new(AtomicBool::new(false)));
     let writer = {
-        let (w, appended, done, stop) = (w.clone(), appended.clone(), done.clone(), stop.clone());
+        let (write, appended, stop) = (write.clone(), appended.clone(), stop.clone());
         std::thread::spawn(move || {
             let mut i = before;
             while !stop.load(Ordering::SeqCst) {
-                let row = [Value::BigInt(i), Value::String("d".into()), Value::String(format!("m{i}"))];
-                let done = done.clone();
-                w.append_with_callback(&row, move |c: &WriteCompletion| done.lock().unwrap().push((i, c.clone()))).unwrap();
+                write(i);
                 i += 1;
                 appended.store(i, Ordering::SeqCst);
                 if i % 5 == 0 {
@@ -528,41 +528,65 @@ fn late_rows(conn: &Connection, drop_is_synchronous: bool) -> BTreeMap<i32, usiz
     while appended.load(Ordering::SeqCst) < before + 200 {
         std::thread::sleep(Duration::from_millis(1));
     }
-    conn.admin().drop_partition(&path, &spec("d"), false).unwrap();
+    conn.admin().drop_partition(path, &spec("d"), false).unwrap();
     let after = appended.load(Ordering::SeqCst);
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::SeqCst);
     writer.join().unwrap();
     let total = appended.load(Ordering::SeqCst);
-    w.flush(Some(Duration::from_secs(90))).unwrap();
+    flush(Duration::from_secs(90));
 
-    let all = done.lock().unwrap().clone();
-    let mut once: BTreeMap<i64, &WriteCompletion> = BTreeMap::new();
-    for (i, c) in &all {
-        assert!(once.insert(*i, c).is_none(), "record {i} completed twice");
+    let mut once: BTreeMap<i64, WriteCompletion> = BTreeMap::new();
+    for (i, c) in done.lock().unwrap().iter() {
+        assert!(once.insert(*i, c.clone()).is_none(), "record {i} completed twice");
     }
     assert_eq!(once.len() as i64, total, "every callback exactly once");
     let mut counts: BTreeMap<i32, usize> = BTreeMap::new();
     for c in once.range(after..).map(|(_, c)| c) {
         *counts.entry(c.error.as_ref().map_or(0, |e| e.code())).or_default() += 1;
     }
-    eprintln!("late_rows: {} records after the drop: {counts:?}", total - after);
+    eprintln!("{path}: {} records after the drop: {counts:?}", total - after);
     let failed: Vec<String> = once.iter().filter_map(|(i, c)| c.error.as_ref().map(|e| format!("{i}: {e}"))).take(5).collect();
     assert!(failed.is_empty(), "records failed ({counts:?} after the drop): {failed:?}");
-
-    let later = conn.admin().list_partitions(&path).unwrap();
+    let later = conn.admin().list_partitions(path).unwrap();
     assert_eq!(later.len(), 1);
     let new = later[0].partition_id;
     assert_ne!(new, first, "the writer recreated the dropped partition");
+    assert!(once.values().all(|c| c.partition_id == Some(first) || c.partition_id == Some(new)));
+    ThroughDrop { once, first, new, after, total, counts }
+}
+
+/// Late rows for a dropped partition (issue 28 item 9): retention drops a partition while a
+/// writer with dynamic creation keeps writing to it. The writer recreates it (a new partition
+/// id, a new bucket for idempotence on the server) and sends every batch not yet acknowledged
+/// there with sequences from 0: every callback completes exactly once, every record succeeds
+/// (before the fix 2/3 of the records after the drop failed with OUT_OF_ORDER_SEQUENCE or
+/// SEQUENCE_RESET), and the recreated partition holds exactly the records whose callbacks name
+/// it, once each: on the embedded engine every record written after the drop. Records the old
+/// partition had acknowledged were deleted with it (the drop's doing, not a loss by the
+/// writer). Returns the outcome counts after the drop (code -> n).
+fn late_rows(conn: &Connection, drop_is_synchronous: bool) -> BTreeMap<i32, usize> {
+    let path = create(conn, "plate", &log_descriptor());
+    let table = conn.get_table(&path).unwrap();
+    let w = Arc::new(table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap());
+    let done: Arc<Mutex<Vec<(i64, WriteCompletion)>>> = Arc::default();
+    let write = {
+        let (w, done) = (w.clone(), done.clone());
+        Arc::new(move |i: i64| {
+            let done = done.clone();
+            let row = [Value::BigInt(i), Value::String("d".into()), Value::String(format!("m{i}"))];
+            w.append_with_callback(&row, move |c: &WriteCompletion| done.lock().unwrap().push((i, c.clone()))).unwrap();
+        })
+    };
+    let d = write_through_a_drop(conn, &path, 500, write, &|t| w.flush(Some(t)).unwrap(), &done);
     // Read back: the recreated partition holds exactly the records whose callbacks name it, once
     // each, among them every record written after the drop.
-    let named: std::collections::BTreeSet<i64> = once.iter().filter(|(_, c)| c.partition_id == Some(new)).map(|(i, _)| *i).collect();
-    assert!(once.iter().all(|(_, c)| c.partition_id == Some(first) || c.partition_id == Some(new)));
+    let named: std::collections::BTreeSet<i64> = d.once.iter().filter(|(_, c)| c.partition_id == Some(d.new)).map(|(i, _)| *i).collect();
     // The embedded engine drops a partition at once. A cluster's tablet servers delete the
     // replicas after the drop call returned, so a few records sent just after it may still be
     // acknowledged by the old id (and deleted with it).
-    let old_after = (after..total).filter(|i| !named.contains(i)).count();
-    eprintln!("late_rows: {old_after} records after the drop acknowledged by the old partition id");
+    let old_after = (d.after..d.total).filter(|i| !named.contains(i)).count();
+    eprintln!("late_rows: {old_after} records after the drop acknowledged by the old partition id {}", d.first);
     if drop_is_synchronous {
         assert_eq!(old_after, 0, "a record written after the drop is not reported in the new partition");
     }
@@ -575,7 +599,7 @@ fn late_rows(conn: &Connection, drop_is_synchronous: bool) -> BTreeMap<i32, usiz
     }
     assert_eq!(stored, named, "the recreated partition holds the records reported there");
     w.close(None).unwrap();
-    counts
+    d.counts
 }
 
 #[test]
@@ -596,7 +620,6 @@ fn late_rows_for_a_recreated_partition_cluster() {
 /// header): upserts keep arriving while their partition is dropped; every callback once, all
 /// ok, and the recreated partition's changelog holds one insert per key reported there.
 fn late_upserts(conn: &Connection, drop_is_synchronous: bool) -> BTreeMap<i32, usize> {
-    use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
     let schema = Schema::builder()
         .column_not_null("dt", DataType::String)
         .column_not_null("id", DataType::BigInt)
@@ -608,64 +631,18 @@ fn late_upserts(conn: &Connection, drop_is_synchronous: bool) -> BTreeMap<i32, u
     let table = conn.get_table(&path).unwrap();
     let w = Arc::new(table.new_upsert().unwrap().create_writer(WriterOptions::default()).unwrap());
     let done: Arc<Mutex<Vec<(i64, WriteCompletion)>>> = Arc::default();
-    let upsert = {
-        let done = done.clone();
-        move |w: &fluss_writer::UpsertWriter, i: i64| {
+    let write = {
+        let (w, done) = (w.clone(), done.clone());
+        Arc::new(move |i: i64| {
             let done = done.clone();
             let row = [Value::String("d".into()), Value::BigInt(i), Value::String(format!("v{i}"))];
             w.upsert_with_callback(&row, move |c: &WriteCompletion| done.lock().unwrap().push((i, c.clone()))).unwrap();
-        }
-    };
-    let before = 300i64;
-    for i in 0..before {
-        upsert(&w, i);
-    }
-    w.flush(Some(Duration::from_secs(60))).unwrap();
-    let first = conn.admin().list_partitions(&path).unwrap()[0].partition_id;
-    let (appended, stop) = (Arc::new(AtomicI64::new(before)), Arc::new(AtomicBool::new(false)));
-    let writer = {
-        let (w, appended, stop, upsert) = (w.clone(), appended.clone(), stop.clone(), upsert.clone());
-        std::thread::spawn(move || {
-            let mut i = before;
-            while !stop.load(Ordering::SeqCst) {
-                upsert(&w, i);
-                i += 1;
-                appended.store(i, Ordering::SeqCst);
-                if i % 5 == 0 {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            }
         })
     };
-    while appended.load(Ordering::SeqCst) < before + 200 {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    conn.admin().drop_partition(&path, &spec("d"), false).unwrap();
-    let after = appended.load(Ordering::SeqCst);
-    std::thread::sleep(Duration::from_millis(500));
-    stop.store(true, Ordering::SeqCst);
-    writer.join().unwrap();
-    let total = appended.load(Ordering::SeqCst);
-    w.flush(Some(Duration::from_secs(90))).unwrap();
-
-    let all = done.lock().unwrap().clone();
-    let mut once: BTreeMap<i64, &WriteCompletion> = BTreeMap::new();
-    for (i, c) in &all {
-        assert!(once.insert(*i, c).is_none(), "upsert {i} completed twice");
-    }
-    assert_eq!(once.len() as i64, total, "every callback exactly once");
-    let mut counts: BTreeMap<i32, usize> = BTreeMap::new();
-    for c in once.range(after..).map(|(_, c)| c) {
-        *counts.entry(c.error.as_ref().map_or(0, |e| e.code())).or_default() += 1;
-    }
-    eprintln!("late_upserts: {} upserts after the drop: {counts:?}", total - after);
-    let failed: Vec<String> = once.iter().filter_map(|(i, c)| c.error.as_ref().map(|e| format!("{i}: {e}"))).take(5).collect();
-    assert!(failed.is_empty(), "upserts failed ({counts:?} after the drop): {failed:?}");
-    let new = conn.admin().list_partitions(&path).unwrap()[0].partition_id;
-    assert_ne!(new, first, "the writer recreated the dropped partition");
-    let named: std::collections::BTreeSet<i64> = once.iter().filter(|(_, c)| c.partition_id == Some(new)).map(|(i, _)| *i).collect();
+    let d = write_through_a_drop(conn, &path, 300, write, &|t| w.flush(Some(t)).unwrap(), &done);
+    let named: std::collections::BTreeSet<i64> = d.once.iter().filter(|(_, c)| c.partition_id == Some(d.new)).map(|(i, _)| *i).collect();
     if drop_is_synchronous {
-        assert!((after..total).all(|i| named.contains(&i)), "an upsert after the drop is not reported in the new partition");
+        assert!((d.after..d.total).all(|i| named.contains(&i)), "an upsert after the drop is not reported in the new partition");
     }
     let mut stored = std::collections::BTreeSet::new();
     for b in 0..3 {
@@ -677,7 +654,7 @@ fn late_upserts(conn: &Connection, drop_is_synchronous: bool) -> BTreeMap<i32, u
     }
     assert_eq!(stored, named, "the recreated partition holds the upserts reported there");
     w.close(None).unwrap();
-    counts
+    d.counts
 }
 
 #[test]
