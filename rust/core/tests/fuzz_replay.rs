@@ -7,12 +7,14 @@
 //! This is what `make test` runs of the fuzzers in every run; the coverage-guided search itself,
 //! with its nightly, instrumented build, is `make fuzz` (scripts/fuzz.sh).
 
+mod common;
 #[allow(dead_code)]
 #[path = "../../../fuzz/src/lib.rs"]
 mod fuzz_lib;
 
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
+
+use common::panics_on_this_thread;
 
 type Target = fn(&[u8]);
 
@@ -55,26 +57,11 @@ fn targets() -> Vec<(String, String)> {
     out
 }
 
-thread_local!(static PANICS: Cell<u32> = const { Cell::new(0) });
-
-/// Counts panics per thread, caught or not: libFuzzer aborts on any panic.
-fn install_panic_counter() {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            PANICS.with(|p| p.set(p.get() + 1));
-            previous(info)
-        }));
-    });
-}
-
 /// Runs `f(input)`; an error message if it panicked anywhere on this thread.
 fn run_one(f: Target, input: &[u8]) -> Result<(), String> {
-    install_panic_counter();
-    let before = PANICS.with(|p| p.get());
+    let before = panics_on_this_thread();
     let outcome = std::panic::catch_unwind(|| f(input));
-    let panics = PANICS.with(|p| p.get()) - before;
+    let panics = panics_on_this_thread() - before;
     match outcome {
         Err(_) => Err("panicked".into()),
         Ok(()) if panics > 0 => Err(format!("panicked {panics} time(s), caught inside the code under test")),

@@ -154,16 +154,7 @@ proptest! {
 /// caught as a last resort, so a panic hook counting panics on this thread is the witness).
 #[test]
 fn fuzz_regressions_are_refused_without_a_panic() {
-    use std::cell::Cell;
-    thread_local!(static PANICS: Cell<u32> = const { Cell::new(0) });
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            PANICS.with(|p| p.set(p.get() + 1));
-            previous(info)
-        }));
-    });
+    let panics_before = panics_on_this_thread();
     let cases: &[(&str, &[u8])] =
         &[("log_batch/regression-offsets-not-whole-i32", include_bytes!("../../../fuzz/seeds/log_batch/regression-offsets-not-whole-i32"))];
     for (name, input) in cases {
@@ -183,7 +174,11 @@ fn fuzz_regressions_are_refused_without_a_panic() {
             }
         }
         assert!(refused > 0, "{name}: the malformed batch was accepted");
-        assert_eq!(PANICS.with(|p| p.get()), 0, "{name}: the Arrow reader panicked (caught) instead of a check refusing the input");
+        assert_eq!(
+            panics_on_this_thread() - panics_before,
+            0,
+            "{name}: the Arrow reader panicked (caught) instead of a check refusing the input"
+        );
     }
 }
 

@@ -261,3 +261,21 @@ pub fn assert_per_bucket_order(seen: &[Seen]) {
         last.insert(b, (s.tag, off));
     }
 }
+
+/// How many panics this thread has had since the first call, caught or not: a process-wide panic
+/// hook (installed once, keeping the previous one) counts them per thread. The witness of the
+/// tests that feed untrusted bytes to decoders, since libFuzzer aborts even on a panic the code
+/// under test catches.
+pub fn panics_on_this_thread() -> u32 {
+    use std::cell::Cell;
+    thread_local!(static PANICS: Cell<u32> = const { Cell::new(0) });
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.with(|p| p.set(p.get() + 1));
+            previous(info)
+        }));
+    });
+    PANICS.with(|p| p.get())
+}
