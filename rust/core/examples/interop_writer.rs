@@ -98,8 +98,9 @@ fn row_for(id: i32, version: i32) -> Row {
         Value::Timestamp(Timestamp::from_nanos(1_710_000_000_000_000_000 + neg * v * 300_007)),
         Value::TimestampLtz(Timestamp::from_millis(1_600_000_000_000 + neg * v * 17)),
         Value::TimestampLtz(Timestamp::from_micros(1_600_000_000_000_000 + neg * v * 1_717)),
-        // CHAR(6) values are not padded, and longer ones are stored as they are (Fluss's rule).
-        Value::String(if id % 5 == 0 { format!("long char {id}") } else { format!("c{}", id % 1000) }),
+        // CHAR(6) values are not padded; at most 6 characters (code points, not bytes: the
+        // non-ASCII ones take 5 characters in 7 to 8 bytes).
+        Value::String(if id % 5 == 0 { format!("ü€{}", id % 1000) } else { format!("c{}", id % 1000) }),
         Value::Bytes((v as u32).to_le_bytes().to_vec()),
     ];
     for (c, x) in r.iter_mut().enumerate().skip(1) {
