@@ -53,7 +53,7 @@ def junit_times(path: str) -> List[Tuple[float, str]]:
             continue
         cls = case.get("classname", "")
         name = case.get("name", "?")
-        out.append((t, f"{cls}::{name}" if cls else name))
+        out.append((t, f"{cls}::{name}" if cls and cls != name else name))
     return out
 
 
