@@ -58,7 +58,18 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
     admin = fw::Admin();
     if (conn.Available()) (void)conn.Close(10s);
     conn = fw::Connection();
-    ASSERT_OK(fw::Connection::Create(config, conn));
+    fw::Result r = fw::Connection::Create(config, conn);
+    // A refused connection while scripts/fluss-cluster.sh heal-watch restarts the coordinator
+    // (Fluss 0.9.1's lost table, docs/architecture.md "Known server issues") is tried again for
+    // up to 30 s, and so is UNKNOWN_SERVER_ERROR (-1), which a starting coordinator answers
+    // ("CoordinatorEventProcessor is not initialized yet").
+    for (int i = 0; !Embedded() && !r.Ok() && (r.error_code == 1 || r.error_code == -1) && i < 60; ++i) {
+      if (i == 0) NoteRetry("connect: " + r.ToString() + "; trying again while the coordinator restarts");
+      std::this_thread::sleep_for(500ms);
+      conn = fw::Connection();
+      r = fw::Connection::Create(config, conn);
+    }
+    ASSERT_OK(r);
     ASSERT_OK(conn.GetAdmin(admin));
     if (!Embedded()) ASSERT_OK(admin.CreateDatabase(database, true));
   }
