@@ -8,7 +8,8 @@
 #   scripts/fluss-cluster.sh status   # what runs; exit 0 only if all 3 run and the cluster answers
 #   scripts/fluss-cluster.sh restart-tablet   # stop only the tablet server (by pid) and start it again on the
 #                                     # same data dir; ZooKeeper and the coordinator keep running
-#   scripts/fluss-cluster.sh kill-tablet I [TERM|KILL]   # stop tablet server I (0-based; default SIGTERM)
+#   scripts/fluss-cluster.sh kill-tablet I [TERM|KILL]   # stop tablet server I (0-based; default SIGTERM), once
+#                                     # the others run (at most one down at a time; FLUSS_KILL_WAIT)
 #   scripts/fluss-cluster.sh start-tablet I   # start tablet server I again (same id, port and data dir)
 #   scripts/fluss-cluster.sh restart-coordinator   # stop the coordinator and start it again
 #   scripts/fluss-cluster.sh heal-watch  # runs until killed: restarts the coordinator when its log shows
@@ -555,6 +556,21 @@ do_kill_tablet() {
   local i sig role pid
   i="$(tablet_index "${1:-}")"; sig="${2:-TERM}"; role="$(tablet_role "$i")"
   [[ "$sig" == TERM || "$sig" == KILL ]] || die "kill-tablet: signal must be TERM or KILL, not '$sig'"
+  # At most one tablet server of a cluster is down through kill-tablet at a time: the Python and
+  # C++ suites run side by side (scripts/test-all.sh) and each kills a leader of the replicated
+  # cluster; a second kill while the first server is still down would leave one replica of three.
+  # Waits, the lock released, up to FLUSS_KILL_WAIT seconds (default 180) for the others to run.
+  local t down deadline=$((SECONDS + ${FLUSS_KILL_WAIT:-180}))
+  while :; do
+    down=()
+    for ((t = 0; t < FLUSS_TABLETS; t++)); do
+      (( t == i )) || role_running "$(tablet_role "$t")" || down+=("$(tablet_role "$t")")
+    done
+    [[ ${#down[@]} -eq 0 ]] && break
+    if (( SECONDS >= deadline )); then log "kill-tablet: ${down[*]} still down after ${FLUSS_KILL_WAIT:-180} s; going on"; break; fi
+    (( t = SECONDS % 10 )) || log "kill-tablet: waiting until ${down[*]} runs again (at most one tablet server down at a time)"
+    flock -u 9; sleep 1; flock 9
+  done
   pid="$(pid_of "$role")"
   is_ours "$role" "$pid" || die "kill-tablet: $role is not running"
   if [[ "$sig" == KILL ]]; then
@@ -694,7 +710,7 @@ do_logs() {
 }
 
 usage() {
-  sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"; shift || true

@@ -6,8 +6,8 @@
 # The documentation site is built strictly (`make docs`), and every code block of the README and
 # the guides runs (the Python suite runs the Python blocks, the C++ suite the C++ blocks, the Rust
 # doctests the Rust block).
-# TEST_PARTS (default: all of them) runs a subset, in this order: lint docs rust interop loom py
-# cpp alone (`make test-rust` = "lint rust loom", `make test-py` = "py", `make test-cpp` = "cpp").
+# TEST_PARTS (default: all of them) runs a subset, in this order: lint docs rust interop fluss10
+# loom py cpp alone (`make test-rust` = "lint rust loom", `make test-py` = "py", `make test-cpp` = "cpp").
 # Builds go to the shared cargo cache outside the clone (scripts/cargo-target-dir.sh). Each suite's
 # log and timings go to build-logs/; the end of the run prints the slowest 10 tests of each suite,
 # every retry a test reported, and every heal-watch restart (scripts/test-summary.py). A real Fluss 0.9.1 cluster is started first when Java is
@@ -19,7 +19,7 @@ REPO=$PWD
 export CARGO_TARGET_DIR="$("$REPO/scripts/cargo-target-dir.sh")"
 export PATH="$HOME/.cargo/bin:$PATH"
 
-TEST_PARTS="${TEST_PARTS:-lint docs rust interop loom py cpp alone}"
+TEST_PARTS="${TEST_PARTS:-lint docs rust interop fluss10 loom py cpp alone}"
 part() { [[ " $TEST_PARTS " == *" $1 "* ]]; }
 LOGS="$REPO/build-logs"
 rm -rf "$LOGS"
@@ -68,6 +68,15 @@ sasl_env=(FLUSS_SASL=1 "FLUSS_RUN_DIR=$REPO/.fluss/run-sasl" FLUSS_COORDINATOR_P
 replicated_started=0
 replicated_env=(FLUSS_TABLETS=3 "FLUSS_RUN_DIR=$REPO/.fluss/run-replicated" FLUSS_COORDINATOR_PORT=9323 FLUSS_TABLET_PORT=9324
   FLUSS_ZK_PORT=2381)
+replicated_conf=$'zookeeper.client.session-timeout: 6s\nlog.replica.max-lag-time: 5s'
+# A second replicated cluster, of the Rust failover tests alone (rust/core/tests/cluster_failover.rs,
+# six minutes of a run): they run in the background, beside the other steps, from the Rust step
+# to the end of the run; the Python and C++ failover tests use the first one. TEST_SERIAL=1 runs
+# them inside the Rust step on the first one instead.
+failover_started=0
+failover_env=(FLUSS_TABLETS=3 "FLUSS_RUN_DIR=$REPO/.fluss/run-failover" FLUSS_COORDINATOR_PORT=9623 FLUSS_TABLET_PORT=9624
+  FLUSS_ZK_PORT=2681)
+failover_pid=""
 # One heal-watch per cluster started here: it restarts a coordinator that Fluss 0.9.1's lost-table
 # bug left unable to assign leaders (docs/architecture.md, "Known server issues"), and appends
 # each restart to .fluss/<run dir>.heals, which the end of the run reports.
@@ -76,6 +85,13 @@ replicated_env=(FLUSS_TABLETS=3 "FLUSS_RUN_DIR=$REPO/.fluss/run-replicated" FLUS
 lake_started=0
 lake_env=(FLUSS_LAKE=paimon "FLUSS_RUN_DIR=$REPO/.fluss/run-lake" FLUSS_COORDINATOR_PORT=9523 FLUSS_TABLET_PORT=9524
   FLUSS_ZK_PORT=2481)
+# A Fluss 1.0-line server (scripts/fluss-1.0-server.sh: the 1.0.0 release when Maven Central serves
+# it, else the 1.0-SNAPSHOT built from ../shared/fluss-1.0-snapshot), one tablet server. The
+# cluster tests named in the fluss10 part, the golden cluster scenarios of all three languages
+# and the pyfluss interop run against it as well as against 0.9.1. No heal-watch: the bug it
+# heals is 0.9.1's.
+fluss10_started=0
+fluss10_env=("FLUSS_RUN_DIR=$REPO/.fluss/run-1.0" FLUSS_COORDINATOR_PORT=9423 FLUSS_TABLET_PORT=9424 FLUSS_ZK_PORT=2581)
 watch_pids=()
 rm -f "$REPO"/.fluss/run*.heals
 heal_watch() {
@@ -98,11 +114,15 @@ cleanup() {
   if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$replicated_started" = 1 ]; then env "${replicated_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ -n "$failover_pid" ]; then kill "$failover_pid" 2>/dev/null || true; fi
+  if [ "$failover_started" = 1 ]; then env "${failover_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$lake_started" = 1 ]; then env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$fluss10_started" = 1 ]; then env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ -n "${fluss10_missing:-}" ]; then echo "NOTE: $fluss10_missing"; fi
 }
 trap cleanup EXIT
 need_clusters=0
-for p in rust interop py cpp alone; do part "$p" && need_clusters=1; done
+for p in rust interop fluss10 py cpp alone; do part "$p" && need_clusters=1; done
 if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   if command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; then
     step "start a real Fluss 0.9.1 cluster"
@@ -128,12 +148,36 @@ fi
 if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_REPLICATED_BOOTSTRAP_SERVERS:-}" ] && { command -v java >/dev/null 2>&1 || [ "${CI:-}" = "true" ]; }; then
   step "start a third Fluss 0.9.1 cluster: 3 tablet servers, replication factor 3"
   line=$(env "${replicated_env[@]}" FLUSS_OUT_VAR=FLUSS_REPLICATED_BOOTSTRAP_SERVERS \
-    FLUSS_EXTRA_CONF=$'zookeeper.client.session-timeout: 6s\nlog.replica.max-lag-time: 5s' scripts/fluss-cluster.sh start | tail -n 1)
+    FLUSS_EXTRA_CONF="$replicated_conf" scripts/fluss-cluster.sh start | tail -n 1)
   export "$line"
   export FLUSS_REPLICATED_CLUSTER_ENV="${replicated_env[*]}"
   replicated_started=1
   heal_watch "${replicated_env[@]}"
   echo "using $FLUSS_REPLICATED_BOOTSTRAP_SERVERS"
+fi
+
+if part rust && [ "${TEST_SERIAL:-0}" != 1 ] && [ "$replicated_started" = 1 ]; then
+  step "start a fourth Fluss 0.9.1 cluster: 3 tablet servers, for the Rust failover tests in the background"
+  line=$(env "${failover_env[@]}" FLUSS_OUT_VAR=FLUSS_FAILOVER_BOOTSTRAP_SERVERS FLUSS_EXTRA_CONF="$replicated_conf" \
+    scripts/fluss-cluster.sh start | tail -n 1)
+  export "$line"
+  failover_started=1
+  heal_watch "${failover_env[@]}"
+  echo "using $FLUSS_FAILOVER_BOOTSTRAP_SERVERS"
+fi
+
+if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ] && command -v java >/dev/null 2>&1; then
+  step "start a Fluss 1.0-line cluster (scripts/fluss-1.0-server.sh)"
+  if line=$(scripts/fluss-1.0-server.sh | tail -n 1) && [[ "$line" == FLUSS_VERSION=* ]]; then
+    export FLUSS_1_0_VERSION="${line#FLUSS_VERSION=}"
+    line=$(env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_1_0_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
+    export "$line"
+    fluss10_started=1
+    echo "using Fluss $FLUSS_1_0_VERSION at $FLUSS_1_0_BOOTSTRAP_SERVERS"
+  else
+    fluss10_missing="no Fluss 1.0-line server was available (see scripts/fluss-1.0-server.sh): the tests against Fluss 1.0 did NOT run; only 0.9.1 was tested"
+    echo "!!!!! $fluss10_missing !!!!!" >&2
+  fi
 fi
 
 # A Fluss 0.9.1 server whose ZooKeeper session expires (a stall of tens of seconds on a loaded
@@ -144,7 +188,13 @@ ensure_clusters() {
   if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh start >/dev/null; fi
   if [ "$replicated_started" = 1 ]; then
     env "${replicated_env[@]}" FLUSS_OUT_VAR=FLUSS_REPLICATED_BOOTSTRAP_SERVERS \
-      FLUSS_EXTRA_CONF=$'zookeeper.client.session-timeout: 6s\nlog.replica.max-lag-time: 5s' scripts/fluss-cluster.sh start >/dev/null
+      FLUSS_EXTRA_CONF="$replicated_conf" scripts/fluss-cluster.sh start >/dev/null
+  fi
+  if [ "$failover_started" = 1 ] && [ -z "$failover_pid" ]; then
+    env "${failover_env[@]}" FLUSS_OUT_VAR=FLUSS_FAILOVER_BOOTSTRAP_SERVERS FLUSS_EXTRA_CONF="$replicated_conf" scripts/fluss-cluster.sh start >/dev/null
+  fi
+  if [ "$fluss10_started" = 1 ]; then
+    env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_1_0_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start >/dev/null
   fi
 }
 
@@ -152,7 +202,19 @@ if part rust; then
   step "Rust workspace tests"
   # Through scripts/test-runner.sh, which asks libtest for each test's time (build-logs/rust.log,
   # read by the summary at the end).
-  CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" cargo test --workspace 2>&1 | tee "$LOGS/rust.log"
+  export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh"
+  if [ "$failover_started" = 1 ]; then
+    cargo test --workspace --no-run
+    ensure_clusters
+    echo "the Rust failover tests run in the background against $FLUSS_FAILOVER_BOOTSTRAP_SERVERS (build-logs/rust-failover.log)"
+    FLUSS_REPLICATED_BOOTSTRAP_SERVERS="$FLUSS_FAILOVER_BOOTSTRAP_SERVERS" FLUSS_REPLICATED_CLUSTER_ENV="${failover_env[*]}" \
+      cargo test -p fluss-writer --test cluster_failover >"$LOGS/rust-failover.log" 2>&1 &
+    failover_pid=$!
+    FLUSS_TEST_DEFER=cluster_failover cargo test --workspace 2>&1 | tee "$LOGS/rust.log"
+  else
+    cargo test --workspace 2>&1 | tee "$LOGS/rust.log"
+  fi
+  unset CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER
 fi
 
 if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
@@ -173,6 +235,21 @@ if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   fi
 fi
 
+if part fluss10 && [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then
+  step "the cluster tests, the golden cluster scenarios and the pyfluss interop against Fluss $FLUSS_1_0_VERSION"
+  ensure_clusters
+  # The same test binaries as the Rust step, pointed at the 1.0 server. Skipped there:
+  # late_upserts_for_a_recreated_partition_cluster, which drops a partition of a primary-key table
+  # under load: the 1.0-SNAPSHOT (545c553) tablet server exits on it (FATAL in kv-flush-thread,
+  # "memory mapped buffer ... is already closed"; docs/compatibility.md). It runs against 0.9.1.
+  FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" \
+    cargo test -p fluss-writer --test cluster_writes --test partitions --test nested_values --test nested_ddl \
+    --test schema_evolution --test char_binary -- --skip late_upserts_for_a_recreated_partition_cluster 2>&1 | tee "$LOGS/rust-fluss10.log"
+  FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" \
+    cargo test -p fluss-writer-golden --test golden -- cluster/ 2>&1 | tee -a "$LOGS/rust-fluss10.log"
+  FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" tests-interop/run_pyfluss.sh
+fi
+
 if part loom; then
   step "loom models of the dispatcher"
   # Release mode and at most 2 preemptions keep the exhaustive search within about a minute on
@@ -183,16 +260,59 @@ fi
 # The coverage-guided fuzzing is `make fuzz`; the Rust tests above replay the committed fuzz
 # inputs and their mutations (rust/core/tests/fuzz_replay.rs).
 
-if part py; then
-  step "Python suite"
+# The Python and C++ suites run side by side (TEST_SERIAL=1: one after the other): both spend
+# much of their time waiting on the clusters, on pip and on single-threaded test processes, and
+# their builds take turns on cargo's lock of the shared target directory. They share the clusters
+# (every test makes tables of its own; the failover tests of both kill a leader of the replicated
+# cluster, which scripts/fluss-cluster.sh kill-tablet does one at a time). Each line of output
+# carries its suite's tag.
+suite() {  # suite TAG COMMAND...: runs COMMAND, its output tagged; returns its status
+  local tag="$1"
+  shift
+  "$@" 2>&1 | sed -u "s/^/[$tag] /"
+  return "${PIPESTATUS[0]}"
+}
+if part py && part cpp && [ "${TEST_SERIAL:-0}" != 1 ]; then
+  step "Python and C++ suites, side by side (TEST_SERIAL=1 runs them one after the other)"
   ensure_clusters
-  tests-py/run.sh
+  t0=$SECONDS
+  suite py tests-py/run.sh & py_pid=$!
+  suite cpp tests-cpp/run.sh & cpp_pid=$!
+  py_rc=0 cpp_rc=0
+  wait "$py_pid" || py_rc=$?
+  echo "=== Python suite ended (status $py_rc) after $((SECONDS - t0)) s"
+  wait "$cpp_pid" || cpp_rc=$?
+  echo "=== C++ suite ended (status $cpp_rc) after $((SECONDS - t0)) s"
+  if [ "$py_rc" != 0 ] || [ "$cpp_rc" != 0 ]; then
+    echo "FAILED: Python suite status $py_rc, C++ suite status $cpp_rc (the lines tagged [py] / [cpp] above)" >&2
+    exit 1
+  fi
+else
+  if part py; then
+    step "Python suite"
+    ensure_clusters
+    tests-py/run.sh
+  fi
+  if part cpp; then
+    step "C++ suite"
+    ensure_clusters
+    tests-cpp/run.sh
+  fi
 fi
 
-if part cpp; then
-  step "C++ suite"
-  ensure_clusters
-  tests-cpp/run.sh
+if [ -n "$failover_pid" ]; then
+  step "the Rust failover tests (started in the background by the Rust step)"
+  failover_rc=0
+  wait "$failover_pid" || failover_rc=$?
+  failover_pid=""
+  grep -E "^test |test result|panicked|^---- " "$LOGS/rust-failover.log" || true
+  if [ "$failover_rc" != 0 ]; then
+    echo "FAILED: tests/cluster_failover.rs (status $failover_rc); its whole output:" >&2
+    cat "$LOGS/rust-failover.log" >&2
+    exit 1
+  fi
+  env "${failover_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true
+  failover_started=0
 fi
 
 if part alone && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then

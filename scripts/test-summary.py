@@ -4,7 +4,10 @@
 Reads what scripts/test-all.sh leaves in its log directory (build-logs/):
   rust.log          `cargo test --workspace` through scripts/test-runner.sh: libtest's
                     `test NAME ... ok <1.234s>` lines, under each `Running <target>` line;
-  pytest-*.xml      JUnit reports of the Python suite, one per interpreter (tests-py/run.sh);
+  rust-failover.log the same for tests/cluster_failover.rs, run in the background;
+  rust-fluss10.log  the same for the Rust cluster tests run against the Fluss 1.0-line server;
+  pytest-*.xml      JUnit reports of the Python suite, one per interpreter, and the golden
+                    scenarios against Fluss 1.0 (pytest-fluss10.xml) (tests-py/run.sh);
   ctest-*.xml       JUnit reports of the C++ suite, one per build (tests-cpp/run.sh);
   retries.log       one line per retry a test made (a table the coordinator missed, a leader
                     move that did not happen), written by the tests' helpers in each language.
@@ -72,9 +75,10 @@ def main() -> int:
     if not os.path.isdir(logs):
         return 0
     print("\n===== test summary =====")
-    rust = os.path.join(logs, "rust.log")
-    if os.path.exists(rust):
-        print_top("Rust workspace (cargo test)", rust_times(rust))
+    for log, title in (("rust.log", "Rust workspace (cargo test)"), ("rust-failover.log", "Rust failover tests (background)"),
+        ("rust-fluss10.log", "Rust cluster tests against Fluss 1.0"),):
+        if os.path.exists(os.path.join(logs, log)):
+            print_top(title, rust_times(os.path.join(logs, log)))
     for name in sorted(os.listdir(logs)):
         if name.startswith("pytest-") and name.endswith(".xml"):
             print_top(f"Python suite, {name[len('pytest-'):-4]}", junit_times(os.path.join(logs, name)))

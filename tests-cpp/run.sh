@@ -50,7 +50,10 @@ CLUSTER="${FLUSS_BOOTSTRAP_SERVERS:-}"
 SASL_CLUSTER="${FLUSS_SASL_BOOTSTRAP_SERVERS:-}"
 REPLICATED="${FLUSS_REPLICATED_BOOTSTRAP_SERVERS:-}"
 REPLICATED_ENV="${FLUSS_REPLICATED_CLUSTER_ENV:-}"
-CLUSTER_FLAGS=(-DFLUSS_BOOTSTRAP_SERVERS="$CLUSTER" -DFLUSS_SASL_BOOTSTRAP_SERVERS="$SASL_CLUSTER"
+# A Fluss 1.0-line cluster (scripts/test-all.sh starts one when it can): the golden cluster
+# scenarios run against it too, as golden-cluster-1.0/*.
+CLUSTER_1_0="${FLUSS_1_0_BOOTSTRAP_SERVERS:-}"
+CLUSTER_FLAGS=(-DFLUSS_BOOTSTRAP_SERVERS="$CLUSTER" -DFLUSS_1_0_BOOTSTRAP_SERVERS="$CLUSTER_1_0" -DFLUSS_SASL_BOOTSTRAP_SERVERS="$SASL_CLUSTER"
   -DFLUSS_REPLICATED_BOOTSTRAP_SERVERS="$REPLICATED" -DFLUSS_REPLICATED_CLUSTER_ENV="$REPLICATED_ENV"
   -DFLUSS_CLUSTER_SCRIPT="${FLUSS_CLUSTER_SCRIPT:-$REPO/scripts/fluss-cluster.sh}")
 cluster_banner() {
@@ -111,5 +114,5 @@ export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # shellcheck disable=SC2046
 (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300 $(junit asan))
-echo "== run.sh: all C++ checks passed${CLUSTER:+ (cluster tests against $CLUSTER)}${SASL_CLUSTER:+ (SASL tests against $SASL_CLUSTER)}${REPLICATED_ENV:+${REPLICATED:+ (failover test against $REPLICATED)}}"
+echo "== run.sh: all C++ checks passed${CLUSTER:+ (cluster tests against $CLUSTER)}${CLUSTER_1_0:+ (golden scenarios against Fluss 1.0 at $CLUSTER_1_0)}${SASL_CLUSTER:+ (SASL tests against $SASL_CLUSTER)}${REPLICATED_ENV:+${REPLICATED:+ (failover test against $REPLICATED)}}"
 cluster_banner

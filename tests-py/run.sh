@@ -121,6 +121,16 @@ for v in "${VERSIONS[@]}"; do
 done
 
 # ----- 4. the sdist installed by pip into a clean venv -----
+# The golden cluster scenarios against a Fluss 1.0-line cluster too, when scripts/test-all.sh
+# started one (newest CPython, the installed wheel).
+if [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then
+  echo "== pytest tests-py/golden against Fluss ${FLUSS_1_0_VERSION:-1.0} at $FLUSS_1_0_BOOTSTRAP_SERVERS (Python ${VERSIONS[0]})"
+  junit=()
+  [ -n "${FLUSS_TEST_LOGS:-}" ] && junit=(--junitxml="$FLUSS_TEST_LOGS/pytest-fluss10.xml")
+  FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" FLUSS_WRITER_EXPECT_INSTALLED="$VERSION" \
+    "$REPO/.venv-py${VERSIONS[0]}/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 "${junit[@]}" tests-py/golden -k test_golden_cluster
+fi
+
 if [ -z "${FLUSS_PY_WHEEL:-}" ]; then
   SDIST="$REPO/dist/fluss_writer-$VERSION.tar.gz"
   py="$(find_python "${VERSIONS[0]}")"
