@@ -16,6 +16,7 @@
 #                                     # the Fluss 0.9.1 bug that stops it from assigning leaders (below)
 #   scripts/fluss-cluster.sh leaders DB.TABLE       # which tablet server leads each bucket, and the replicas
 #   FLUSS_TABLETS=3 scripts/fluss-cluster.sh start  # several tablet servers (ports FLUSS_TABLET_PORT + i)
+#   FLUSS_CPUS=1 scripts/fluss-cluster.sh start      # the servers pinned to CPU 1 (taskset), e.g. for benchmarks
 #   FLUSS_LAKE=paimon scripts/fluss-cluster.sh start  # with a Paimon data lake (filesystem warehouse in the run dir)
 #   scripts/fluss-cluster.sh logs [zk|coordinator|tablet] [LINES]
 #   scripts/fluss-cluster.sh fetch    # only download/cache the jars
@@ -43,6 +44,7 @@ FLUSS_ZK_HEAP="${FLUSS_ZK_HEAP:-128m}"
 FLUSS_COORDINATOR_HEAP="${FLUSS_COORDINATOR_HEAP:-512m}"
 FLUSS_TABLET_HEAP="${FLUSS_TABLET_HEAP:-1g}"
 FLUSS_JAVA_OPTS="${FLUSS_JAVA_OPTS:-}"
+FLUSS_CPUS="${FLUSS_CPUS:-}"                  # CPU list for every JVM (taskset -c), e.g. 1 or 0-1; empty: any CPU
 FLUSS_EXTRA_CONF="${FLUSS_EXTRA_CONF:-}"      # extra server.yaml lines (newline separated) for both servers
 # FLUSS_LAKE=paimon: the cluster has a Paimon data lake (filesystem catalog, warehouse in the run
 # dir): the lake plugin jars are fetched once into $FLUSS_HOME/lake/paimon and copied into
@@ -285,8 +287,12 @@ launch() {   # launch ROLE MAINCLASS HEAP [extra java args...] -- [program args.
   local user_opts=($FLUSS_JAVA_OPTS)
   # setsid: own session, so a closing terminal (SIGHUP) or Ctrl-C in the caller's shell does not hit the JVMs.
   # Without job control the background child is no group leader, so setsid execs java in place and $! is java's pid.
+  # FLUSS_CPUS: the servers run on those CPUs only (taskset), e.g. for benchmarks that pin the
+  # client to the others; taskset execs java, so $! stays java's pid.
+  local pin=()
+  [[ -n "$FLUSS_CPUS" ]] && pin=(taskset -c "$FLUSS_CPUS")
   FLUSS_PLUGINS_DIR="$FLUSS_RUN_DIR/plugins" \
-  setsid "$JAVA" "-Dfluss.cluster.role=$role" "-Dfluss.cluster.run=$FLUSS_RUN_DIR" \
+  setsid "${pin[@]}" "$JAVA" "-Dfluss.cluster.role=$role" "-Dfluss.cluster.run=$FLUSS_RUN_DIR" \
     "-Xms${heap}" "-Xmx${heap}" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
     "-Djava.io.tmpdir=$FLUSS_RUN_DIR/tmp" \
     "-Dlog4j.configurationFile=file:$FLUSS_RUN_DIR/conf/log4j2.properties" \
@@ -710,7 +716,7 @@ do_logs() {
 }
 
 usage() {
-  sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"; shift || true
