@@ -39,7 +39,8 @@ macro_rules! internal_mod {
 pub struct ReadmeDoctests;
 
 /// The Rust user guide's code blocks (docs/guide-rust.md), each compiled and run by
-/// `cargo test --doc` as written (the two that need a real cluster are `no_run`: compiled only).
+/// `cargo test --doc` as written (the cluster one against FLUSS_BOOTSTRAP_SERVERS when it is set;
+/// the SASL one is `no_run`: compiled only).
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/guide-rust.md")]
 pub struct GuideRustDoctests;
