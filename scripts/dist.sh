@@ -23,7 +23,8 @@
 #   libfluss_writer_cxx.a is at most DIST_MAX_STATIC_MB, `nm -D` of libfluss_writer.so shows only
 #   the C++ API (scripts/check-exports.sh), no library or header has a test or benchmark hook
 #   (scripts/check-no-test-hooks.sh), the header's and pkg-config's versions are Cargo.toml's,
-#   and cpp/examples builds with CMake and with pkg-config against each package and runs.
+#   and cpp/examples builds with CMake and with pkg-config against each package and runs (every
+#   example, with ctest).
 #
 # Environment: CARGO_TARGET_DIR (target), DIST_DIR (dist), DIST_BUILD (build-dist), JOBS (2),
 # DIST_MAX_WHEEL_MB (10), DIST_MAX_MODULE_MB (30), DIST_MAX_STATIC_MB (60).
@@ -196,6 +197,12 @@ cpp_dist() {
       -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="-Werror" >/dev/null
     cmake --build "$BUILD/example-cmake-$kind" -j "$JOBS" >/dev/null
     run_example "$BUILD/example-cmake-$kind/append_with_callbacks" "$kind"
+    # Every example against this installed package (ctest of cpp/examples; sasl_connect only when
+    # FLUSS_SASL_BOOTSTRAP_SERVERS is set, as the SASL test cluster's admin unless given).
+    say "C++ ($kind): every cpp/examples program against the installed package (ctest)"
+    (cd "$BUILD/example-cmake-$kind" && FLUSS_SASL_USERNAME="${FLUSS_SASL_USERNAME:-admin}" \
+      FLUSS_SASL_PASSWORD="${FLUSS_SASL_PASSWORD:-admin-secret}" ctest --output-on-failure -j "$JOBS" --timeout 120) \
+      || fail "the cpp/examples programs against the $kind package (ctest in $BUILD/example-cmake-$kind)"
 
     say "C++ ($kind): cpp/examples with pkg-config"
     local pc=(env PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config)

@@ -90,6 +90,7 @@ for d in ("docs", "examples"):
     todo += sorted((repo / d).rglob("*.md")) if (repo / d).is_dir() else []
 seen = set()
 link = re.compile(r"\]\(\s*<?([^)\s>#]+)")
+fence_mode = re.compile(r"^([ \t]*(?:`{3,}|~{3,})[A-Za-z0-9_+-]+)[ ,][^`\n]*$", re.M)
 while todo:
     p = todo.pop().resolve()
     if p in seen or not p.is_file():
@@ -98,6 +99,11 @@ while todo:
     rel = p.relative_to(repo)
     (out / rel).parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(p, out / rel)
+    if p.suffix == ".md":
+        # The fences' run modes (```python cluster, ```cpp sasl, ```rust no_run: the test harnesses
+        # read them) are not languages: MkDocs would render such a block as paragraphs.
+        text = p.read_text(encoding="utf-8")
+        (out / rel).write_text(fence_mode.sub(r"\1", text), encoding="utf-8")
     if p.suffix == ".md":
         for target in link.findall(p.read_text(encoding="utf-8")):
             if not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):

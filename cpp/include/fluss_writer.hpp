@@ -62,7 +62,7 @@
 
 extern "C" {
 struct ArrowSchema {
-  // Array type description
+  /// Array type description
   const char* format;
   const char* name;
   const char* metadata;
@@ -71,14 +71,14 @@ struct ArrowSchema {
   struct ArrowSchema** children;
   struct ArrowSchema* dictionary;
 
-  // Release callback
+  /// Release callback
   void (*release)(struct ArrowSchema*);
-  // Opaque producer-specific data
+  /// Opaque producer-specific data
   void* private_data;
 };
 
 struct ArrowArray {
-  // Array data description
+  /// Array data description
   int64_t length;
   int64_t null_count;
   int64_t offset;
@@ -88,9 +88,9 @@ struct ArrowArray {
   struct ArrowArray** children;
   struct ArrowArray* dictionary;
 
-  // Release callback
+  /// Release callback
   void (*release)(struct ArrowArray*);
-  // Opaque producer-specific data
+  /// Opaque producer-specific data
   void* private_data;
 };
 }  // extern "C"
@@ -102,15 +102,15 @@ struct ArrowArray {
 
 extern "C" {
 struct ArrowArrayStream {
-  // Callbacks providing stream functionality
+  /// Callbacks providing stream functionality
   int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
   int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
   const char* (*get_last_error)(struct ArrowArrayStream*);
 
-  // Release callback
+  /// Release callback
   void (*release)(struct ArrowArrayStream*);
 
-  // Opaque producer-specific data
+  /// Opaque producer-specific data
   void* private_data;
 };
 }  // extern "C"
@@ -119,8 +119,8 @@ struct ArrowArrayStream {
 
 namespace fluss_writer {
 
-// The version of the library linked at run time ("0.1.0"; FLUSS_WRITER_VERSION_STRING is the
-// version of the headers the caller was compiled with).
+/// The version of the library linked at run time ("0.1.0"; FLUSS_WRITER_VERSION_STRING is the
+/// version of the headers the caller was compiled with).
 const char* Version() noexcept;
 
 // Opaque handles owned by the Rust library.
@@ -141,31 +141,31 @@ struct Access;
 
 // ===== errors =====
 
-// Errors raised inside the SDK (the Rust core's ClientCode; a drift test keeps the two lists
-// equal). Fluss server codes (-1 and 0..999) pass through unchanged with their Fluss meaning.
+/// Errors raised inside the SDK (the Rust core's ClientCode; a drift test keeps the two lists
+/// equal). Fluss server codes (-1 and 0..999) pass through unchanged with their Fluss meaning.
 enum class ClientCode : int32_t {
-  InvalidRow = -1001,          // row/batch does not match the schema
-  RecordTooLarge = -1002,      // one record larger than client.writer.batch-size
-  CapacityExhausted = -1003,   // max_pending_callbacks slots taken for the whole wait budget (retriable)
-  BufferExhausted = -1004,     // buffer memory exhausted for the whole wait budget (retriable)
-  WriterClosed = -1005,        // the writer was closed
-  ConnectionClosed = -1006,    // the connection was closed (retriable)
-  CalledFromCallback = -1007,  // Flush/Close/Wait called inside a callback
-  DeliveryTimeout = -1008,     // not completed within client.writer.delivery-timeout (retriable)
-  InvalidConfig = -1009,       // unknown configuration key or bad value
-  Timeout = -1010,             // a blocking call reached its own timeout (retriable)
-  InvalidTable = -1011,        // bad descriptor, schema or table name
-  Unsupported = -1012,         // not supported for this table or writer
-  Protocol = -1013,            // the peer broke the Fluss protocol
-  Io = -1014,                  // local I/O failure (retriable)
-  ForkedProcess = -1015,       // connection used in a child after fork()
-  Internal = -1016,            // an SDK invariant broke
-  CallbackFailed = -1017,      // a callback threw (reported to the error handler only)
-  SequenceReset = -1018,       // idempotent sequence reset; this in-flight batch was not retried
-  Interrupted = -1019,         // a blocking call was interrupted (Python: a signal handler raised)
+  InvalidRow = -1001,          ///< row/batch does not match the schema
+  RecordTooLarge = -1002,      ///< one record larger than client.writer.batch-size
+  CapacityExhausted = -1003,   ///< max_pending_callbacks slots taken for the whole wait budget (retriable)
+  BufferExhausted = -1004,     ///< buffer memory exhausted for the whole wait budget (retriable)
+  WriterClosed = -1005,        ///< the writer was closed
+  ConnectionClosed = -1006,    ///< the connection was closed (retriable)
+  CalledFromCallback = -1007,  ///< Flush/Close/Wait called inside a callback
+  DeliveryTimeout = -1008,     ///< not completed within client.writer.delivery-timeout (retriable)
+  InvalidConfig = -1009,       ///< unknown configuration key or bad value
+  Timeout = -1010,             ///< a blocking call reached its own timeout (retriable)
+  InvalidTable = -1011,        ///< bad descriptor, schema or table name
+  Unsupported = -1012,         ///< not supported for this table or writer
+  Protocol = -1013,            ///< the peer broke the Fluss protocol
+  Io = -1014,                  ///< local I/O failure (retriable)
+  ForkedProcess = -1015,       ///< connection used in a child after fork()
+  Internal = -1016,            ///< an SDK invariant broke
+  CallbackFailed = -1017,      ///< a callback threw (reported to the error handler only)
+  SequenceReset = -1018,       ///< idempotent sequence reset; this in-flight batch was not retried
+  Interrupted = -1019,         ///< a blocking call was interrupted (Python: a signal handler raised)
 };
 
-// Every client code, in numeric order.
+/// Every client code, in numeric order.
 inline constexpr ClientCode kAllClientCodes[] = {
     ClientCode::InvalidRow,         ClientCode::RecordTooLarge, ClientCode::CapacityExhausted,
     ClientCode::BufferExhausted,    ClientCode::WriterClosed,   ClientCode::ConnectionClosed,
@@ -178,218 +178,218 @@ inline constexpr ClientCode kAllClientCodes[] = {
 
 // ----- BEGIN GENERATED ERROR CODES (from the core's table, rust/core/src/error.rs; do not edit: run
 // FLUSS_WRITER_BLESS=1 cargo test -p fluss-writer --test error_code_table) -----
-// Every Fluss server code (Fluss 0.9 and 1.0, passed through unchanged) and every client code,
-// as the numbers Result::error_code carries: `r.error_code == ErrorCode::kNotLeaderOrFollower`.
-// A code a newer server sends that this list lacks is still reported, named SERVER_ERROR, its
-// number in the message, not retriable. docs/error-codes.md explains every code.
+/// Every Fluss server code (Fluss 0.9 and 1.0, passed through unchanged) and every client code,
+/// as the numbers Result::error_code carries: `r.error_code == ErrorCode::kNotLeaderOrFollower`.
+/// A code a newer server sends that this list lacks is still reported, named SERVER_ERROR, its
+/// number in the message, not retriable. docs/error-codes.md explains every code.
 struct ErrorCode {
   ErrorCode() = delete;
-  // An unexpected error on the server.
+  /// An unexpected error on the server.
   static constexpr int32_t kUnknownServerError = -1;
-  // No error.
+  /// No error.
   static constexpr int32_t kNone = 0;
-  // The connection failed or a request timed out (also the client's mapping of lost connections).
+  /// The connection failed or a request timed out (also the client's mapping of lost connections).
   static constexpr int32_t kNetworkException = 1;
-  // The server does not support this version of the request.
+  /// The server does not support this version of the request.
   static constexpr int32_t kUnsupportedVersion = 2;
-  // A message failed its size or format checks.
+  /// A message failed its size or format checks.
   static constexpr int32_t kCorruptMessage = 3;
-  // The database does not exist.
+  /// The database does not exist.
   static constexpr int32_t kDatabaseNotExist = 4;
-  // The database still has tables (drop without cascade).
+  /// The database still has tables (drop without cascade).
   static constexpr int32_t kDatabaseNotEmpty = 5;
-  // A database of that name exists.
+  /// A database of that name exists.
   static constexpr int32_t kDatabaseAlreadyExist = 6;
-  // The table does not exist.
+  /// The table does not exist.
   static constexpr int32_t kTableNotExist = 7;
-  // A table of that name exists.
+  /// A table of that name exists.
   static constexpr int32_t kTableAlreadyExist = 8;
-  // The schema id is unknown to the server.
+  /// The schema id is unknown to the server.
   static constexpr int32_t kSchemaNotExist = 9;
-  // The server's log storage failed.
+  /// The server's log storage failed.
   static constexpr int32_t kLogStorageException = 10;
-  // The server's key-value storage failed.
+  /// The server's key-value storage failed.
   static constexpr int32_t kKvStorageException = 11;
-  // The server is not the bucket's leader: metadata is stale.
+  /// The server is not the bucket's leader: metadata is stale.
   static constexpr int32_t kNotLeaderOrFollower = 12;
-  // A record or batch exceeds the server's limit.
+  /// A record or batch exceeds the server's limit.
   static constexpr int32_t kRecordTooLargeException = 13;
-  // A record failed its CRC or format checks on the server.
+  /// A record failed its CRC or format checks on the server.
   static constexpr int32_t kCorruptRecordException = 14;
-  // The table definition is invalid.
+  /// The table definition is invalid.
   static constexpr int32_t kInvalidTableException = 15;
-  // The database name is invalid.
+  /// The database name is invalid.
   static constexpr int32_t kInvalidDatabaseException = 16;
-  // The replication factor exceeds the number of tablet servers.
+  /// The replication factor exceeds the number of tablet servers.
   static constexpr int32_t kInvalidReplicationFactor = 17;
-  // The produce request's acks value is not -1, 0 or 1.
+  /// The produce request's acks value is not -1, 0 or 1.
   static constexpr int32_t kInvalidRequiredAcks = 18;
-  // A fetch offset outside the log.
+  /// A fetch offset outside the log.
   static constexpr int32_t kLogOffsetOutOfRangeException = 19;
-  // A key operation on a table without a primary key.
+  /// A key operation on a table without a primary key.
   static constexpr int32_t kNonPrimaryKeyTableException = 20;
-  // The server does not host this table or bucket: metadata is stale.
+  /// The server does not host this table or bucket: metadata is stale.
   static constexpr int32_t kUnknownTableOrBucketException = 21;
-  // An update carries an invalid version.
+  /// An update carries an invalid version.
   static constexpr int32_t kInvalidUpdateVersionException = 22;
-  // The request came from an invalid coordinator (epoch).
+  /// The request came from an invalid coordinator (epoch).
   static constexpr int32_t kInvalidCoordinatorException = 23;
-  // A stale leader epoch.
+  /// A stale leader epoch.
   static constexpr int32_t kFencedLeaderEpochException = 24;
-  // The server timed out waiting (for example for replicas).
+  /// The server timed out waiting (for example for replicas).
   static constexpr int32_t kRequestTimeOut = 25;
-  // A storage failure on the server.
+  /// A storage failure on the server.
   static constexpr int32_t kStorageException = 26;
-  // The server did not attempt the operation.
+  /// The server did not attempt the operation.
   static constexpr int32_t kOperationNotAttemptedException = 27;
-  // Appended on the leader, but too few in-sync replicas acknowledged.
+  /// Appended on the leader, but too few in-sync replicas acknowledged.
   static constexpr int32_t kNotEnoughReplicasAfterAppendException = 28;
-  // Too few in-sync replicas to accept the write.
+  /// Too few in-sync replicas to accept the write.
   static constexpr int32_t kNotEnoughReplicasException = 29;
-  // The server could not issue a file-access security token.
+  /// The server could not issue a file-access security token.
   static constexpr int32_t kSecurityTokenException = 30;
-  // An idempotent batch arrived with an unexpected sequence number (the writer's idempotence rules decide).
+  /// An idempotent batch arrived with an unexpected sequence number (the writer's idempotence rules decide).
   static constexpr int32_t kOutOfOrderSequenceException = 31;
-  // An idempotent batch was already written (the writer counts it as success).
+  /// An idempotent batch was already written (the writer counts it as success).
   static constexpr int32_t kDuplicateSequenceException = 32;
-  // The server does not know the idempotent writer id (the writer's idempotence rules decide).
+  /// The server does not know the idempotent writer id (the writer's idempotence rules decide).
   static constexpr int32_t kUnknownWriterIdException = 33;
-  // A fetch asked for an invalid column projection.
+  /// A fetch asked for an invalid column projection.
   static constexpr int32_t kInvalidColumnProjection = 34;
-  // A partial update names columns that cannot be updated.
+  /// A partial update names columns that cannot be updated.
   static constexpr int32_t kInvalidTargetColumn = 35;
-  // The partition does not exist (never created, or dropped).
+  /// The partition does not exist (never created, or dropped).
   static constexpr int32_t kPartitionNotExists = 36;
-  // A partition operation on a table without partition keys.
+  /// A partition operation on a table without partition keys.
   static constexpr int32_t kTableNotPartitionedException = 37;
-  // An invalid timestamp (for example a list-offsets time in the future).
+  /// An invalid timestamp (for example a list-offsets time in the future).
   static constexpr int32_t kInvalidTimestampException = 38;
-  // A configuration value or table property is invalid.
+  /// A configuration value or table property is invalid.
   static constexpr int32_t kInvalidConfigException = 39;
-  // A lake operation on a cluster without lake storage.
+  /// A lake operation on a cluster without lake storage.
   static constexpr int32_t kLakeStorageNotConfiguredException = 40;
-  // The key-value snapshot does not exist.
+  /// The key-value snapshot does not exist.
   static constexpr int32_t kKvSnapshotNotExist = 41;
-  // The partition exists already.
+  /// The partition exists already.
   static constexpr int32_t kPartitionAlreadyExists = 42;
-  // A partition spec that does not fit the table's partition keys, or an invalid value.
+  /// A partition spec that does not fit the table's partition keys, or an invalid value.
   static constexpr int32_t kPartitionSpecInvalidException = 43;
-  // The bucket has no leader right now.
+  /// The bucket has no leader right now.
   static constexpr int32_t kLeaderNotAvailableException = 44;
-  // The cluster's or the table's limit of partitions is reached.
+  /// The cluster's or the table's limit of partitions is reached.
   static constexpr int32_t kPartitionMaxNumException = 45;
-  // Authentication failed (wrong credentials, mechanism not enabled).
+  /// Authentication failed (wrong credentials, mechanism not enabled).
   static constexpr int32_t kAuthenticateException = 46;
-  // A security operation (ACLs) on a cluster without an authorizer.
+  /// A security operation (ACLs) on a cluster without an authorizer.
   static constexpr int32_t kSecurityDisabledException = 47;
-  // The principal lacks the permission for the operation.
+  /// The principal lacks the permission for the operation.
   static constexpr int32_t kAuthorizationException = 48;
-  // The cluster's limit of buckets is reached.
+  /// The cluster's limit of buckets is reached.
   static constexpr int32_t kBucketMaxNumException = 49;
-  // A stale lake-tiering epoch.
+  /// A stale lake-tiering epoch.
   static constexpr int32_t kFencedTieringEpochException = 50;
-  // Authentication could not complete for now; only the connection's authentication handshake retries it.
+  /// Authentication could not complete for now; only the connection's authentication handshake retries it.
   static constexpr int32_t kRetriableAuthenticateException = 51;
-  // The servers' rack information is invalid.
+  /// The servers' rack information is invalid.
   static constexpr int32_t kInvalidServerRackInfoException = 52;
-  // The lake snapshot does not exist.
+  /// The lake snapshot does not exist.
   static constexpr int32_t kLakeSnapshotNotExist = 53;
-  // The lake table exists already.
+  /// The lake table exists already.
   static constexpr int32_t kLakeTableAlreadyExist = 54;
-  // A new in-sync replica set contains an ineligible replica.
+  /// A new in-sync replica set contains an ineligible replica.
   static constexpr int32_t kIneligibleReplicaException = 55;
-  // An AlterTable the server refuses (a column that exists, properties and schema at once).
+  /// An AlterTable the server refuses (a column that exists, properties and schema at once).
   static constexpr int32_t kInvalidAlterTableException = 56;
-  // Deletes on a table whose deletion is disabled.
+  /// Deletes on a table whose deletion is disabled.
   static constexpr int32_t kDeletionDisabledException = 57;
-  // The named server does not exist.
+  /// The named server does not exist.
   static constexpr int32_t kServerNotExistException = 58;
-  // The server tag exists already (Fluss spells it SEVER).
+  /// The server tag exists already (Fluss spells it SEVER).
   static constexpr int32_t kSeverTagAlreadyExistException = 59;
-  // The server tag does not exist (Fluss spells it SEVER).
+  /// The server tag does not exist (Fluss spells it SEVER).
   static constexpr int32_t kSeverTagNotExistException = 60;
-  // A rebalance task failed.
+  /// A rebalance task failed.
   static constexpr int32_t kRebalanceFailureException = 61;
-  // No rebalance task is in progress.
+  /// No rebalance task is in progress.
   static constexpr int32_t kNoRebalanceInProgressException = 62;
-  // An operation with an invalid producer id.
+  /// An operation with an invalid producer id.
   static constexpr int32_t kInvalidProducerIdException = 63;
-  // A configuration error on the server.
+  /// A configuration error on the server.
   static constexpr int32_t kConfigException = 64;
-  // The coordinator is not the leader (coordinator high availability); the leader must be asked.
+  /// The coordinator is not the leader (coordinator high availability); the leader must be asked.
   static constexpr int32_t kNotCoordinatorLeaderException = 65;
-  // A key-value scanner session expired.
+  /// A key-value scanner session expired.
   static constexpr int32_t kScannerExpired = 66;
-  // The server does not know the scanner id.
+  /// The server does not know the scanner id.
   static constexpr int32_t kUnknownScannerId = 67;
-  // The scan request is invalid.
+  /// The scan request is invalid.
   static constexpr int32_t kInvalidScanRequest = 68;
-  // The bucket's or server's limit of scanner sessions is reached.
+  /// The bucket's or server's limit of scanner sessions is reached.
   static constexpr int32_t kTooManyScanners = 69;
-  // The tablet server refuses writes while its data disk is fuller than its write limit.
+  /// The tablet server refuses writes while its data disk is fuller than its write limit.
   static constexpr int32_t kDiskWriteLocked = 70;
-  // The cluster lacks capacity for more primary-key bucket leaders.
+  /// The cluster lacks capacity for more primary-key bucket leaders.
   static constexpr int32_t kInsufficientKvLeaderReplicaCapacity = 71;
-  // The key-value storage engine is under write pressure (only sent to PutKv v2 and later).
+  /// The key-value storage engine is under write pressure (only sent to PutKv v2 and later).
   static constexpr int32_t kStorageBackpressureException = 72;
-  // Too many writes to historical partitions are in flight.
+  /// Too many writes to historical partitions are in flight.
   static constexpr int32_t kHistoricalPartitionThrottled = 73;
-  // The request's bucket routing is missing or stale (per-partition bucket counts).
+  /// The request's bucket routing is missing or stale (per-partition bucket counts).
   static constexpr int32_t kInvalidBucketRouting = 74;
-  // A row or Arrow batch does not match the table schema: wrong type, wrong field count, unknown column, null
-  // in a non-null column, value out of range.
+  /// A row or Arrow batch does not match the table schema: wrong type, wrong field count, unknown column,
+  /// null in a non-null column, value out of range.
   static constexpr int32_t kInvalidRow = -1001;
-  // A single record is larger than `client.writer.batch-size` (or the buffer).
+  /// A single record is larger than `client.writer.batch-size` (or the buffer).
   static constexpr int32_t kRecordTooLarge = -1002;
-  // `max_pending_callbacks` slots stayed taken for the whole wait budget: back-pressure, not a fault.
+  /// `max_pending_callbacks` slots stayed taken for the whole wait budget: back-pressure, not a fault.
   static constexpr int32_t kCapacityExhausted = -1003;
-  // `client.writer.buffer.memory-size` stayed exhausted for the whole wait budget.
+  /// `client.writer.buffer.memory-size` stayed exhausted for the whole wait budget.
   static constexpr int32_t kBufferExhausted = -1004;
-  // The writer was closed (or dropped) before the operation was accepted or completed.
+  /// The writer was closed (or dropped) before the operation was accepted or completed.
   static constexpr int32_t kWriterClosed = -1005;
-  // The connection was closed before the operation completed.
+  /// The connection was closed before the operation completed.
   static constexpr int32_t kConnectionClosed = -1006;
-  // `flush`, `close` or `wait` was called from inside a completion callback, where it would deadlock: a
-  // programming error.
+  /// `flush`, `close` or `wait` was called from inside a completion callback, where it would deadlock: a
+  /// programming error.
   static constexpr int32_t kCalledFromCallback = -1007;
-  // The operation did not complete within `client.writer.delivery-timeout`.
+  /// The operation did not complete within `client.writer.delivery-timeout`.
   static constexpr int32_t kDeliveryTimeout = -1008;
-  // A configuration key is unknown or its value cannot be parsed.
+  /// A configuration key is unknown or its value cannot be parsed.
   static constexpr int32_t kInvalidConfig = -1009;
-  // A blocking call (`flush`, `wait`, `close`) reached its own timeout; the operation may still complete
-  // later.
+  /// A blocking call (`flush`, `wait`, `close`) reached its own timeout; the operation may still complete
+  /// later.
   static constexpr int32_t kTimeout = -1010;
-  // A table descriptor or schema is invalid (unsupported type, bad key columns).
+  /// A table descriptor or schema is invalid (unsupported type, bad key columns).
   static constexpr int32_t kInvalidTable = -1011;
-  // A call that this table type does not support (upsert on a log table, append on a primary-key table).
+  /// A call that this table type does not support (upsert on a log table, append on a primary-key table).
   static constexpr int32_t kUnsupported = -1012;
-  // The peer sent bytes that do not follow the Fluss protocol.
+  /// The peer sent bytes that do not follow the Fluss protocol.
   static constexpr int32_t kProtocol = -1013;
-  // A local I/O failure (embedded engine files, sockets).
+  /// A local I/O failure (embedded engine files, sockets).
   static constexpr int32_t kIo = -1014;
-  // The connection was created in a parent process before `fork()`; it cannot be used in the child.
+  /// The connection was created in a parent process before `fork()`; it cannot be used in the child.
   static constexpr int32_t kForkedProcess = -1015;
-  // An invariant broke inside the SDK. Please report it.
+  /// An invariant broke inside the SDK. Please report it.
   static constexpr int32_t kInternal = -1016;
-  // A completion callback raised or panicked (reported to the error handler, never to the operation itself).
+  /// A completion callback raised or panicked (reported to the error handler, never to the operation itself).
   static constexpr int32_t kCallbackFailed = -1017;
-  // An idempotent writer's sequence state was reset after an earlier batch of the bucket failed for good;
-  // this in-flight batch may or may not have been written, so it is not retried.
+  /// An idempotent writer's sequence state was reset after an earlier batch of the bucket failed for good;
+  /// this in-flight batch may or may not have been written, so it is not retried.
   static constexpr int32_t kSequenceReset = -1018;
-  // A blocking call was interrupted by the binding's interrupt check (Python: a signal handler raised);
-  // nothing was accepted by an interrupted admission.
+  /// A blocking call was interrupted by the binding's interrupt check (Python: a signal handler raised);
+  /// nothing was accepted by an interrupted admission.
   static constexpr int32_t kWaitInterrupted = -1019;
 };
 
-// One row of the table: the code, its stable name (Result::CodeName) and whether retrying the
-// same operation can succeed (Result::IsRetriable).
+/// One row of the table: the code, its stable name (Result::CodeName) and whether retrying the
+/// same operation can succeed (Result::IsRetriable).
 struct ErrorCodeInfo {
   int32_t code;
   const char* name;
   bool retriable;
 };
 
-// Every code in the table: server codes in numeric order, then client codes from -1001 down.
+/// Every code in the table: server codes in numeric order, then client codes from -1001 down.
 inline constexpr ErrorCodeInfo kErrorCodes[] = {
     {-1, "UNKNOWN_SERVER_ERROR", false},
     {0, "NONE", false},
@@ -489,8 +489,8 @@ inline constexpr ErrorCodeInfo kErrorCodes[] = {
 };
 // ----- END GENERATED ERROR CODES -----
 
-// The outcome of a call or of an operation: code 0 is success. [[nodiscard]]: every function
-// returning a Result warns when the caller drops it.
+/// The outcome of a call or of an operation: code 0 is success. [[nodiscard]]: every function
+/// returning a Result warns when the caller drops it.
 struct [[nodiscard]] Result {
   int32_t error_code = 0;
   std::string error_message;
@@ -499,9 +499,9 @@ struct [[nodiscard]] Result {
   bool Ok() const noexcept { return error_code == 0; }
   bool IsRetriable() const noexcept { return retriable; }
   bool Is(ClientCode c) const noexcept { return error_code == static_cast<int32_t>(c); }
-  // Stable upper-snake name of the code ("WRITER_CLOSED", "NOT_LEADER_OR_FOLLOWER", "OK").
+  /// Stable upper-snake name of the code ("WRITER_CLOSED", "NOT_LEADER_OR_FOLLOWER", "OK").
   std::string CodeName() const;
-  // "NAME (code): message", or "OK".
+  /// "NAME (code): message", or "OK".
   std::string ToString() const;
 };
 
@@ -549,20 +549,20 @@ enum class TypeId : int32_t {
   Decimal = 9,
   Date = 10,
   Time = 11,
-  Timestamp = 12,     // without time zone
-  TimestampLtz = 13,  // with local time zone (an instant)
-  Char = 14,          // CHAR(length): strings of at most `length` code points (SetString), not padded
-  Binary = 15,        // BINARY(length): exactly `length` bytes (SetBytes)
-  Array = 16,         // ARRAY<element>: children {element} (SetArray)
-  Map = 17,           // MAP<key, value>: children {key, value} (SetMap)
-  Row = 18,           // ROW<field, ...>: one child per field (SetRow)
+  Timestamp = 12,     ///< without time zone
+  TimestampLtz = 13,  ///< with local time zone (an instant)
+  Char = 14,          ///< CHAR(length): strings of at most `length` code points (SetString), not padded
+  Binary = 15,        ///< BINARY(length): exactly `length` bytes (SetBytes)
+  Array = 16,         ///< ARRAY<element>: children {element} (SetArray)
+  Map = 17,           ///< MAP<key, value>: children {key, value} (SetMap)
+  Row = 18,           ///< ROW<field, ...>: one child per field (SetRow)
 };
 
 struct Column;
 
-// A type: `{TypeId::Int, 0, 0}` and the factories below. `children` (empty for scalars) are the
-// parts of an ARRAY, MAP or ROW type (see "data model" above). Compare with == (every member,
-// children included).
+/// A type: `{TypeId::Int, 0, 0}` and the factories below. `children` (empty for scalars) are the
+/// parts of an ARRAY, MAP or ROW type (see "data model" above). Compare with == (every member,
+/// children included).
 struct DataType {
   TypeId id = TypeId::Int;
   int32_t precision = 0;
@@ -583,27 +583,27 @@ struct DataType {
   static DataType Time(int32_t precision = 0);
   static DataType Timestamp(int32_t precision = 6);
   static DataType TimestampLtz(int32_t precision = 6);
-  // The length travels in `precision`.
+  /// The length travels in `precision`.
   static DataType Char(int32_t length);
   static DataType Binary(int32_t length);
-  // ARRAY<element>, elements nullable or NOT NULL.
+  /// ARRAY<element>, elements nullable or NOT NULL.
   static DataType Array(DataType element, bool element_nullable = true);
   template <class T>
-  static DataType Array(DataType, T*) = delete;  // a pointer is no nullability (see Admin)
-  // MAP<key, value> (the key NOT NULL), values nullable or NOT NULL.
+  static DataType Array(DataType, T*) = delete;  ///< a pointer is no nullability (see Admin)
+  /// MAP<key, value> (the key NOT NULL), values nullable or NOT NULL.
   static DataType Map(DataType key, DataType value, bool value_nullable = true);
   template <class T>
   static DataType Map(DataType, DataType, T*) = delete;
-  // ROW<name type [NOT NULL], ...>: the fields in order.
+  /// ROW<name type [NOT NULL], ...>: the fields in order.
   static DataType Row(std::vector<Column> fields);
 
   bool operator==(const DataType& o) const;
   bool operator!=(const DataType& o) const { return !(*this == o); }
 };
 
-// A column of a schema, or a part of a nested type (DataType::children). `comment` (empty: none)
-// is stored with the table and comes back from Admin::GetTableInfo; parts of nested types have
-// none (the library ignores it there).
+/// A column of a schema, or a part of a nested type (DataType::children). `comment` (empty: none)
+/// is stored with the table and comes back from Admin::GetTableInfo; parts of nested types have
+/// none (the library ignores it there).
 struct Column {
   std::string name;
   DataType type;
@@ -659,34 +659,34 @@ inline bool DataType::operator==(const DataType& o) const {
 
 class SchemaBuilder;
 
-// Columns plus an optional primary key (a primary key makes a primary-key table).
+/// Columns plus an optional primary key (a primary key makes a primary-key table).
 struct Schema {
   std::vector<Column> columns;
   std::vector<std::string> primary_keys;
 
   static SchemaBuilder NewBuilder();
 
-  // The columns of an Arrow C Data Interface schema of a record batch (a struct, one child per
-  // column) into `out` (no primary key), by the same rule as Python's Schema(pyarrow schema):
-  // List, LargeList and FixedSizeList are ARRAY, Map is MAP (keys NOT NULL), Struct is ROW (its
-  // field names), to any depth, each level NOT NULL where its field lacks ARROW_FLAG_NULLABLE;
-  // FixedSizeBinary(n) is BINARY(n); a time zone makes TIMESTAMP_LTZ; a dictionary is its
-  // values. An Arrow type with no Fluss type is ClientCode::InvalidTable naming the column.
-  // `schema` is only read: the caller still owns and releases it.
+  /// The columns of an Arrow C Data Interface schema of a record batch (a struct, one child per
+  /// column) into `out` (no primary key), by the same rule as Python's Schema(pyarrow schema):
+  /// List, LargeList and FixedSizeList are ARRAY, Map is MAP (keys NOT NULL), Struct is ROW (its
+  /// field names), to any depth, each level NOT NULL where its field lacks ARROW_FLAG_NULLABLE;
+  /// FixedSizeBinary(n) is BINARY(n); a time zone makes TIMESTAMP_LTZ; a dictionary is its
+  /// values. An Arrow type with no Fluss type is ClientCode::InvalidTable naming the column.
+  /// `schema` is only read: the caller still owns and releases it.
   static Result FromArrow(const ArrowSchema& schema, Schema& out);
-  // This schema as an Arrow C Data Interface schema, as Fluss's Arrow log format stores the
-  // types (what WriteArrowBatch converts batches to: CHAR is utf8, TIMESTAMP_LTZ a timestamp
-  // without a zone, ARRAY a list of "element", MAP a map of "entries" with "key" and "value").
-  // `*out` is overwritten (not released first); the caller releases it. FromArrow(ToArrow(s)) gives s's columns back, except that
-  // CHAR(n) comes back as STRING, TIMESTAMP_LTZ as TIMESTAMP and TIME/TIMESTAMP precisions as
-  // 0, 3, 6 or 9 (what Arrow keeps).
+  /// This schema as an Arrow C Data Interface schema, as Fluss's Arrow log format stores the
+  /// types (what WriteArrowBatch converts batches to: CHAR is utf8, TIMESTAMP_LTZ a timestamp
+  /// without a zone, ARRAY a list of "element", MAP a map of "entries" with "key" and "value").
+  /// `*out` is overwritten (not released first); the caller releases it. FromArrow(ToArrow(s)) gives s's columns back, except that
+  /// CHAR(n) comes back as STRING, TIMESTAMP_LTZ as TIMESTAMP and TIME/TIMESTAMP precisions as
+  /// 0, 3, 6 or 9 (what Arrow keeps).
   Result ToArrow(ArrowSchema* out) const;
 };
 
 class SchemaBuilder {
  public:
-  // A column: its name, its type, whether it may be NULL (primary-key columns never are) and a
-  // comment (empty: none).
+  /// A column: its name, its type, whether it may be NULL (primary-key columns never are) and a
+  /// comment (empty: none).
   SchemaBuilder& AddColumn(std::string name, DataType type, bool nullable = true) {
     return AddColumn(Column{std::move(name), std::move(type), nullable});
   }
@@ -697,8 +697,8 @@ class SchemaBuilder {
     schema_.columns.push_back(std::move(column));
     return *this;
   }
-  // Not a nullability: AddColumn(name, type, "a comment") would otherwise compile, the string
-  // converted to `nullable = true` and the comment lost. Write AddColumn(name, type, true, "a comment").
+  /// Not a nullability: AddColumn(name, type, "a comment") would otherwise compile, the string
+  /// converted to `nullable = true` and the comment lost. Write AddColumn(name, type, true, "a comment").
   template <class T>
   SchemaBuilder& AddColumn(std::string, DataType, T*) = delete;
   template <class T, class C>
@@ -717,11 +717,11 @@ inline SchemaBuilder Schema::NewBuilder() { return SchemaBuilder(); }
 
 struct TableDescriptor {
   Schema schema;
-  int32_t bucket_count = 0;  // 0: the server's default
+  int32_t bucket_count = 0;  ///< 0: the server's default
   std::vector<std::string> bucket_keys;
   std::map<std::string, std::string> properties;
   std::string comment;
-  // Partition columns (empty: not partitioned; see "partitioned tables" below).
+  /// Partition columns (empty: not partitioned; see "partitioned tables" below).
   std::vector<std::string> partition_keys;
 };
 
@@ -757,34 +757,34 @@ struct TablePath {
 #pragma GCC diagnostic pop
 #endif
 
-// A table as the server knows it (Admin::GetTableInfo; Rust `Admin::get_table_info`, Python
-// `Admin.get_table_info`). `descriptor` is the one the table was created with as the core
-// normalized it: `bucket_count` is the table's number of buckets and a primary-key table's
-// `bucket_keys` are set (its primary key unless given otherwise); `descriptor.properties` are the
-// `table.*` options, `custom_properties` the free-form ones.
+/// A table as the server knows it (Admin::GetTableInfo; Rust `Admin::get_table_info`, Python
+/// `Admin.get_table_info`). `descriptor` is the one the table was created with as the core
+/// normalized it: `bucket_count` is the table's number of buckets and a primary-key table's
+/// `bucket_keys` are set (its primary key unless given otherwise); `descriptor.properties` are the
+/// `table.*` options, `custom_properties` the free-form ones.
 struct TableInfo {
   TablePath path;
-  int64_t table_id = -1;  // changes when a table of the same name is created again
+  int64_t table_id = -1;  ///< changes when a table of the same name is created again
   int32_t schema_id = -1;
   TableDescriptor descriptor;
   std::map<std::string, std::string> custom_properties;
-  int64_t created_time = 0;   // epoch milliseconds
-  int64_t modified_time = 0;  // epoch milliseconds
+  int64_t created_time = 0;   ///< epoch milliseconds
+  int64_t modified_time = 0;  ///< epoch milliseconds
 };
 
-// A row in schema order, with a typed setter for every type the SDK writes. Setting a field
-// past the end grows the row (new fields are null). Whether the row fits the table (field
-// count, types, NOT NULL, at every level of nested values) is checked when it is written: a
-// mismatch is ClientCode::InvalidRow. Setters never fail on their own: bad input (a field index
-// or size beyond 65536 fields, a string that is not UTF-8, a null pointer with a non-zero
-// length, a decimal string that is not an integer, MAP keys and values of different lengths,
-// bad input recorded in a part given to SetArray/SetMap/SetRow) is recorded, and writing the row
-// then fails with InvalidRow naming the problem.
-//
-// A GenericRow also holds the parts of a nested value (see "data model"): the elements of an
-// ARRAY, the keys or the values of a MAP, the fields of a ROW, each a "field" set with the typed
-// setters (so an ARRAY or MAP set this way has at most 65536 elements or entries; larger ones go
-// through WriteArrowBatch). SetArray, SetMap and SetRow copy the parts into the field.
+/// A row in schema order, with a typed setter for every type the SDK writes. Setting a field
+/// past the end grows the row (new fields are null). Whether the row fits the table (field
+/// count, types, NOT NULL, at every level of nested values) is checked when it is written: a
+/// mismatch is ClientCode::InvalidRow. Setters never fail on their own: bad input (a field index
+/// or size beyond 65536 fields, a string that is not UTF-8, a null pointer with a non-zero
+/// length, a decimal string that is not an integer, MAP keys and values of different lengths,
+/// bad input recorded in a part given to SetArray/SetMap/SetRow) is recorded, and writing the row
+/// then fails with InvalidRow naming the problem.
+///
+/// A GenericRow also holds the parts of a nested value (see "data model"): the elements of an
+/// ARRAY, the keys or the values of a MAP, the fields of a ROW, each a "field" set with the typed
+/// setters (so an ARRAY or MAP set this way has at most 65536 elements or entries; larger ones go
+/// through WriteArrowBatch). SetArray, SetMap and SetRow copy the parts into the field.
 class GenericRow {
  public:
   explicit GenericRow(size_t fields = 0);
@@ -800,7 +800,7 @@ class GenericRow {
   void SetNull(size_t i);
   void SetBool(size_t i, bool v);
   template <class T>
-  void SetBool(size_t, T*) = delete;  // SetBool(i, "false") would set true
+  void SetBool(size_t, T*) = delete;  ///< SetBool(i, "false") would set true
   void SetInt8(size_t i, int8_t v);
   void SetInt16(size_t i, int16_t v);
   void SetInt32(size_t i, int32_t v);
@@ -810,42 +810,42 @@ class GenericRow {
   void SetString(size_t i, std::string_view v);
   void SetBytes(size_t i, const uint8_t* data, size_t len);
   void SetBytes(size_t i, const std::vector<uint8_t>& v) { SetBytes(i, v.data(), v.size()); }
-  // DECIMAL(precision, scale) from its unscaled value: 12345 with scale 2 is 123.45.
+  /// DECIMAL(precision, scale) from its unscaled value: 12345 with scale 2 is 123.45.
   void SetDecimal(size_t i, int64_t unscaled, int32_t precision, int32_t scale);
-  // The unscaled value as decimal digits (up to 38), for values beyond int64.
+  /// The unscaled value as decimal digits (up to 38), for values beyond int64.
   void SetDecimal(size_t i, std::string_view unscaled, int32_t precision, int32_t scale);
   void SetDate(size_t i, int32_t days_since_epoch);
   void SetTime(size_t i, int32_t millis_of_day);
   void SetTimestampNtz(size_t i, int64_t epoch_millis, int32_t nanos_of_milli = 0);
   void SetTimestampLtz(size_t i, int64_t epoch_millis, int32_t nanos_of_milli = 0);
-  // ARRAY: field j of `elements` is element j (NULL elements with SetNull).
+  /// ARRAY: field j of `elements` is element j (NULL elements with SetNull).
   void SetArray(size_t i, const GenericRow& elements);
-  // MAP: entry j is keys[j] -> values[j], in that order; `keys` and `values` must have the same
-  // FieldCount (else the mismatch is recorded and the field set to NULL).
+  /// MAP: entry j is keys[j] -> values[j], in that order; `keys` and `values` must have the same
+  /// FieldCount (else the mismatch is recorded and the field set to NULL).
   void SetMap(size_t i, const GenericRow& keys, const GenericRow& values);
-  // ROW: field j of `fields` is the ROW's field j.
+  /// ROW: field j of `fields` is the ROW's field j.
   void SetRow(size_t i, const GenericRow& fields);
 
-  // Read access (read-back in tests). A getter of another type than the field's returns a
-  // default (0, "", an empty row); TypeName says what the field holds.
+  /// Read access (read-back in tests). A getter of another type than the field's returns a
+  /// default (0, "", an empty row); TypeName says what the field holds.
   bool IsNull(size_t i) const;
-  std::string TypeName(size_t i) const;  // "INT", "STRING", "ARRAY", "MAP", "ROW", "NULL", ...
+  std::string TypeName(size_t i) const;  ///< "INT", "STRING", "ARRAY", "MAP", "ROW", "NULL", ...
   bool GetBool(size_t i) const;
-  // Integers, DATE, TIME, DECIMAL (unscaled) and timestamps (epoch millis).
+  /// Integers, DATE, TIME, DECIMAL (unscaled) and timestamps (epoch millis).
   int64_t GetInt64(size_t i) const;
   double GetFloat64(size_t i) const;
   std::string GetString(size_t i) const;
   std::vector<uint8_t> GetBytes(size_t i) const;
-  // The parts of an ARRAY, MAP or ROW value as a new row (copies; empty for another value or
-  // NULL), read with the same getters: an ARRAY's elements, a MAP's keys and its values (entry j
-  // is GetMapKeys(i)[j] -> GetMapValues(i)[j]), a ROW's fields.
+  /// The parts of an ARRAY, MAP or ROW value as a new row (copies; empty for another value or
+  /// NULL), read with the same getters: an ARRAY's elements, a MAP's keys and its values (entry j
+  /// is GetMapKeys(i)[j] -> GetMapValues(i)[j]), a ROW's fields.
   GenericRow GetArray(size_t i) const;
   GenericRow GetMapKeys(size_t i) const;
   GenericRow GetMapValues(size_t i) const;
   GenericRow GetRow(size_t i) const;
-  // The value as text: numbers in decimal, strings as they are, bytes in hex, DECIMAL as
-  // <unscaled>e-<scale>, timestamps as <millis>ms+<nanos>ns, null; ARRAY as [a, b], MAP as
-  // {k: v}, ROW as (a, b), with strings quoted inside them.
+  /// The value as text: numbers in decimal, strings as they are, bytes in hex, DECIMAL as
+  /// `<unscaled>e-<scale>`, timestamps as `<millis>ms+<nanos>ns`, null; ARRAY as [a, b], MAP as
+  /// {k: v}, ROW as (a, b), with strings quoted inside them.
   std::string ToString(size_t i) const;
 
  private:
@@ -857,36 +857,36 @@ class GenericRow {
 // ===== completions and callbacks =====
 
 struct BucketResult {
-  std::string partition;  // the partition's name; empty for a table without partitions
+  std::string partition;  ///< the partition's name; empty for a table without partitions
   int32_t bucket = -1;
   int64_t rows = 0;
-  int64_t base_offset = -1;  // log tables; -1 otherwise or on failure
+  int64_t base_offset = -1;  ///< log tables; -1 otherwise or on failure
   Result result;
 };
 
-// Where an operation went and how it ended. A callback gets it by const reference; copy the
-// WriteCompletion (a copy owns everything, including the table and partition names) to keep it.
+/// Where an operation went and how it ended. A callback gets it by const reference; copy the
+/// WriteCompletion (a copy owns everything, including the table and partition names) to keep it.
 struct WriteCompletion {
   Result result;
-  // "database.table". Inside a callback it views a buffer of the library's (no allocation),
-  // valid for the duration of the call: copy it (std::string(c.table)) or copy the whole
-  // WriteCompletion to keep it. A WriteCompletion filled by WriteResult::Wait, and every copy of
-  // one, owns its name.
+  /// "database.table". Inside a callback it views a buffer of the library's (no allocation),
+  /// valid for the duration of the call: copy it (std::string(c.table)) or copy the whole
+  /// WriteCompletion to keep it. A WriteCompletion filled by WriteResult::Wait, and every copy of
+  /// one, owns its name.
   std::string_view table;
   int64_t table_id = -1;
-  // The partition's name (its values joined by '$' in partition-key order, e.g. "2026-12-03" or
-  // "eu$2026-12-03"; for an Arrow batch, the partition of its first bucket); empty for a table
-  // without partitions. The same lifetime as `table`: inside a callback it views the library's
-  // copy of the name (no allocation, also none for a table without partitions), valid for the
-  // duration of the call; a copy of the WriteCompletion and one filled by WriteResult::Wait own it.
+  /// The partition's name (its values joined by '$' in partition-key order, e.g. "2026-12-03" or
+  /// "eu$2026-12-03"; for an Arrow batch, the partition of its first bucket); empty for a table
+  /// without partitions. The same lifetime as `table`: inside a callback it views the library's
+  /// copy of the name (no allocation, also none for a table without partitions), valid for the
+  /// duration of the call; a copy of the WriteCompletion and one filled by WriteResult::Wait own it.
   std::string_view partition;
-  // The partition's id once the writer knew it; -1 for a table without partitions and for a
-  // partition that could not be resolved (e.g. PARTITION_NOT_EXISTS).
+  /// The partition's id once the writer knew it; -1 for a table without partitions and for a
+  /// partition that could not be resolved (e.g. PARTITION_NOT_EXISTS).
   int64_t partition_id = -1;
-  int32_t bucket = -1;        // for an Arrow batch: its first bucket
-  int64_t offset = -1;        // log tables: the record's offset; otherwise -1
-  int64_t log_end_offset = -1;  // primary-key tables: the bucket's changelog end offset
-  std::vector<BucketResult> bucket_results;  // multi-bucket Arrow batches: one per bucket
+  int32_t bucket = -1;        ///< for an Arrow batch: its first bucket
+  int64_t offset = -1;        ///< log tables: the record's offset; otherwise -1
+  int64_t log_end_offset = -1;  ///< primary-key tables: the bucket's changelog end offset
+  std::vector<BucketResult> bucket_results;  ///< multi-bucket Arrow batches: one per bucket
 
   bool Ok() const noexcept { return result.Ok(); }
 
@@ -939,8 +939,8 @@ struct WriteCompletion {
   }
 
  private:
-  // Makes (`view`, `storage`) own the name of (`from`, `from_storage`): steals it when the source
-  // owns it, else copies the view; the source's view is emptied.
+  /// Makes (`view`, `storage`) own the name of (`from`, `from_storage`): steals it when the source
+  /// owns it, else copies the view; the source's view is emptied.
   static void TakeName(std::string_view& from, std::string& from_storage, std::string_view& view,
                        std::string& storage) noexcept {
     if (from.data() == from_storage.data() && !from_storage.empty()) {
@@ -955,22 +955,22 @@ struct WriteCompletion {
     view = storage;
     from = std::string_view();
   }
-  std::string table_storage_;      // the table name when this completion owns it
-  std::string partition_storage_;  // the partition name when this completion owns it
+  std::string table_storage_;      ///< the table name when this completion owns it
+  std::string partition_storage_;  ///< the partition name when this completion owns it
   friend struct detail::Access;
 };
 
-// How many bytes of captures a WriteCallback stores inline (with no allocation).
+/// How many bytes of captures a WriteCallback stores inline (with no allocation).
 inline constexpr size_t kWriteCallbackInlineSize = 2 * sizeof(void*);
 
 namespace detail {
-// The operations of a stored callable (one static table per callable type).
+/// The operations of a stored callable (one static table per callable type).
 struct CallbackOps {
   void (*call)(void* storage, const WriteCompletion& completion);
   void (*destroy)(void* storage) noexcept;
 };
 
-// Stored inline: trivially copyable (so the library may move its bytes), small, word-aligned.
+/// Stored inline: trivially copyable (so the library may move its bytes), small, word-aligned.
 template <class F>
 inline constexpr bool kCallbackInline = std::is_trivially_copyable_v<F> && sizeof(F) <= kWriteCallbackInlineSize &&
                                         alignof(F) <= alignof(void*);
@@ -1007,13 +1007,13 @@ class SharedCallbackImpl final : public SharedCallbackBase {
 };
 }  // namespace detail
 
-// A type-erased, move-only callable `void(const WriteCompletion&)`, called once. Unlike
-// std::function it accepts move-only callables (lambdas capturing std::unique_ptr). A callable
-// that is trivially copyable and fits kWriteCallbackInlineSize bytes (word-aligned) is stored
-// inline and costs no allocation (see WriteCallback::kInline); any other costs one.
+/// A type-erased, move-only callable `void(const WriteCompletion&)`, called once. Unlike
+/// std::function it accepts move-only callables (lambdas capturing std::unique_ptr). A callable
+/// that is trivially copyable and fits kWriteCallbackInlineSize bytes (word-aligned) is stored
+/// inline and costs no allocation (see WriteCallback::kInline); any other costs one.
 class WriteCallback {
  public:
-  // Whether callables of type F are stored without allocating.
+  /// Whether callables of type F are stored without allocating.
   template <class F>
   static constexpr bool kInline = detail::kCallbackInline<std::decay_t<F>>;
 
@@ -1033,7 +1033,7 @@ class WriteCallback {
       ops_ = &detail::HeapCallbackOps<D>::kOps;
     }
   }
-  // The stored bytes are trivially copyable (an inline callable or a pointer): moving copies them.
+  /// The stored bytes are trivially copyable (an inline callable or a pointer): moving copies them.
   WriteCallback(WriteCallback&& o) noexcept : ops_(o.ops_) {
     std::memcpy(storage_, o.storage_, sizeof(storage_));
     o.ops_ = nullptr;
@@ -1062,13 +1062,13 @@ class WriteCallback {
   friend struct detail::Access;
 };
 
-// One callable for many operations: `void(const WriteCompletion&) const`, called once per
-// operation it was passed to (Append/Upsert/Delete(row, const SharedWriteCallback&)), possibly
-// from several executor threads at once (a Sharded or User executor), so it must be thread-safe.
-// Creating one allocates once; each write with it costs no allocation and no per-record storage
-// (consecutive records of a batch share one registration). Copies share the callable; it is
-// destroyed when the last copy and the last pending operation using it are gone (possibly on an
-// executor thread). A throw is reported to the writer's error handler, like a WriteCallback's.
+/// One callable for many operations: `void(const WriteCompletion&) const`, called once per
+/// operation it was passed to (Append/Upsert/Delete(row, const SharedWriteCallback&)), possibly
+/// from several executor threads at once (a Sharded or User executor), so it must be thread-safe.
+/// Creating one allocates once; each write with it costs no allocation and no per-record storage
+/// (consecutive records of a batch share one registration). Copies share the callable; it is
+/// destroyed when the last copy and the last pending operation using it are gone (possibly on an
+/// executor thread). A throw is reported to the writer's error handler, like a WriteCallback's.
 class SharedWriteCallback {
  public:
   SharedWriteCallback() noexcept = default;
@@ -1096,21 +1096,21 @@ class SharedWriteCallback {
 enum class LogLevel : int32_t { Off = 0, Error = 1, Warn = 2, Info = 3, Debug = 4, Trace = 5 };
 struct LogRecord {
   LogLevel level = LogLevel::Warn;
-  std::string target;   // the Rust module, e.g. "fluss_writer_dispatch::job"
-  std::string message;  // one line
+  std::string target;   ///< the Rust module, e.g. "fluss_writer_dispatch::job"
+  std::string message;  ///< one line
 };
 void SetLogCallback(std::function<void(const LogRecord&)> sink);
 void SetLogLevel(LogLevel level);
 
-// What an error handler receives: a callback threw (or a job was dropped unrun).
+/// What an error handler receives: a callback threw (or a job was dropped unrun).
 struct CallbackError {
-  std::string message;    // e.g. "C++ callback threw: boom"
-  std::string operation;  // e.g. "write to fluss.t bucket 0 offset 17"
+  std::string message;    ///< e.g. "C++ callback threw: boom"
+  std::string operation;  ///< e.g. "write to fluss.t bucket 0 offset 17"
 };
 
-// One completed batch with its callbacks, handed to a user CallbackExecutor. Call Run() once on
-// a thread of your choosing; destroying a Job without running it drops its callbacks unrun
-// (their slots are released and the error handler is told).
+/// One completed batch with its callbacks, handed to a user CallbackExecutor. Call Run() once on
+/// a thread of your choosing; destroying a Job without running it drops its callbacks unrun
+/// (their slots are released and the error handler is told).
 class Job {
  public:
   Job(Job&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
@@ -1134,9 +1134,9 @@ class Job {
   friend struct detail::Access;
 };
 
-// An executor of the application's: it receives one Job per completed batch (possibly from
-// several threads at once) and must eventually Run or destroy it. Only the order of the
-// Execute calls is promised. Execute must not throw (if it does, the job is dropped).
+/// An executor of the application's: it receives one Job per completed batch (possibly from
+/// several threads at once) and must eventually Run or destroy it. Only the order of the
+/// Execute calls is promised. Execute must not throw (if it does, the job is dropped).
 class CallbackExecutor {
  public:
   virtual ~CallbackExecutor() = default;
@@ -1144,29 +1144,29 @@ class CallbackExecutor {
 };
 
 enum class ExecutorKind {
-  Connection,  // the connection's single FIFO worker (default)
-  Sharded,     // `shards` FIFO workers owned by the writer, keyed by bucket
-  User,        // `user_executor`
+  Connection,  ///< the connection's single FIFO worker (default)
+  Sharded,     ///< `shards` FIFO workers owned by the writer, keyed by bucket
+  User,        ///< `user_executor`
 };
 
 struct WriteCallbackOptions {
-  // Operations accepted and not yet retired; a write waits for a slot. 1..2^31-1 (checked by the
-  // core: 0 or anything larger is InvalidConfig).
+  /// Operations accepted and not yet retired; a write waits for a slot. 1..2^31-1 (checked by the
+  /// core: 0 or anything larger is InvalidConfig).
   uint64_t max_pending_callbacks = 262144;
   ExecutorKind executor = ExecutorKind::Connection;
-  // For ExecutorKind::Sharded: 1..64 workers (checked by the core: anything else is InvalidConfig).
+  /// For ExecutorKind::Sharded: 1..64 workers (checked by the core: anything else is InvalidConfig).
   size_t shards = 0;
-  // How long destroying the writer may block (outside a callback) while it closes: the
-  // destructor calls Close(close_timeout). When the bound passes, the destructor returns and
-  // the operations still pending complete with WriterClosed, each exactly once, on the
-  // executor afterwards (so what their callbacks capture must outlive that; call Close() with
-  // your own timeout to wait longer). 30 s by default: long enough for a healthy cluster to
-  // acknowledge what is buffered, short enough for a shutdown path (Kubernetes' default grace
-  // period). Negative: no bound (the destructor waits as long as the delivery timeout allows).
-  // Inside a callback the destructor never waits.
+  /// How long destroying the writer may block (outside a callback) while it closes: the
+  /// destructor calls Close(close_timeout). When the bound passes, the destructor returns and
+  /// the operations still pending complete with WriterClosed, each exactly once, on the
+  /// executor afterwards (so what their callbacks capture must outlive that; call Close() with
+  /// your own timeout to wait longer). 30 s by default: long enough for a healthy cluster to
+  /// acknowledge what is buffered, short enough for a shutdown path (Kubernetes' default grace
+  /// period). Negative: no bound (the destructor waits as long as the delivery timeout allows).
+  /// Inside a callback the destructor never waits.
   std::chrono::milliseconds close_timeout = std::chrono::seconds(30);
   std::shared_ptr<CallbackExecutor> user_executor;
-  // Receives callback failures; default: a line on stderr. Called from executor threads.
+  /// Receives callback failures; default: a line on stderr. Called from executor threads.
   std::function<void(const CallbackError&)> error_handler;
 
   static WriteCallbackOptions Sharded(size_t n) {
@@ -1183,7 +1183,7 @@ struct WriteCallbackOptions {
   }
 };
 
-// The handle of a write made without a callback.
+/// The handle of a write made without a callback.
 class WriteResult {
  public:
   WriteResult() noexcept = default;
@@ -1193,12 +1193,12 @@ class WriteResult {
   WriteResult(const WriteResult&) = delete;
   WriteResult& operator=(const WriteResult&) = delete;
 
-  // Blocks until the operation completed; returns its outcome (and fills `out`). Fails at once
-  // with CalledFromCallback inside a callback, and with Timeout when `timeout` passes.
+  /// Blocks until the operation completed; returns its outcome (and fills `out`). Fails at once
+  /// with CalledFromCallback inside a callback, and with Timeout when `timeout` passes.
   Result Wait(WriteCompletion* out = nullptr) const;
   Result Wait(std::chrono::milliseconds timeout, WriteCompletion* out = nullptr) const;
-  // Registers a callback: before completion it runs with the operation's batch; after, it is
-  // queued on the writer's executor (never inline).
+  /// Registers a callback: before completion it runs with the operation's batch; after, it is
+  /// queued on the writer's executor (never inline).
   Result OnComplete(WriteCallback callback) const;
   bool IsDone() const;
   bool Valid() const;
@@ -1214,78 +1214,81 @@ struct WriterStats {
   uint64_t callback_errors = 0;
   uint64_t queued_jobs = 0;
   uint64_t buffer_bytes_in_use = 0;
-  // Acknowledgement-to-callback latency on the writer's executor (batches measured; p50, p99
-  // and max in nanoseconds; percentiles are histogram bucket tops, at most 25% high).
+  /// Acknowledgement-to-callback latency on the writer's executor (batches measured; p50, p99
+  /// and max in nanoseconds; percentiles are histogram bucket tops, at most 25% high).
   uint64_t ack_to_callback_count = 0;
   uint64_t ack_to_callback_p50_nanos = 0;
   uint64_t ack_to_callback_p99_nanos = 0;
   uint64_t ack_to_callback_max_nanos = 0;
-  // Jobs a user executor dropped without running them (destroyed the Job, or Execute threw);
-  // each is also one callback_errors and one error-handler call.
+  /// Jobs a user executor dropped without running them (destroyed the Job, or Execute threw);
+  /// each is also one callback_errors and one error-handler call.
   uint64_t jobs_dropped = 0;
-  // Partitions this writer keeps batches and a sender task for: those written to less than
-  // client.writer.partition-idle-timeout ago, or with writes pending; 1 without partitions.
+  /// Partitions this writer keeps batches and a sender task for: those written to less than
+  /// client.writer.partition-idle-timeout ago, or with writes pending; 1 without partitions.
   uint64_t open_partitions = 0;
-  // Records / encoded bytes / batches the server acknowledged; records whose batch failed for
-  // good (per code: ErrorCounts()); produce requests sent (retries included); attempts retried.
+  /// Records / encoded bytes / batches the server acknowledged; records whose batch failed for
+  /// good (per code: ErrorCounts()); produce requests sent (retries included); attempts retried.
   uint64_t records_sent = 0;
   uint64_t bytes_sent = 0;
   uint64_t batches_sent = 0;
   uint64_t records_failed = 0;
-  // Write calls refused synchronously (the caller got the Result; nothing was accepted).
+  /// Write calls refused synchronously (the caller got the Result; nothing was accepted).
   uint64_t operations_rejected = 0;
   uint64_t requests_sent = 0;
   uint64_t retries = 0;
-  // Callbacks that ran at least client.writer.slow-callback-threshold (each also logged).
+  /// Callbacks that ran at least client.writer.slow-callback-threshold (each also logged).
   uint64_t slow_callbacks = 0;
-  // Age of the oldest batch not yet completed (0: none).
+  /// Age of the oldest batch not yet completed (0: none).
   uint64_t oldest_pending_batch_age_nanos = 0;
-  // Produce request latency, send to answer (requests measured; p50, p99, max in nanoseconds).
+  /// Produce request latency, send to answer (requests measured; p50, p99, max in nanoseconds).
   uint64_t request_latency_count = 0;
   uint64_t request_latency_p50_nanos = 0;
   uint64_t request_latency_p99_nanos = 0;
   uint64_t request_latency_max_nanos = 0;
-  // Records and encoded bytes per acknowledged batch (median, 99th percentile).
+  /// Records and encoded bytes per acknowledged batch (median, 99th percentile).
   uint64_t batch_records_p50 = 0;
   uint64_t batch_records_p99 = 0;
   uint64_t batch_bytes_p50 = 0;
   uint64_t batch_bytes_p99 = 0;
 };
 
-// How often one error code ended batches (records_failed), caused retries, or refused write calls
-// (WriterBase::ErrorCounts).
+/// How often one error code ended batches (records_failed), caused retries, or refused write calls
+/// (WriterBase::ErrorCounts).
 struct CodeCount {
   int32_t code = 0;
   std::string name;
   uint64_t records_failed = 0;
   uint64_t retries = 0;
-  uint64_t rejected = 0;  // write calls refused synchronously with this code
+  uint64_t rejected = 0;  ///< write calls refused synchronously with this code
 };
 
-// What one bucket of the table (or of one open partition) sent, failed and retried
-// (WriterBase::BucketCounts): to see skew between buckets and a bucket whose leader keeps failing.
+/// What one bucket of the table (or of one open partition) sent, failed and retried
+/// (WriterBase::BucketCounts): to see skew between buckets and a bucket whose leader keeps failing.
 struct BucketCount {
-  std::string partition;  // the partition's name; empty for a table without partitions
+  std::string partition;  ///< the partition's name; empty for a table without partitions
   int32_t bucket = 0;
-  uint64_t records_sent = 0;    // records the server acknowledged
-  uint64_t bytes_sent = 0;      // encoded bytes of acknowledged batches
-  uint64_t batches_sent = 0;    // batches the server acknowledged
-  uint64_t records_failed = 0;  // records whose batch failed for good
-  uint64_t retries = 0;         // batch attempts retried
+  uint64_t records_sent = 0;    ///< records the server acknowledged
+  uint64_t bytes_sent = 0;      ///< encoded bytes of acknowledged batches
+  uint64_t batches_sent = 0;    ///< batches the server acknowledged
+  uint64_t records_failed = 0;  ///< records whose batch failed for good
+  uint64_t retries = 0;         ///< batch attempts retried
 };
 
-// Every live writer of the process as JSON, like librdkafka's statistics:
-// {"writers":[{"client_id","table","writer","stats":{<WriterStats fields>},"errors":[<CodeCount>],
-// "buckets":[<BucketCount; partition null for a table without partitions>],
-// "histograms":{"ack_to_callback_seconds"|"request_latency_seconds"|"callback_run_seconds":
-// {"bounds":[<20 upper bounds in seconds>],"counts":[<cumulative count at or below each>],
-// "sum":<seconds>,"count":<all samples>}}}]} (docs/metrics.md, "Latency histograms").
+/// Every live writer of the process as JSON, like librdkafka's statistics (docs/metrics.md,
+/// "Latency histograms"):
+/// \verbatim
+/// {"writers":[{"client_id","table","writer","stats":{<WriterStats fields>},"errors":[<CodeCount>],
+/// "buckets":[<BucketCount; partition null for a table without partitions>],
+/// "histograms":{"ack_to_callback_seconds"|"request_latency_seconds"|"callback_run_seconds":
+/// {"bounds":[<20 upper bounds in seconds>],"counts":[<cumulative count at or below each>],
+/// "sum":<seconds>,"count":<all samples>}}}]}
+/// \endverbatim
 std::string MetricsJson();
 
-// Calls `callback` with MetricsJson() every `interval` on a thread of the library's
-// ("fluss-writer-stats"), like librdkafka's statistics callback, until Stop() or destruction
-// (which wait for a call in progress, except from inside the callback). What the callback throws
-// is swallowed.
+/// Calls `callback` with MetricsJson() every `interval` on a thread of the library's
+/// ("fluss-writer-stats"), like librdkafka's statistics callback, until Stop() or destruction
+/// (which wait for a call in progress, except from inside the callback). What the callback throws
+/// is swallowed.
 class StatisticsReporter {
  public:
   StatisticsReporter() = default;
@@ -1306,11 +1309,11 @@ class StatisticsReporter {
 
 class Table;
 
-// Common part of both writers.
+/// Common part of both writers.
 class WriterBase {
  public:
   WriterBase() noexcept = default;
-  // Closes the writer, blocking at most WriteCallbackOptions::close_timeout (see there).
+  /// Closes the writer, blocking at most WriteCallbackOptions::close_timeout (see there).
   ~WriterBase();
   WriterBase(WriterBase&& other) noexcept
       : impl_(std::exchange(other.impl_, nullptr)), close_timeout_(other.close_timeout_) {}
@@ -1318,26 +1321,26 @@ class WriterBase {
   WriterBase(const WriterBase&) = delete;
   WriterBase& operator=(const WriterBase&) = delete;
 
-  // Returns after every operation accepted before the call has completed and its callback has
-  // returned. CalledFromCallback inside a callback; Timeout when `timeout` passes.
+  /// Returns after every operation accepted before the call has completed and its callback has
+  /// returned. CalledFromCallback inside a callback; Timeout when `timeout` passes.
   Result Flush();
   Result Flush(std::chrono::milliseconds timeout);
-  // Stops accepting, flushes and drains. At the timeout, pending operations complete with
-  // WriterClosed (exactly once) and Timeout is returned. Destroying a writer closes it with
-  // WriteCallbackOptions::close_timeout (inside a callback: without waiting). Timeouts of any
-  // size are accepted (milliseconds::max() is "no bound"); negative means no bound.
+  /// Stops accepting, flushes and drains. At the timeout, pending operations complete with
+  /// WriterClosed (exactly once) and Timeout is returned. Destroying a writer closes it with
+  /// WriteCallbackOptions::close_timeout (inside a callback: without waiting). Timeouts of any
+  /// size are accepted (milliseconds::max() is "no bound"); negative means no bound.
   Result Close();
   Result Close(std::chrono::milliseconds timeout);
-  // Whether Close ran (or the writer is empty): writes are then refused with WriterClosed.
+  /// Whether Close ran (or the writer is empty): writes are then refused with WriterClosed.
   bool IsClosed() const noexcept;
   WriterStats Stats() const;
-  // Records that failed for good and attempts that were retried, per error code.
+  /// Records that failed for good and attempts that were retried, per error code.
   std::vector<CodeCount> ErrorCounts() const;
-  // What each bucket (of each open partition) sent, failed and retried, ordered by partition and
-  // bucket; buckets with nothing yet are left out.
+  /// What each bucket (of each open partition) sent, failed and retried, ordered by partition and
+  /// bucket; buckets with nothing yet are left out.
   std::vector<BucketCount> BucketCounts() const;
-  // The table this writer writes to (Rust `writer.table()`), a handle sharing the writer's view
-  // of it; an empty Table (not Available) for an empty writer.
+  /// The table this writer writes to (Rust `writer.table()`), a handle sharing the writer's view
+  /// of it; an empty Table (not Available) for an empty writer.
   fluss_writer::Table Table() const;
   bool Available() const noexcept { return impl_ != nullptr; }
 
@@ -1353,7 +1356,7 @@ class WriterBase {
 // tell that it ended). The returned Result is the synchronous outcome: not ok means nothing was
 // accepted.
 
-// Appends rows and Arrow batches to a log table. Thread-safe.
+/// Appends rows and Arrow batches to a log table. Thread-safe.
 class AppendWriter : public WriterBase {
  public:
   Result Append(const GenericRow& row, WriteResult& result);
@@ -1361,27 +1364,27 @@ class AppendWriter : public WriterBase {
   Result Append(const GenericRow& row, const SharedWriteCallback& callback);
   Result AppendDetached(const GenericRow& row);
 
-  // One record batch as a struct array (Rust and Python: write_arrow_batch). Both structs are
-  // moved from (release set to NULL), also when the call fails. Admitted as a whole: an error
-  // means nothing was accepted. Once accepted, one completion reports every bucket
-  // (bucket_results).
+  /// One record batch as a struct array (Rust and Python: write_arrow_batch). Both structs are
+  /// moved from (release set to NULL), also when the call fails. Admitted as a whole: an error
+  /// means nothing was accepted. Once accepted, one completion reports every bucket
+  /// (bucket_results).
   Result WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result);
   Result WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback);
   Result WriteArrowBatchDetached(ArrowArray* array, ArrowSchema* schema);
-  // Every batch of a stream, written as one operation. The stream is moved from.
+  /// Every batch of a stream, written as one operation. The stream is moved from.
   Result WriteArrowBatch(ArrowArrayStream* stream, WriteResult& result);
   Result WriteArrowBatch(ArrowArrayStream* stream, WriteCallback callback);
   Result WriteArrowBatchDetached(ArrowArrayStream* stream);
 };
 
-// Upserts and deletes rows of a primary-key table. Thread-safe.
+/// Upserts and deletes rows of a primary-key table. Thread-safe.
 class UpsertWriter : public WriterBase {
  public:
   Result Upsert(const GenericRow& row, WriteResult& result);
   Result Upsert(const GenericRow& row, WriteCallback callback);
   Result Upsert(const GenericRow& row, const SharedWriteCallback& callback);
   Result UpsertDetached(const GenericRow& row);
-  // `key`: the primary-key values, in primary-key order.
+  /// `key`: the primary-key values, in primary-key order.
   Result Delete(const GenericRow& key, WriteResult& result);
   Result Delete(const GenericRow& key, WriteCallback callback);
   Result Delete(const GenericRow& key, const SharedWriteCallback& callback);
@@ -1390,33 +1393,33 @@ class UpsertWriter : public WriterBase {
 
 // ===== connection, admin, tables =====
 
-// What Connection::Create takes. The address is one setting that can be given two ways: the
-// `bootstrap_servers` field or the "bootstrap.servers" property. Give either (or both with the
-// same value, compared after trimming); both with different values is InvalidConfig; neither
-// (or an empty one) is InvalidConfig too, with a message saying what to pass: the in-process
-// engine is opened only when named ("embedded" in memory, "embedded:/path" durable). No
-// environment variable is read. The core applies these rules for every binding.
-//
-// Values are strings, in Fluss's forms: sizes "64mb" (a bare number is bytes), durations "30s",
-// "100ms", "2min" (a bare number is milliseconds, as the Java client reads it: "30" is 30 ms).
-// Unknown keys are InvalidConfig; a key of pyfluss / fluss-rs ("writer.batch-timeout-ms") or a
-// near miss gets a "did you mean" naming the key meant.
-//
-// Authentication (SASL/PLAIN, as Fluss 0.9 has it): set "client.security.protocol" to "SASL"
-// and either "client.security.sasl.username" + "client.security.sasl.password" or
-// "client.security.sasl.jaas.config" (a Java JAAS line with username="..." password="...").
-// A refused login fails Connection::Create with AUTHENTICATE_EXCEPTION (46, not retriable)
-// within client.request-timeout; a refused operation later is AUTHORIZATION_EXCEPTION (48, not
-// retriable: in a Result, or in every callback of the refused writes). The password and the JAAS
-// line never appear in a Result's message or in the library's logs.
-//
-// Untrusted servers: "client.response-max-size" (default "100mb", 1kb to 2gb) bounds every
-// response frame. A larger length prefix is never allocated: it closes that connection with a
-// retriable PROTOCOL error (-1013) and the affected requests are retried on a new connection.
+/// What Connection::Create takes. The address is one setting that can be given two ways: the
+/// `bootstrap_servers` field or the "bootstrap.servers" property. Give either (or both with the
+/// same value, compared after trimming); both with different values is InvalidConfig; neither
+/// (or an empty one) is InvalidConfig too, with a message saying what to pass: the in-process
+/// engine is opened only when named ("embedded" in memory, "embedded:/path" durable). No
+/// environment variable is read. The core applies these rules for every binding.
+///
+/// Values are strings, in Fluss's forms: sizes "64mb" (a bare number is bytes), durations "30s",
+/// "100ms", "2min" (a bare number is milliseconds, as the Java client reads it: "30" is 30 ms).
+/// Unknown keys are InvalidConfig; a key of pyfluss / fluss-rs ("writer.batch-timeout-ms") or a
+/// near miss gets a "did you mean" naming the key meant.
+///
+/// Authentication (SASL/PLAIN, as Fluss 0.9 has it): set "client.security.protocol" to "SASL"
+/// and either "client.security.sasl.username" + "client.security.sasl.password" or
+/// "client.security.sasl.jaas.config" (a Java JAAS line with username="..." password="...").
+/// A refused login fails Connection::Create with AUTHENTICATE_EXCEPTION (46, not retriable)
+/// within client.request-timeout; a refused operation later is AUTHORIZATION_EXCEPTION (48, not
+/// retriable: in a Result, or in every callback of the refused writes). The password and the JAAS
+/// line never appear in a Result's message or in the library's logs.
+///
+/// Untrusted servers: "client.response-max-size" (default "100mb", 1kb to 2gb) bounds every
+/// response frame. A larger length prefix is never allocated: it closes that connection with a
+/// retriable PROTOCOL error (-1013) and the affected requests are retried on a new connection.
 struct Configuration {
-  std::string bootstrap_servers;  // empty: not set (InvalidConfig unless the property gives it).
+  std::string bootstrap_servers;  ///< empty: not set (InvalidConfig unless the property gives it).
                                   // "embedded", "embedded:<dir>" or "host:port,..."
-  std::map<std::string, std::string> properties;  // Fluss client keys, e.g. client.writer.batch-size
+  std::map<std::string, std::string> properties;  ///< Fluss client keys, e.g. client.writer.batch-size
 
   Configuration& Set(std::string key, std::string value) {
     properties[std::move(key)] = std::move(value);
@@ -1447,10 +1450,10 @@ class TableUpsert {
   friend class Table;
 };
 
-// One record read back from a bucket's log.
+/// One record read back from a bucket's log.
 struct ScannedRow {
   int64_t offset = -1;
-  std::string change_type;  // "+A" (log tables), "+I", "-U", "+U", "-D" (primary-key tables)
+  std::string change_type;  ///< "+A" (log tables), "+I", "-U", "+U", "-D" (primary-key tables)
   GenericRow row;
 };
 
@@ -1465,21 +1468,21 @@ class Table {
   std::string Path() const;
   bool Available() const noexcept { return table_ != nullptr; }
 
-  // Read-back through the Fluss protocol, for verification and examples (not for streaming);
-  // the same on the embedded engine and on a cluster. Transient errors (a fresh bucket without
-  // a leader yet, ...) are retried for up to client.request-timeout.
-  //
-  // Every record of `bucket` from `from_offset` up to the high watermark, in offset order
-  // (log tables: the appended rows; primary-key tables: the changelog). `out` is replaced.
+  /// Read-back through the Fluss protocol, for verification and examples (not for streaming);
+  /// the same on the embedded engine and on a cluster. Transient errors (a fresh bucket without
+  /// a leader yet, ...) are retried for up to client.request-timeout.
+  ///
+  /// Every record of `bucket` from `from_offset` up to the high watermark, in offset order
+  /// (log tables: the appended rows; primary-key tables: the changelog). `out` is replaced.
   Result Scan(int32_t bucket, int64_t from_offset, std::vector<ScannedRow>& out) const;
-  // The stored row of a primary key. `key` holds the primary-key values in key order; `found`
-  // says whether the key exists (then `out` is the whole row, else `out` is empty). For a
-  // partitioned table the key holds every primary-key column, partition columns included: they
-  // name the partition (a partition that does not exist holds no key: `found` is false).
+  /// The stored row of a primary key. `key` holds the primary-key values in key order; `found`
+  /// says whether the key exists (then `out` is the whole row, else `out` is empty). For a
+  /// partitioned table the key holds every primary-key column, partition columns included: they
+  /// name the partition (a partition that does not exist holds no key: `found` is false).
   Result Lookup(const GenericRow& key, GenericRow& out, bool& found) const;
-  // Scan of a bucket of one partition (by name, e.g. "2026-12-03" or "eu$2026-12-03") of a
-  // partitioned table. PARTITION_NOT_EXISTS (36) if it does not exist; InvalidTable for a table
-  // without partitions (and Scan is InvalidTable for a partitioned one).
+  /// Scan of a bucket of one partition (by name, e.g. "2026-12-03" or "eu$2026-12-03") of a
+  /// partitioned table. PARTITION_NOT_EXISTS (36) if it does not exist; InvalidTable for a table
+  /// without partitions (and Scan is InvalidTable for a partitioned one).
   Result ScanPartition(std::string_view partition, int32_t bucket, int64_t from_offset,
                        std::vector<ScannedRow>& out) const;
 
@@ -1500,15 +1503,15 @@ class Table {
 // (47). These types are plain values; the Rust core does every check and conversion (an enum
 // value outside the lists below is ClientCode::InvalidConfig, a bad table name InvalidTable).
 
-// What an ACL is about. The numbers are Fluss's resource type codes.
+/// What an ACL is about. The numbers are Fluss's resource type codes.
 enum class AclResourceType : int32_t {
-  Cluster = 2,   // the whole cluster (the server names it "fluss-cluster"): creating databases, ...
-  Database = 3,  // a database and its tables
-  Table = 4,     // one table
+  Cluster = 2,   ///< the whole cluster (the server names it "fluss-cluster"): creating databases, ...
+  Database = 3,  ///< a database and its tables
+  Table = 4,     ///< one table
 };
 
-// An operation an ACL allows. The numbers are Fluss's operation codes. Any matches every
-// operation and belongs in filters only; All allows every operation.
+/// An operation an ACL allows. The numbers are Fluss's operation codes. Any matches every
+/// operation and belongs in filters only; All allows every operation.
 enum class AclOperation : int32_t {
   Any = 1,
   All = 2,
@@ -1522,8 +1525,8 @@ enum class AclOperation : int32_t {
 
 struct AclResource {
   AclResourceType type = AclResourceType::Cluster;
-  std::string database_name;  // Database and Table resources
-  std::string table_name;     // Table resources
+  std::string database_name;  ///< Database and Table resources
+  std::string table_name;     ///< Table resources
 
   static AclResource Cluster() { return AclResource{}; }
   static AclResource Database(std::string name) {
@@ -1545,8 +1548,8 @@ struct AclResource {
   bool operator!=(const AclResource& o) const { return !(*this == o); }
 };
 
-// One ACL: `principal` (a user name, of type `principal_type`) may do `operation` on `resource`
-// from `host` ("*": any host). Fluss 0.9 has ALLOW ACLs only.
+/// One ACL: `principal` (a user name, of type `principal_type`) may do `operation` on `resource`
+/// from `host` ("*": any host). Fluss 0.9 has ALLOW ACLs only.
 struct AclBinding {
   AclResource resource;
   std::string principal;
@@ -1554,7 +1557,7 @@ struct AclBinding {
   std::string host = "*";
   AclOperation operation = AclOperation::Read;
 
-  // Allow user `principal` to do `operation` on `resource` from any host.
+  /// Allow user `principal` to do `operation` on `resource` from any host.
   static AclBinding Allow(AclResource resource, std::string principal, AclOperation operation) {
     AclBinding b;
     b.resource = std::move(resource);
@@ -1569,12 +1572,12 @@ struct AclBinding {
   bool operator!=(const AclBinding& o) const { return !(*this == o); }
 };
 
-// Which ACLs ListAcls and DropAcls act on: a field left empty (std::nullopt, or
-// AclOperation::Any) matches every ACL; set fields must all match. A default AclFilter matches
-// every ACL of the cluster.
+/// Which ACLs ListAcls and DropAcls act on: a field left empty (std::nullopt, or
+/// AclOperation::Any) matches every ACL; set fields must all match. A default AclFilter matches
+/// every ACL of the cluster.
 struct AclFilter {
-  std::optional<AclResource> resource;  // exactly this resource
-  std::optional<std::string> principal;  // a user name (principal type "User")
+  std::optional<AclResource> resource;  ///< exactly this resource
+  std::optional<std::string> principal;  ///< a user name (principal type "User")
   std::optional<std::string> host;
   AclOperation operation = AclOperation::Any;
 };
@@ -1597,22 +1600,22 @@ struct AclFilter {
 // PARTITION_SPEC_INVALID_EXCEPTION (43), PARTITION_MAX_NUM_EXCEPTION (45: the cluster's or the
 // table's limit of partitions is reached).
 
-// One partition of a table, as Admin::ListPartitions returns it.
+/// One partition of a table, as Admin::ListPartitions returns it.
 struct PartitionInfo {
-  int64_t partition_id = -1;   // the server's id (a recreated partition gets a new one)
-  std::string partition_name;  // its values joined by '$' in partition-key order
-  std::map<std::string, std::string> spec;  // its values by partition key
+  int64_t partition_id = -1;   ///< the server's id (a recreated partition gets a new one)
+  std::string partition_name;  ///< its values joined by '$' in partition-key order
+  std::map<std::string, std::string> spec;  ///< its values by partition key
 };
 
-// One change of Admin::AlterTable. A Fluss 0.9.1 server adds nullable columns after the last one
-// (the table gets the next schema id; rows written before read back with NULL in them) and
-// refuses dropping and renaming with its own error, passed through.
+/// One change of Admin::AlterTable. A Fluss 0.9.1 server adds nullable columns after the last one
+/// (the table gets the next schema id; rows written before read back with NULL in them) and
+/// refuses dropping and renaming with its own error, passed through.
 struct TableChange {
   enum class Kind { AddColumn, DropColumn, RenameColumn };
   Kind kind = Kind::AddColumn;
-  Column column;         // AddColumn: the column to add
-  std::string name;      // DropColumn, RenameColumn: the column's name now
-  std::string new_name;  // RenameColumn: its new name
+  Column column;         ///< AddColumn: the column to add
+  std::string name;      ///< DropColumn, RenameColumn: the column's name now
+  std::string new_name;  ///< RenameColumn: its new name
 
   static TableChange AddColumn(Column c) {
     TableChange t;
@@ -1645,48 +1648,48 @@ class Admin {
   Admin(const Admin&) = delete;
   Admin& operator=(const Admin&) = delete;
 
-  // Every flag defaults to false, the safe side, as in Python (Rust takes each as an argument):
-  // nothing is ignored and nothing is dropped that was not named (DropDatabase of a database that
-  // still has tables is DATABASE_NOT_EMPTY (5) unless `cascade`).
-  //
-  // A flag takes a bool only: a pointer or a string literal (CreateDatabase("db", "a comment"))
-  // would otherwise convert to `true` and silently mean something else, so the deleted overloads
-  // below refuse to compile it.
+  /// Every flag defaults to false, the safe side, as in Python (Rust takes each as an argument):
+  /// nothing is ignored and nothing is dropped that was not named (DropDatabase of a database that
+  /// still has tables is DATABASE_NOT_EMPTY (5) unless `cascade`).
+  ///
+  /// A flag takes a bool only: a pointer or a string literal (CreateDatabase("db", "a comment"))
+  /// would otherwise convert to `true` and silently mean something else, so the deleted overloads
+  /// below refuse to compile it.
   Result CreateDatabase(const std::string& name, bool ignore_if_exists = false);
   Result DropDatabase(const std::string& name, bool ignore_if_not_exists = false, bool cascade = false);
   Result DatabaseExists(const std::string& name, bool& out);
-  // Replace `out` with the names of every database / of the tables of `database`.
+  /// Replace `out` with the names of every database / of the tables of `database`.
   Result ListDatabases(std::vector<std::string>& out);
   Result ListTables(const std::string& database, std::vector<std::string>& out);
   Result CreateTable(const TablePath& path, const TableDescriptor& descriptor, bool ignore_if_exists = false);
   Result DropTable(const TablePath& path, bool ignore_if_not_exists = false);
-  // Change the table's schema (see TableChange). A column that exists is
-  // INVALID_ALTER_TABLE_EXCEPTION (56); a missing table is TABLE_NOT_EXIST (7) unless
-  // `ignore_if_not_exists`. Writers created before keep writing their schema (the server accepts
-  // it; their rows get NULL in the new columns): get the table again and create a writer to write
-  // the new columns.
+  /// Change the table's schema (see TableChange). A column that exists is
+  /// INVALID_ALTER_TABLE_EXCEPTION (56); a missing table is TABLE_NOT_EXIST (7) unless
+  /// `ignore_if_not_exists`. Writers created before keep writing their schema (the server accepts
+  /// it; their rows get NULL in the new columns): get the table again and create a writer to write
+  /// the new columns.
   Result AlterTable(const TablePath& path, const std::vector<TableChange>& changes, bool ignore_if_not_exists = false);
   Result TableExists(const TablePath& path, bool& out);
-  // Replace `out` with what the server knows of the table (left as it was on error, e.g.
-  // TABLE_NOT_EXIST).
+  /// Replace `out` with what the server knows of the table (left as it was on error, e.g.
+  /// TABLE_NOT_EXIST).
   Result GetTableInfo(const TablePath& path, TableInfo& out);
 
-  // Partitions (see "partitioned tables" above). `spec` maps every partition key to its value
-  // (as a string, in the partition-name form: {"dt", "2026-12-03"}). A spec naming a column that
-  // is not a partition key, missing one, or with a value that cannot name a partition is
-  // InvalidTable naming the key, before anything is sent; a table without partition keys is
-  // TABLE_NOT_PARTITIONED (37). CreatePartition returns once the partition exists (its buckets
-  // may take a moment longer to get leaders; writers wait for them); an existing one is
-  // PARTITION_ALREADY_EXISTS (42) unless `ignore_if_exists`. DropPartition drops it and its
-  // data; a missing one is PARTITION_NOT_EXISTS (36) unless `ignore_if_not_exists`.
-  // ListPartitions replaces `out` with the table's partitions, ordered by name (empty on error).
+  /// Partitions (see "partitioned tables" above). `spec` maps every partition key to its value
+  /// (as a string, in the partition-name form: {"dt", "2026-12-03"}). A spec naming a column that
+  /// is not a partition key, missing one, or with a value that cannot name a partition is
+  /// InvalidTable naming the key, before anything is sent; a table without partition keys is
+  /// TABLE_NOT_PARTITIONED (37). CreatePartition returns once the partition exists (its buckets
+  /// may take a moment longer to get leaders; writers wait for them); an existing one is
+  /// PARTITION_ALREADY_EXISTS (42) unless `ignore_if_exists`. DropPartition drops it and its
+  /// data; a missing one is PARTITION_NOT_EXISTS (36) unless `ignore_if_not_exists`.
+  /// ListPartitions replaces `out` with the table's partitions, ordered by name (empty on error).
   Result CreatePartition(const TablePath& path, const std::map<std::string, std::string>& spec,
                          bool ignore_if_exists = false);
   Result DropPartition(const TablePath& path, const std::map<std::string, std::string>& spec,
                        bool ignore_if_not_exists = false);
   Result ListPartitions(const TablePath& path, std::vector<PartitionInfo>& out);
 
-  // Flags that are not bools (see CreateDatabase).
+  /// Flags that are not bools (see CreateDatabase).
   template <class T>
   Result CreateDatabase(const std::string&, T*) = delete;
   template <class T>
@@ -1704,11 +1707,11 @@ class Admin {
   template <class T>
   Result DropPartition(const TablePath&, const std::map<std::string, std::string>&, T*) = delete;
 
-  // ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
-  // refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
-  // the ones it accepted stay. ListAcls replaces `out` with the ACLs matching `filter`. DropAcls
-  // drops every ACL matching one of `filters` and replaces `dropped` with them (on error
-  // `dropped` is empty, though the server may have dropped some: list to find out).
+  /// ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
+  /// refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
+  /// the ones it accepted stay. ListAcls replaces `out` with the ACLs matching `filter`. DropAcls
+  /// drops every ACL matching one of `filters` and replaces `dropped` with them (on error
+  /// `dropped` is empty, though the server may have dropped some: list to find out).
   Result CreateAcls(const std::vector<AclBinding>& acls);
   Result ListAcls(const AclFilter& filter, std::vector<AclBinding>& out);
   Result DropAcls(const std::vector<AclFilter>& filters, std::vector<AclBinding>& dropped);
@@ -1730,10 +1733,10 @@ class Connection {
   static Result Create(const Configuration& config, Connection& out);
   Result GetAdmin(Admin& out) const;
   Result GetTable(const TablePath& path, Table& out) const;
-  // Closes every writer (each gets `timeout` to drain), stops the callback worker.
+  /// Closes every writer (each gets `timeout` to drain), stops the callback worker.
   Result Close();
   Result Close(std::chrono::milliseconds timeout);
-  // Whether Close ran (or the connection is empty).
+  /// Whether Close ran (or the connection is empty).
   bool IsClosed() const noexcept;
   bool Available() const noexcept { return impl_ != nullptr; }
 
@@ -1755,7 +1758,7 @@ struct Fault {
   std::chrono::milliseconds delay{0};
   bool after_apply = false;
 
-  // Answer the bucket's entry with `code` without applying it.
+  /// Answer the bucket's entry with `code` without applying it.
   static Fault Error(int32_t code, std::string message, uint32_t times = 1) {
     Fault f;
     f.kind = Kind::Error;
@@ -1764,7 +1767,7 @@ struct Fault {
     f.times = times;
     return f;
   }
-  // Delay the whole response.
+  /// Delay the whole response.
   static Fault Delay(std::chrono::milliseconds delay, uint32_t times = 1) {
     Fault f;
     f.kind = Kind::Delay;
@@ -1772,9 +1775,9 @@ struct Fault {
     f.times = times;
     return f;
   }
-  // Fail the whole request with NETWORK_EXCEPTION (after applying it, if `after_apply`).
+  /// Fail the whole request with NETWORK_EXCEPTION (after applying it, if `after_apply`).
   template <class T>
-  static Fault DropConnection(T*, uint32_t = 1) = delete;  // a flag takes a bool only (see Admin)
+  static Fault DropConnection(T*, uint32_t = 1) = delete;  ///< a flag takes a bool only (see Admin)
   static Fault DropConnection(bool after_apply, uint32_t times = 1) {
     Fault f;
     f.kind = Kind::DropConnection;
@@ -1784,7 +1787,7 @@ struct Fault {
   }
 };
 
-// The same shape as Table::Scan's rows.
+/// The same shape as Table::Scan's rows.
 using ScannedRow = fluss_writer::ScannedRow;
 
 Result InjectFault(const Connection& conn, const TablePath& path, int32_t bucket, const Fault& fault);
@@ -1794,9 +1797,9 @@ Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64
 Result Lookup(const Connection& conn, const TablePath& path, const GenericRow& key, GenericRow& out, bool& found);
 Result HighWatermark(const Connection& conn, const TablePath& path, int32_t bucket, int64_t& out);
 
-// The same for one partition (by name) of a partitioned table: PARTITION_NOT_EXISTS (36) if the
-// engine has no such partition. (Lookup takes the whole primary key, partition columns
-// included.) The fault applies to writes to `bucket` of that partition only.
+/// The same for one partition (by name) of a partitioned table: PARTITION_NOT_EXISTS (36) if the
+/// engine has no such partition. (Lookup takes the whole primary key, partition columns
+/// included.) The fault applies to writes to `bucket` of that partition only.
 Result InjectFault(const Connection& conn, const TablePath& path, std::string_view partition, int32_t bucket,
                    const Fault& fault);
 Result ScanPartition(const Connection& conn, const TablePath& path, std::string_view partition, int32_t bucket,
@@ -1804,7 +1807,7 @@ Result ScanPartition(const Connection& conn, const TablePath& path, std::string_
 Result HighWatermarkPartition(const Connection& conn, const TablePath& path, std::string_view partition, int32_t bucket,
                               int64_t& out);
 
-// The client codes as the Rust core lists them (for the drift test against kAllClientCodes).
+/// The client codes as the Rust core lists them (for the drift test against kAllClientCodes).
 std::vector<int32_t> CoreClientCodes();
 
 // Not here: the hooks of fluss-writer's own tests and benchmark (a forced panic, a dispatcher

@@ -22,9 +22,10 @@ EXAMPLES = REPO / "examples" / "python"
 CI = os.environ.get("CI", "").lower() in ("true", "1")
 
 
-def run(script: str, *args: str, cwd: pathlib.Path) -> str:
+def run(script: str, *args: str, cwd: pathlib.Path, env: dict[str, str] | None = None) -> str:
     p = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, str(EXAMPLES / script), *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+        env=None if env is None else {**os.environ, **env},
     )
     assert p.returncode == 0, f"{script} {args} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
     return p.stdout
@@ -97,6 +98,38 @@ def test_prometheus_metrics(where: str, tmp_path: pathlib.Path) -> None:
     assert re.search(r'^fluss_writer_records_sent_total\{client_id="prometheus-example",.*\} 20000\.0$', out, re.M), out
 
 
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_callbacks_shared_state(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    out = run("callbacks_shared_state.py", address, cwd=tmp_path)
+    line = r"^20000 of 20000 rows acknowledged once each, 0 twice, 0 failed; per bucket: \{0: \d+, 1: \d+, 2: \d+, 3: \d+\}$"
+    assert re.search(line, out, re.M), out
+
+
+@pytest.mark.parametrize("where", ["embedded", "cluster"])
+def test_pk_upserts(where: str, tmp_path: pathlib.Path) -> None:
+    address = "embedded" if where == "embedded" else cluster_address()
+    out = run("pk_upserts.py", address, cwd=tmp_path)
+    assert "lookup(1) = (1, 'user 1', 1, 'nl'); lookup(2) = (2, 'user 2 (renamed)', 2, 'be'); " in out, out
+    assert "lookup(10) = (10, None, 3, None)" in out, out
+    assert "1000 users upserted, 0 writes failed, 0 lookups wrong" in out, out
+
+
+def test_sasl_connect(tmp_path: pathlib.Path) -> None:
+    """Against the SASL test cluster (scripts/test-all.sh starts it; its admin user by default)."""
+    address = os.environ.get("FLUSS_SASL_BOOTSTRAP_SERVERS", "")
+    if not address:
+        if CI:
+            pytest.fail("CI=true but FLUSS_SASL_BOOTSTRAP_SERVERS is not set: the SASL example must run against the SASL cluster")
+        pytest.skip("FLUSS_SASL_BOOTSTRAP_SERVERS is not set")
+    env = {"FLUSS_SASL_USERNAME": os.environ.get("FLUSS_SASL_USERNAME") or "admin",
+           "FLUSS_SASL_PASSWORD": os.environ.get("FLUSS_SASL_PASSWORD") or "admin-secret"}
+    out = run("sasl_connect.py", address, cwd=tmp_path, env=env)
+    assert f"as {env['FLUSS_SASL_USERNAME']!r}: 100 of 100 rows acknowledged" in out, out
+    assert "a wrong password: AUTHENTICATE_EXCEPTION (46); the message does not show it: True" in out, out
+
+
 def test_every_python_example_has_a_test() -> None:
-    tested = {"quickstart.py", "bulk_load.py", "asyncio_writer.py", "daily_partitions.py", "prometheus_metrics.py"}
+    tested = {"quickstart.py", "bulk_load.py", "asyncio_writer.py", "daily_partitions.py", "prometheus_metrics.py",
+              "callbacks_shared_state.py", "pk_upserts.py", "sasl_connect.py"}
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested

@@ -38,6 +38,13 @@ macro_rules! internal_mod {
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The Rust user guide's code blocks (docs/guide-rust.md), each compiled and run by
+/// `cargo test --doc` as written (the cluster one against FLUSS_BOOTSTRAP_SERVERS when it is set;
+/// the SASL one is `no_run`: compiled only).
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide-rust.md")]
+pub struct GuideRustDoctests;
+
 pub mod acl;
 pub mod admin;
 internal_mod!(backend);

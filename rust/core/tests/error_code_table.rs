@@ -22,7 +22,7 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Markdown and comments: backticks stay, nothing else needs escaping in the descriptions.
+/// Markdown and comments (Doxygen's `///` in the C++ header): backticks stay, nothing else needs escaping in the descriptions.
 fn doc(i: &CodeInfo) -> &'static str {
     i.description
 }
@@ -154,22 +154,22 @@ fn render_cpp() -> String {
     s.push_str(CPP_BEGIN);
     s.push_str(&format!(" (from the core's table, rust/core/src/error.rs; do not edit: run\n// {REGENERATE}) -----\n"));
     s.push_str(
-        "// Every Fluss server code (Fluss 0.9 and 1.0, passed through unchanged) and every client code,\n\
-         // as the numbers Result::error_code carries: `r.error_code == ErrorCode::kNotLeaderOrFollower`.\n\
-         // A code a newer server sends that this list lacks is still reported, named SERVER_ERROR, its\n\
-         // number in the message, not retriable. docs/error-codes.md explains every code.\n\
+        "/// Every Fluss server code (Fluss 0.9 and 1.0, passed through unchanged) and every client code,\n\
+         /// as the numbers Result::error_code carries: `r.error_code == ErrorCode::kNotLeaderOrFollower`.\n\
+         /// A code a newer server sends that this list lacks is still reported, named SERVER_ERROR, its\n\
+         /// number in the message, not retriable. docs/error-codes.md explains every code.\n\
          struct ErrorCode {\n  ErrorCode() = delete;\n",
     );
     for i in error_codes() {
-        s.push_str(&wrap("  // ", doc(i), 110));
+        s.push_str(&wrap("  /// ", doc(i), 110));
         let _ = writeln!(s, "  static constexpr int32_t {} = {};", cpp_name(i.name), i.code);
     }
     s.push_str(
         "};\n\n\
-         // One row of the table: the code, its stable name (Result::CodeName) and whether retrying the\n\
-         // same operation can succeed (Result::IsRetriable).\n\
+         /// One row of the table: the code, its stable name (Result::CodeName) and whether retrying the\n\
+         /// same operation can succeed (Result::IsRetriable).\n\
          struct ErrorCodeInfo {\n  int32_t code;\n  const char* name;\n  bool retriable;\n};\n\n\
-         // Every code in the table: server codes in numeric order, then client codes from -1001 down.\n\
+         /// Every code in the table: server codes in numeric order, then client codes from -1001 down.\n\
          inline constexpr ErrorCodeInfo kErrorCodes[] = {\n",
     );
     for i in error_codes() {
