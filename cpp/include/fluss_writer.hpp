@@ -1493,8 +1493,11 @@ class Table {
 // Who (a principal, a user authenticated with SASL/PLAIN: client.security.protocol = SASL,
 // client.security.sasl.username / .password) may do what (an operation) on which resource
 // (the cluster, a database or a table), from which host. Managed with Admin::CreateAcls,
-// ListAcls and DropAcls; creating and dropping ACLs needs ALTER on the cluster (super users have
-// it). Servers learn of a new or dropped ACL asynchronously (through ZooKeeper): for a moment
+// ListAcls and DropAcls. Creating and dropping ACLs needs, on each ACL's resource (for a table
+// ACL: its database), ALL on a Fluss 1.0 server and ALTER on a 0.9.1 server (super users have
+// both); without it the whole call is AUTHORIZATION_EXCEPTION (48), whose message names that
+// requirement. On a 1.0 server DatabaseExists / TableExists answer false to a user without
+// DESCRIBE on the database / table (0.9.1 does not check). Servers learn of a new or dropped ACL asynchronously (through ZooKeeper): for a moment
 // after CreateAcls returns, the user may still be refused with AUTHORIZATION_EXCEPTION (48).
 // The embedded engine has no authorizer: every ACL call fails with SECURITY_DISABLED_EXCEPTION
 // (47). These types are plain values; the Rust core does every check and conversion (an enum
@@ -1654,6 +1657,9 @@ class Admin {
   // below refuse to compile it.
   Result CreateDatabase(const std::string& name, bool ignore_if_exists = false);
   Result DropDatabase(const std::string& name, bool ignore_if_not_exists = false, bool cascade = false);
+  // Sets `out`. On a Fluss 1.0 server whose authorizer is on, false may also mean no DESCRIBE
+  // on the database (the default database `fluss` is exempt); likewise TableExists (DESCRIBE on
+  // the table). 0.9.1 servers do not check.
   Result DatabaseExists(const std::string& name, bool& out);
   // Replace `out` with the names of every database / of the tables of `database`.
   Result ListDatabases(std::vector<std::string>& out);
@@ -1705,8 +1711,9 @@ class Admin {
   Result DropPartition(const TablePath&, const std::map<std::string, std::string>&, T*) = delete;
 
   // ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
-  // refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
-  // the ones it accepted stay. ListAcls replaces `out` with the ACLs matching `filter`. DropAcls
+  // refuses one, the Result names it and the ones it accepted stay; without the permission to
+  // manage ACLs (ALL on 1.0 servers, ALTER on 0.9.1; see above) the whole call is
+  // AUTHORIZATION_EXCEPTION and nothing is created or dropped. ListAcls replaces `out` with the ACLs matching `filter`. DropAcls
   // drops every ACL matching one of `filters` and replaces `dropped` with them (on error
   // `dropped` is empty, though the server may have dropped some: list to find out).
   Result CreateAcls(const std::vector<AclBinding>& acls);

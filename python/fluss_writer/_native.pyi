@@ -332,7 +332,9 @@ class Admin:
     def list_databases(self) -> List[str]:
         """The names of every database."""
     def database_exists(self, name: str) -> bool:
-        """Whether the database exists."""
+        """Whether the database exists. On a Fluss 1.0 server whose authorizer is on, False may
+        also mean that the user lacks DESCRIBE on the database (the server answers False, not an
+        error; the default database ``fluss`` is exempt). 0.9.1 servers do not check."""
     def create_table(
         self, path: PathArg, descriptor: TableDescriptor, ignore_if_exists: bool = False
     ) -> None:
@@ -342,19 +344,25 @@ class Admin:
     def list_tables(self, database: str) -> List[str]:
         """The names of the database's tables."""
     def table_exists(self, path: PathArg) -> bool:
-        """Whether the table exists."""
+        """Whether the table exists. On a Fluss 1.0 server whose authorizer is on, False may also
+        mean that the user lacks DESCRIBE on the table (the server answers False, not an error).
+        0.9.1 servers do not check."""
     def get_table_info(self, path: PathArg) -> TableInfo:
         """The table's id, schema, keys and buckets as the server has them."""
     def create_acls(self, acls: Sequence[AclBinding]) -> None:
-        """Create every ACL (needs ALTER on the cluster, which super users have). When the
-        server refuses one (AUTHORIZATION_EXCEPTION, 48), the ServerError names it and the ones
-        it accepted stay. Servers learn of a new ACL asynchronously (within about 100 ms on the
+        """Create every ACL. The user needs, on each ACL's resource (for a table ACL: its
+        database), ALL on a Fluss 1.0 server, ALTER on a 0.9.1 server (super users have both);
+        without it the whole call raises ServerError AUTHORIZATION_EXCEPTION (48), whose message
+        names that requirement, and nothing is created. When the server refuses one entry
+        otherwise, the ServerError names it and the ones it accepted stay. Servers learn of a new ACL asynchronously (within about 100 ms on the
         test cluster). The embedded engine has no authorizer: every ACL call raises ServerError
         with code 47 (SECURITY_DISABLED_EXCEPTION). GIL released."""
     def list_acls(self, filter: Optional[AclFilter] = None) -> List[AclBinding]:
         """The ACLs matching ``filter`` (every ACL when None)."""
     def drop_acls(self, filters: Sequence[AclFilter]) -> List[AclBinding]:
-        """Drop every ACL matching one of ``filters``; return the ACLs dropped."""
+        """Drop every ACL matching one of ``filters``; return the ACLs dropped. Needs the same
+        permission as ``create_acls`` (ALL on a 1.0 server, ALTER on 0.9.1) on every resource
+        with a matching ACL; without it AUTHORIZATION_EXCEPTION (48) and nothing is dropped."""
     def create_partition(self, path: PathArg, spec: Dict[str, str], ignore_if_exists: bool = False) -> None:
         """Create the partition of a partitioned table whose partition-key values are ``spec``
         (``{"dt": "2026-12-03"}``: every partition key, values as Fluss names them, e.g. DATE

@@ -31,6 +31,19 @@ pub enum TableChange {
     },
 }
 
+/// What a principal needs to create or drop ACLs, for the message of an authorization error.
+pub(crate) const ACL_PERMISSION_HINT: &str = "creating or dropping ACLs needs the ALL operation on each ACL's resource \
+     (for a table ACL: on its database) on Fluss 1.0 servers, ALTER on 0.9.1 servers; super users have both";
+
+/// An authorization error of CreateAcls / DropAcls, with the permission it needs named.
+fn acl_permission_context(e: Error, what: &str) -> Error {
+    if e.code() == crate::FlussCode::AUTHORIZATION_EXCEPTION {
+        e.context(format!("{what} ({ACL_PERMISSION_HINT})"))
+    } else {
+        e
+    }
+}
+
 fn pb_path(p: &TablePath) -> proto::PbTablePath {
     proto::PbTablePath { database_name: p.database.clone(), table_name: p.table.clone() }
 }
@@ -90,6 +103,10 @@ impl Admin {
     }
 
     /// Whether a database of that name exists.
+    ///
+    /// On a Fluss 1.0 server whose authorizer is on, `false` may also mean that the principal
+    /// lacks DESCRIBE on the database (the server answers `false` rather than an authorization
+    /// error; the default database `fluss` is exempt). A 0.9.1 server answers without checking.
     pub fn database_exists(&self, name: &str) -> Result<bool> {
         Ok(self.run_read(Dest::Any, proto::DatabaseExistsRequest { database_name: name.into() })?.exists)
     }
@@ -172,14 +189,23 @@ impl Admin {
     }
 
     /// Whether the table exists.
+    ///
+    /// On a Fluss 1.0 server whose authorizer is on, `false` may also mean that the principal
+    /// lacks DESCRIBE on the table (directly, or through its database or the cluster): the server
+    /// answers `false` rather than an authorization error. A 0.9.1 server answers without checking.
     pub fn table_exists(&self, path: &TablePath) -> Result<bool> {
         Ok(self.run_read(Dest::Any, proto::TableExistsRequest { table_path: pb_path(path) })?.exists)
     }
 
-    /// Create ACLs (needs ALTER on the cluster, which super users have). Each entry the server
-    /// refuses makes this an error naming it; entries it accepted stay.
+    /// Create ACLs. The principal needs, for each ACL's resource (for a table ACL: the table's
+    /// database), ALL on a Fluss 1.0 server, ALTER on a 0.9.1 server; super users have both.
+    /// Without it the whole request fails with `AUTHORIZATION_EXCEPTION` (48), whose message
+    /// names that requirement, and nothing is created. Each entry the server refuses otherwise
+    /// makes this an error naming it; entries it accepted stay.
     pub fn create_acls(&self, acls: &[AclBinding]) -> Result<()> {
-        let r = self.run(Dest::Coordinator, proto::CreateAclsRequest { acl: acls.iter().map(AclBinding::to_pb).collect() })?;
+        let r = self
+            .run(Dest::Coordinator, proto::CreateAclsRequest { acl: acls.iter().map(AclBinding::to_pb).collect() })
+            .map_err(|e| acl_permission_context(e, "create ACLs"))?;
         for res in r.acl_res {
             if let Some(code) = res.error_code.filter(|c| *c != 0) {
                 let what = AclBinding::from_pb(&res.acl).map_or_else(|_| format!("{:?}", res.acl), |b| format!("{b:?}"));
@@ -195,9 +221,15 @@ impl Admin {
         r.acl.iter().map(AclBinding::from_pb).collect()
     }
 
-    /// Drop every ACL that matches one of `filters`; returns the ACLs dropped.
+    /// Drop every ACL that matches one of `filters`; returns the ACLs dropped. The principal
+    /// needs, for each resource with a matching ACL (for a table: its database), ALL on a
+    /// Fluss 1.0 server, ALTER on a 0.9.1 server; without it the whole request fails with
+    /// `AUTHORIZATION_EXCEPTION` (48), whose message names that requirement, and nothing is
+    /// dropped. Filters that match nothing drop nothing and need no permission.
     pub fn drop_acls(&self, filters: &[AclFilter]) -> Result<Vec<AclBinding>> {
-        let r = self.run(Dest::Coordinator, proto::DropAclsRequest { acl_filter: filters.iter().map(AclFilter::to_pb).collect() })?;
+        let r = self
+            .run(Dest::Coordinator, proto::DropAclsRequest { acl_filter: filters.iter().map(AclFilter::to_pb).collect() })
+            .map_err(|e| acl_permission_context(e, "drop ACLs"))?;
         let mut dropped = Vec::new();
         for f in r.filter_results {
             if let Some(code) = f.error_code.filter(|c| *c != 0) {
