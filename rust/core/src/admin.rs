@@ -18,7 +18,10 @@ use crate::wire::proto;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TableChange {
-    /// Add a column after the last one. Fluss 0.9.1 adds nullable columns only.
+    /// Add a column after the last one. Fluss 0.9.1 adds nullable columns only. A column with an
+    /// [`AggFunction`](crate::AggFunction) (tables with `table.merge-engine = aggregation`) needs a
+    /// Fluss 1.0 server: 0.9.1 adds it without the function, and `alter_table` then fails with
+    /// `UNSUPPORTED` saying so.
     AddColumn(Column),
     /// Drop a column (Fluss 0.9.1 refuses it).
     DropColumn(String),
@@ -161,6 +164,12 @@ impl Admin {
     /// is `INVALID_ALTER_TABLE_EXCEPTION` (56). With `ignore_if_not_exists`, a missing table is
     /// not an error.
     ///
+    /// A column with an aggregation function goes to the server with it (PbAddColumn fields 5,
+    /// 6); afterwards the table's schema is read back, and if the server added the column without
+    /// that function (Fluss 0.9.1 does not know the fields) this fails with `UNSUPPORTED` naming
+    /// the column, which stays as added. A 1.0 server refuses such a column on a table without
+    /// the aggregation merge engine (`INVALID_CONFIG`, 39), as the embedded engine does always.
+    ///
     /// Writers created before the change keep writing the schema they were created with (the
     /// server accepts it; the new columns of their rows are null). To write the new columns,
     /// get the table again and create a new writer.
@@ -173,6 +182,13 @@ impl Admin {
                     data_type_json: data_type_json(&col.data_type, col.nullable).into(),
                     comment: col.comment.clone(),
                     column_position_type: 0, // LAST
+                    agg_function_type: col.agg_function.as_ref().map(|f| f.name.clone()),
+                    agg_function_params: col
+                        .agg_function
+                        .iter()
+                        .flat_map(|f| &f.params)
+                        .map(|(k, v)| proto::PbKeyValue { key: k.clone(), value: v.clone() })
+                        .collect(),
                 }),
                 TableChange::DropColumn(name) => r.drop_columns.push(proto::PbDropColumn { column_name: name.clone() }),
                 TableChange::RenameColumn { from, to } => {
@@ -180,7 +196,37 @@ impl Admin {
                 }
             }
         }
-        self.run(Dest::Coordinator, r).map(|_| ())
+        self.run(Dest::Coordinator, r)?;
+        // A server without ADD COLUMN aggregation functions (0.9.1: no PbAddColumn fields 5/6)
+        // skips them and adds a column the table merges with its default function: say so.
+        let agg: Vec<&Column> = changes
+            .iter()
+            .filter_map(|c| match c {
+                TableChange::AddColumn(col) if col.agg_function.is_some() => Some(col),
+                _ => None,
+            })
+            .collect();
+        if agg.is_empty() {
+            return Ok(());
+        }
+        let info = self.get_table_info(path)?;
+        for want in agg {
+            let got = info.descriptor.schema.columns().iter().find(|c| c.name == want.name).and_then(|c| c.agg_function.as_ref());
+            if got != want.agg_function.as_ref() {
+                return Err(Error::client(
+                    crate::ClientCode::Unsupported,
+                    format!(
+                        "{path}: the server added column {:?} with aggregation function {:?}, not {:?}: it does not take \
+                         aggregation functions in ADD COLUMN (Fluss 1.0 servers do, 0.9.1 servers ignore them); the column \
+                         stays as added",
+                        want.name,
+                        got.map(|f| f.name.as_str()),
+                        want.agg_function.as_ref().map(|f| f.name.as_str()),
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Names of the tables of a database.
