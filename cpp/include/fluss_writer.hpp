@@ -34,6 +34,7 @@
 
 // Feature macros (for code that builds against several versions of this header).
 #define FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK 1  // SharedWriteCallback, inline WriteCallback storage
+#define FLUSS_WRITER_HAS_AGG_FUNCTIONS 1  // Column::agg_function / agg_params (aggregation merge engine)
 #define FLUSS_WRITER_HAS_PARTITIONS 1  // partitioned tables: partition_keys, partition DDL, WriteCompletion::partition
 
 #include <chrono>
@@ -609,9 +610,20 @@ struct Column {
   DataType type;
   bool nullable = true;
   std::string comment{};
+  // How a table with table property `table.merge-engine` = `aggregation` merges this non-key
+  // column when a row with the same key is written again: "sum", "max", "min", "product",
+  // "last_value", "first_value" (and their "_ignore_nulls" forms), "listagg" / "string_agg"
+  // (parameter "delimiter"), "bool_and", "bool_or", "rbm32" / "rbm64" (a BYTES column holding a
+  // serialized Roaring bitmap). Empty: the server's default, "last_value_ignore_nulls". The Rust
+  // core checks the name (INVALID_TABLE). AlterTable adds such a column on Fluss 1.0 servers; a
+  // 0.9.1 server adds it without the function, and AlterTable then returns UNSUPPORTED. The
+  // embedded engine refuses such columns (INVALID_CONFIG).
+  std::string agg_function{};
+  std::map<std::string, std::string> agg_params{};
 
   bool operator==(const Column& o) const {
-    return name == o.name && type == o.type && nullable == o.nullable && comment == o.comment;
+    return name == o.name && type == o.type && nullable == o.nullable && comment == o.comment &&
+           agg_function == o.agg_function && agg_params == o.agg_params;
   }
   bool operator!=(const Column& o) const { return !(*this == o); }
 };
