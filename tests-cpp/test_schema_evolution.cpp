@@ -143,6 +143,83 @@ TEST_P(SchemaEvolutionTest, ColumnCommentsAreKept) {
   EXPECT_EQ(info.descriptor.schema.columns, want);
 }
 
+// Aggregation merge engine tables: Column::agg_function / agg_params go to the server and come
+// back from GetTableInfo; the server merges upserts and partial updates column by column
+// (Fluss 0.9.1 and 1.0). The embedded engine has no aggregation engine and refuses both the
+// property and such columns (INVALID_CONFIG), like a server does for a default-engine table;
+// the Rust core refuses an unknown function name (INVALID_TABLE) before anything is sent.
+TEST_P(SchemaEvolutionTest, AggregationMergeEngineTables) {
+  fw::Column total{"total", fw::DataType::BigInt()};
+  total.agg_function = "SUM";
+  fw::Column tags{"tags", fw::DataType::String()};
+  tags.agg_function = "listagg";
+  tags.agg_params = {{"delimiter", ";"}};
+  fw::TableDescriptor d;
+  d.schema = fw::Schema::NewBuilder()
+                 .AddColumn("id", fw::DataType::BigInt(), false)
+                 .AddColumn(total)
+                 .AddColumn(tags)
+                 .SetPrimaryKeys({"id"})
+                 .Build();
+  d.bucket_count = 1;
+  d.properties["table.merge-engine"] = "aggregation";
+
+  fw::TableDescriptor unknown = d;
+  unknown.schema.columns[1].agg_function = "median";
+  fw::Result r = admin.CreateTable(fw::TablePath(database, Unique("agg_unknown")), unknown);
+  EXPECT_EQ(r.error_code, static_cast<int32_t>(fw::ClientCode::InvalidTable)) << r.ToString();
+  EXPECT_NE(r.error_message.find("unknown aggregation function"), std::string::npos) << r.ToString();
+
+  if (Embedded()) {
+    constexpr int32_t kInvalidConfig = 39;
+    r = admin.CreateTable(fw::TablePath(database, Unique("agg")), d);
+    EXPECT_EQ(r.error_code, kInvalidConfig) << r.ToString();
+    fw::TableDescriptor plain = d;
+    plain.properties.clear();
+    r = admin.CreateTable(fw::TablePath(database, Unique("agg_plain")), plain);
+    EXPECT_EQ(r.error_code, kInvalidConfig) << r.ToString();
+    EXPECT_NE(r.error_message.find("column 'total' has aggregation function 'sum'"), std::string::npos) << r.ToString();
+    return;
+  }
+  fw::TablePath p = Create("agg", d);
+  fw::TableInfo info;
+  ASSERT_OK(admin.GetTableInfo(p, info));
+  total.agg_function = "sum";  // as the core names it
+  EXPECT_EQ(info.descriptor.schema.columns[1], total);
+  EXPECT_EQ(info.descriptor.schema.columns[2], tags);
+
+  fw::Table t = Get(p);
+  auto row = [](int64_t id, int64_t n, const std::string& tag) {
+    fw::GenericRow r(3);
+    r.SetInt64(0, id);
+    r.SetInt64(1, n);
+    r.SetString(2, tag);
+    return r;
+  };
+  fw::UpsertWriter w;
+  ASSERT_OK(t.NewUpsert().CreateWriter(w));
+  fw::WriteResult a, b;
+  ASSERT_OK(w.Upsert(row(1, 10, "x"), a));
+  ASSERT_OK(w.Upsert(row(1, 5, "y"), b));
+  ASSERT_OK(w.Flush());
+  ASSERT_OK(a.Wait());
+  ASSERT_OK(b.Wait());
+  fw::UpsertWriter partial;
+  ASSERT_OK(t.NewUpsert().PartialUpdateByName({"id", "total"}).CreateWriter(partial));
+  fw::WriteResult c;
+  ASSERT_OK(partial.Upsert(row(1, 100, "ignored"), c));
+  ASSERT_OK(partial.Flush());
+  ASSERT_OK(c.Wait());
+  fw::GenericRow key(1);
+  key.SetInt64(0, 1);
+  fw::GenericRow out;
+  bool found = false;
+  ASSERT_OK(Get(p).Lookup(key, out, found));
+  ASSERT_TRUE(found);
+  EXPECT_EQ(out.GetInt64(1), 115);
+  EXPECT_EQ(out.GetString(2), "x;y");
+}
+
 }  // namespace
 
 INSTANTIATE_TEST_SUITE_P(Embedded, SchemaEvolutionTest, ::testing::Values(Backend::Embedded), BackendName);

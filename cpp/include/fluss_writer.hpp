@@ -34,6 +34,7 @@
 
 // Feature macros (for code that builds against several versions of this header).
 #define FLUSS_WRITER_HAS_SHARED_WRITE_CALLBACK 1  // SharedWriteCallback, inline WriteCallback storage
+#define FLUSS_WRITER_HAS_AGG_FUNCTIONS 1  // Column::agg_function / agg_params (aggregation merge engine)
 #define FLUSS_WRITER_HAS_PARTITIONS 1  // partitioned tables: partition_keys, partition DDL, WriteCompletion::partition
 
 #include <chrono>
@@ -609,9 +610,20 @@ struct Column {
   DataType type;
   bool nullable = true;
   std::string comment{};
+  /// How a table with table property `table.merge-engine` = `aggregation` merges this non-key
+  /// column when a row with the same key is written again: "sum", "max", "min", "product",
+  /// "last_value", "first_value" (and their "_ignore_nulls" forms), "listagg" / "string_agg"
+  /// (parameter "delimiter"), "bool_and", "bool_or", "rbm32" / "rbm64" (a BYTES column holding a
+  /// serialized Roaring bitmap). Empty: the server's default, "last_value_ignore_nulls". The Rust
+  /// core checks the name (INVALID_TABLE). AlterTable adds such a column on Fluss 1.0 servers; a
+  /// 0.9.1 server adds it without the function, and AlterTable then returns UNSUPPORTED. The
+  /// embedded engine refuses such columns (INVALID_CONFIG).
+  std::string agg_function{};
+  std::map<std::string, std::string> agg_params{};
 
   bool operator==(const Column& o) const {
-    return name == o.name && type == o.type && nullable == o.nullable && comment == o.comment;
+    return name == o.name && type == o.type && nullable == o.nullable && comment == o.comment &&
+           agg_function == o.agg_function && agg_params == o.agg_params;
   }
   bool operator!=(const Column& o) const { return !(*this == o); }
 };
@@ -1496,8 +1508,11 @@ class Table {
 // Who (a principal, a user authenticated with SASL/PLAIN: client.security.protocol = SASL,
 // client.security.sasl.username / .password) may do what (an operation) on which resource
 // (the cluster, a database or a table), from which host. Managed with Admin::CreateAcls,
-// ListAcls and DropAcls; creating and dropping ACLs needs ALTER on the cluster (super users have
-// it). Servers learn of a new or dropped ACL asynchronously (through ZooKeeper): for a moment
+// ListAcls and DropAcls. Creating and dropping ACLs needs, on each ACL's resource (for a table
+// ACL: its database), ALL on a Fluss 1.0 server and ALTER on a 0.9.1 server (super users have
+// both); without it the whole call is AUTHORIZATION_EXCEPTION (48), whose message names that
+// requirement. On a 1.0 server DatabaseExists / TableExists answer false to a user without
+// DESCRIBE on the database / table (0.9.1 does not check). Servers learn of a new or dropped ACL asynchronously (through ZooKeeper): for a moment
 // after CreateAcls returns, the user may still be refused with AUTHORIZATION_EXCEPTION (48).
 // The embedded engine has no authorizer: every ACL call fails with SECURITY_DISABLED_EXCEPTION
 // (47). These types are plain values; the Rust core does every check and conversion (an enum
@@ -1657,6 +1672,9 @@ class Admin {
   /// below refuse to compile it.
   Result CreateDatabase(const std::string& name, bool ignore_if_exists = false);
   Result DropDatabase(const std::string& name, bool ignore_if_not_exists = false, bool cascade = false);
+  /// Sets `out`. On a Fluss 1.0 server whose authorizer is on, false may also mean no DESCRIBE
+  /// on the database (the default database `fluss` is exempt); likewise TableExists (DESCRIBE on
+  /// the table). 0.9.1 servers do not check.
   Result DatabaseExists(const std::string& name, bool& out);
   /// Replace `out` with the names of every database / of the tables of `database`.
   Result ListDatabases(std::vector<std::string>& out);
@@ -1708,8 +1726,9 @@ class Admin {
   Result DropPartition(const TablePath&, const std::map<std::string, std::string>&, T*) = delete;
 
   /// ACLs (see "access control lists" above). CreateAcls creates every binding; when the server
-  /// refuses one (e.g. no ALTER on the cluster: AUTHORIZATION_EXCEPTION), the Result names it and
-  /// the ones it accepted stay. ListAcls replaces `out` with the ACLs matching `filter`. DropAcls
+  /// refuses one, the Result names it and the ones it accepted stay; without the permission to
+  /// manage ACLs (ALL on 1.0 servers, ALTER on 0.9.1; see above) the whole call is
+  /// AUTHORIZATION_EXCEPTION and nothing is created or dropped. ListAcls replaces `out` with the ACLs matching `filter`. DropAcls
   /// drops every ACL matching one of `filters` and replaces `dropped` with them (on error
   /// `dropped` is empty, though the server may have dropped some: list to find out).
   Result CreateAcls(const std::vector<AclBinding>& acls);

@@ -152,7 +152,12 @@ void FlattenChildren(const DataType& t, rust::Vec<ffi::FfiTypeNode>& out) {
 
 ffi::FfiColumn ToFfi(const Column& c) {
   ffi::FfiColumn f{rust::String::lossy(c.name), static_cast<int32_t>(c.type.id), c.type.precision, c.type.scale,
-                   c.nullable, c.type.children.size(), {}, rust::String::lossy(c.comment)};
+                   c.nullable, c.type.children.size(), {}, rust::String::lossy(c.comment),
+                   rust::String::lossy(c.agg_function), {}, {}};
+  for (const auto& [key, value] : c.agg_params) {
+    f.agg_param_keys.push_back(rust::String::lossy(key));
+    f.agg_param_values.push_back(rust::String::lossy(value));
+  }
   FlattenChildren(c.type, f.nested);
   return f;
 }
@@ -171,8 +176,13 @@ DataType FromFfi(int32_t type_id, int32_t precision, int32_t scale, size_t child
 
 Column FromFfi(const ffi::FfiColumn& c) {
   size_t next = 0;
-  return Column{std::string(c.name), FromFfi(c.type_id, c.precision, c.scale, c.child_count, c.nested, next),
-                c.nullable, std::string(c.comment)};
+  Column out{std::string(c.name), FromFfi(c.type_id, c.precision, c.scale, c.child_count, c.nested, next),
+             c.nullable, std::string(c.comment)};
+  out.agg_function = std::string(c.agg_function);
+  for (size_t k = 0; k < c.agg_param_keys.size() && k < c.agg_param_values.size(); ++k) {
+    out.agg_params.emplace(std::string(c.agg_param_keys[k]), std::string(c.agg_param_values[k]));
+  }
+  return out;
 }
 }  // namespace
 

@@ -319,6 +319,8 @@ class Connection:
     def _engine(self) -> EmbeddedEngine: ...
 
 PathArg = Union[str, TablePath, Tuple[str, str]]
+AggFunctionArg = Union[str, Tuple[str, Mapping[str, str]]]
+ColumnTuple = Union[Tuple[str, str], Tuple[str, str, bool], Tuple[str, str, bool, Optional[AggFunctionArg]]]
 
 @final
 class Admin:
@@ -332,7 +334,9 @@ class Admin:
     def list_databases(self) -> List[str]:
         """The names of every database."""
     def database_exists(self, name: str) -> bool:
-        """Whether the database exists."""
+        """Whether the database exists. On a Fluss 1.0 server whose authorizer is on, False may
+        also mean that the user lacks DESCRIBE on the database (the server answers False, not an
+        error; the default database ``fluss`` is exempt). 0.9.1 servers do not check."""
     def create_table(
         self, path: PathArg, descriptor: TableDescriptor, ignore_if_exists: bool = False
     ) -> None:
@@ -342,19 +346,26 @@ class Admin:
     def list_tables(self, database: str) -> List[str]:
         """The names of the database's tables."""
     def table_exists(self, path: PathArg) -> bool:
-        """Whether the table exists."""
+        """Whether the table exists. On a Fluss 1.0 server whose authorizer is on, False may also
+        mean that the user lacks DESCRIBE on the table (the server answers False, not an error).
+        0.9.1 servers do not check."""
     def get_table_info(self, path: PathArg) -> TableInfo:
         """The table's id, schema, keys and buckets as the server has them."""
     def create_acls(self, acls: Sequence[AclBinding]) -> None:
-        """Create every ACL (needs ALTER on the cluster, which super users have). When the
-        server refuses one (AUTHORIZATION_EXCEPTION, 48), the ServerError names it and the ones
-        it accepted stay. Servers learn of a new ACL asynchronously (within about 100 ms on the
-        test cluster). The embedded engine has no authorizer: every ACL call raises ServerError
-        with code 47 (SECURITY_DISABLED_EXCEPTION). GIL released."""
+        """Create every ACL. The user needs, on each ACL's resource (for a table ACL: its
+        database), ALL on a Fluss 1.0 server, ALTER on a 0.9.1 server (super users have both);
+        without it the whole call raises ServerError AUTHORIZATION_EXCEPTION (48), whose message
+        names that requirement, and nothing is created. When the server refuses one entry
+        otherwise, the ServerError names it and the ones it accepted stay. Servers learn of a
+        new ACL asynchronously (within about 100 ms on the test cluster). The embedded engine
+        has no authorizer: every ACL call raises ServerError with code 47
+        (SECURITY_DISABLED_EXCEPTION). GIL released."""
     def list_acls(self, filter: Optional[AclFilter] = None) -> List[AclBinding]:
         """The ACLs matching ``filter`` (every ACL when None)."""
     def drop_acls(self, filters: Sequence[AclFilter]) -> List[AclBinding]:
-        """Drop every ACL matching one of ``filters``; return the ACLs dropped."""
+        """Drop every ACL matching one of ``filters``; return the ACLs dropped. Needs the same
+        permission as ``create_acls`` (ALL on a 1.0 server, ALTER on 0.9.1) on every resource
+        with a matching ACL; without it AUTHORIZATION_EXCEPTION (48) and nothing is dropped."""
     def create_partition(self, path: PathArg, spec: Dict[str, str], ignore_if_exists: bool = False) -> None:
         """Create the partition of a partitioned table whose partition-key values are ``spec``
         (``{"dt": "2026-12-03"}``: every partition key, values as Fluss names them, e.g. DATE
@@ -369,7 +380,7 @@ class Admin:
     def alter_table(
         self,
         path: PathArg,
-        add_columns: Optional[Union[ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]]] = None,
+        add_columns: Optional[Union[ArrowSchemaExportable, Sequence[ColumnTuple]]] = None,
         drop_columns: Optional[Sequence[str]] = None,
         rename_columns: Optional[Sequence[Tuple[str, str]]] = None,
         ignore_if_not_exists: bool = False,
@@ -378,7 +389,9 @@ class Admin:
         after the last column: the table gets the next schema id, rows written before read back
         with None in them. Fluss 0.9.1 adds nullable columns only and refuses dropping and
         renaming (its errors raise as ServerError); a column that exists is
-        INVALID_ALTER_TABLE_EXCEPTION (56). Writers created before keep writing their schema;
+        INVALID_ALTER_TABLE_EXCEPTION (56). A column with an aggregation function needs a Fluss
+        1.0 server: a 0.9.1 server adds it without the function, and this then raises
+        UNSUPPORTED saying so. Writers created before keep writing their schema;
         get the table again and create a writer to write the new columns."""
     def list_partitions(self, path: PathArg) -> List[PartitionInfo]:
         """The table's partitions; a table without partition keys raises ServerError
@@ -533,10 +546,14 @@ class Schema:
     """A table's columns (name, Fluss type, nullable) and primary key."""
     def __new__(
         cls,
-        columns: Union[ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]],
+        columns: Union[ArrowSchemaExportable, Sequence[ColumnTuple]],
         primary_keys: Optional[Sequence[str]] = None,
     ) -> Schema:
-        """Columns from a pyarrow schema or (name, type[, nullable]) tuples; checked by the core (InvalidTableError)."""
+        """Columns from a pyarrow schema or (name, type[, nullable[, agg]]) tuples; checked by the
+        core (InvalidTableError). ``agg``: how a table with ``table.merge-engine`` =
+        ``aggregation`` merges the column, a function name (``"sum"``, ``"max"``, ``"rbm32"``,
+        ...; None: the server's default, ``last_value_ignore_nulls``) or ``(name, {param:
+        value})`` (``("listagg", {"delimiter": ";"})``). Not on primary-key columns."""
     @property
     def columns(self) -> List[Tuple[str, str, bool]]:
         """(name, Fluss type, nullable) per column, in order."""
@@ -546,6 +563,9 @@ class Schema:
     @property
     def primary_keys(self) -> List[str]:
         """The primary-key columns (empty for a log table)."""
+    @property
+    def agg_functions(self) -> Dict[str, Tuple[str, Dict[str, str]]]:
+        """``{column: (function, {param: value})}`` for the columns with an aggregation function."""
     def to_arrow(self) -> ArrowSchemaExportable:
         """The schema as an Arrow schema (Arrow PyCapsule interface)."""
 
@@ -554,7 +574,7 @@ class TableDescriptor:
     """What ``Admin.create_table`` creates: schema, buckets, keys, partitions, properties."""
     def __new__(
         cls,
-        schema: Union[Schema, ArrowSchemaExportable, Sequence[Union[Tuple[str, str], Tuple[str, str, bool]]]],
+        schema: Union[Schema, ArrowSchemaExportable, Sequence[ColumnTuple]],
         bucket_count: Optional[int] = None,
         primary_keys: Optional[Sequence[str]] = None,
         bucket_keys: Optional[Sequence[str]] = None,

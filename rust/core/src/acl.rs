@@ -1,4 +1,5 @@
-//! Access control lists as Fluss 0.9 has them: who (a principal) may do what (an operation) on
+//! Access control lists as Fluss 0.9 and 1.0 have them (1.0 asks for ALL, not ALTER, to manage
+//! them: see [`Admin::create_acls`](crate::Admin::create_acls)): who (a principal) may do what (an operation) on
 //! which resource (the cluster, a database or a table), from which host. Managed through
 //! [`Admin::create_acls`](crate::Admin::create_acls), [`list_acls`](crate::Admin::list_acls) and
 //! [`drop_acls`](crate::Admin::drop_acls) on a cluster whose authorizer is on; the embedded engine

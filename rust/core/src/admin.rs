@@ -18,7 +18,10 @@ use crate::wire::proto;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TableChange {
-    /// Add a column after the last one. Fluss 0.9.1 adds nullable columns only.
+    /// Add a column after the last one. Fluss 0.9.1 adds nullable columns only. A column with an
+    /// [`AggFunction`](crate::AggFunction) (tables with `table.merge-engine = aggregation`) needs a
+    /// Fluss 1.0 server: 0.9.1 adds it without the function, and `alter_table` then fails with
+    /// `UNSUPPORTED` saying so.
     AddColumn(Column),
     /// Drop a column (Fluss 0.9.1 refuses it).
     DropColumn(String),
@@ -29,6 +32,19 @@ pub enum TableChange {
         /// Its new name.
         to: String,
     },
+}
+
+/// What a principal needs to create or drop ACLs, for the message of an authorization error.
+pub(crate) const ACL_PERMISSION_HINT: &str = "creating or dropping ACLs needs the ALL operation on each ACL's resource \
+     (for a table ACL: on its database) on Fluss 1.0 servers, ALTER on 0.9.1 servers; super users have both";
+
+/// An authorization error of CreateAcls / DropAcls, with the permission it needs named.
+fn acl_permission_context(e: Error, what: &str) -> Error {
+    if e.code() == crate::FlussCode::AUTHORIZATION_EXCEPTION {
+        e.context(format!("{what} ({ACL_PERMISSION_HINT})"))
+    } else {
+        e
+    }
 }
 
 fn pb_path(p: &TablePath) -> proto::PbTablePath {
@@ -90,6 +106,10 @@ impl Admin {
     }
 
     /// Whether a database of that name exists.
+    ///
+    /// On a Fluss 1.0 server whose authorizer is on, `false` may also mean that the principal
+    /// lacks DESCRIBE on the database (the server answers `false` rather than an authorization
+    /// error; the default database `fluss` is exempt). A 0.9.1 server answers without checking.
     pub fn database_exists(&self, name: &str) -> Result<bool> {
         Ok(self.run_read(Dest::Any, proto::DatabaseExistsRequest { database_name: name.into() })?.exists)
     }
@@ -144,6 +164,12 @@ impl Admin {
     /// is `INVALID_ALTER_TABLE_EXCEPTION` (56). With `ignore_if_not_exists`, a missing table is
     /// not an error.
     ///
+    /// A column with an aggregation function goes to the server with it (PbAddColumn fields 5,
+    /// 6); afterwards the table's schema is read back, and if the server added the column without
+    /// that function (Fluss 0.9.1 does not know the fields) this fails with `UNSUPPORTED` naming
+    /// the column, which stays as added. A 1.0 server refuses such a column on a table without
+    /// the aggregation merge engine (`INVALID_CONFIG`, 39), as the embedded engine does always.
+    ///
     /// Writers created before the change keep writing the schema they were created with (the
     /// server accepts it; the new columns of their rows are null). To write the new columns,
     /// get the table again and create a new writer.
@@ -156,6 +182,13 @@ impl Admin {
                     data_type_json: data_type_json(&col.data_type, col.nullable).into(),
                     comment: col.comment.clone(),
                     column_position_type: 0, // LAST
+                    agg_function_type: col.agg_function.as_ref().map(|f| f.name.clone()),
+                    agg_function_params: col
+                        .agg_function
+                        .iter()
+                        .flat_map(|f| &f.params)
+                        .map(|(k, v)| proto::PbKeyValue { key: k.clone(), value: v.clone() })
+                        .collect(),
                 }),
                 TableChange::DropColumn(name) => r.drop_columns.push(proto::PbDropColumn { column_name: name.clone() }),
                 TableChange::RenameColumn { from, to } => {
@@ -163,7 +196,37 @@ impl Admin {
                 }
             }
         }
-        self.run(Dest::Coordinator, r).map(|_| ())
+        self.run(Dest::Coordinator, r)?;
+        // A server without ADD COLUMN aggregation functions (0.9.1: no PbAddColumn fields 5/6)
+        // skips them and adds a column the table merges with its default function: say so.
+        let agg: Vec<&Column> = changes
+            .iter()
+            .filter_map(|c| match c {
+                TableChange::AddColumn(col) if col.agg_function.is_some() => Some(col),
+                _ => None,
+            })
+            .collect();
+        if agg.is_empty() {
+            return Ok(());
+        }
+        let info = self.get_table_info(path)?;
+        for want in agg {
+            let got = info.descriptor.schema.columns().iter().find(|c| c.name == want.name).and_then(|c| c.agg_function.as_ref());
+            if got != want.agg_function.as_ref() {
+                return Err(Error::client(
+                    crate::ClientCode::Unsupported,
+                    format!(
+                        "{path}: the server added column {:?} with aggregation function {:?}, not {:?}: it does not take \
+                         aggregation functions in ADD COLUMN (Fluss 1.0 servers do, 0.9.1 servers ignore them); the column \
+                         stays as added",
+                        want.name,
+                        got.map(|f| f.name.as_str()),
+                        want.agg_function.as_ref().map(|f| f.name.as_str()),
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Names of the tables of a database.
@@ -172,14 +235,23 @@ impl Admin {
     }
 
     /// Whether the table exists.
+    ///
+    /// On a Fluss 1.0 server whose authorizer is on, `false` may also mean that the principal
+    /// lacks DESCRIBE on the table (directly, or through its database or the cluster): the server
+    /// answers `false` rather than an authorization error. A 0.9.1 server answers without checking.
     pub fn table_exists(&self, path: &TablePath) -> Result<bool> {
         Ok(self.run_read(Dest::Any, proto::TableExistsRequest { table_path: pb_path(path) })?.exists)
     }
 
-    /// Create ACLs (needs ALTER on the cluster, which super users have). Each entry the server
-    /// refuses makes this an error naming it; entries it accepted stay.
+    /// Create ACLs. The principal needs, for each ACL's resource (for a table ACL: the table's
+    /// database), ALL on a Fluss 1.0 server, ALTER on a 0.9.1 server; super users have both.
+    /// Without it the whole request fails with `AUTHORIZATION_EXCEPTION` (48), whose message
+    /// names that requirement, and nothing is created. Each entry the server refuses otherwise
+    /// makes this an error naming it; entries it accepted stay.
     pub fn create_acls(&self, acls: &[AclBinding]) -> Result<()> {
-        let r = self.run(Dest::Coordinator, proto::CreateAclsRequest { acl: acls.iter().map(AclBinding::to_pb).collect() })?;
+        let r = self
+            .run(Dest::Coordinator, proto::CreateAclsRequest { acl: acls.iter().map(AclBinding::to_pb).collect() })
+            .map_err(|e| acl_permission_context(e, "create ACLs"))?;
         for res in r.acl_res {
             if let Some(code) = res.error_code.filter(|c| *c != 0) {
                 let what = AclBinding::from_pb(&res.acl).map_or_else(|_| format!("{:?}", res.acl), |b| format!("{b:?}"));
@@ -195,9 +267,15 @@ impl Admin {
         r.acl.iter().map(AclBinding::from_pb).collect()
     }
 
-    /// Drop every ACL that matches one of `filters`; returns the ACLs dropped.
+    /// Drop every ACL that matches one of `filters`; returns the ACLs dropped. The principal
+    /// needs, for each resource with a matching ACL (for a table: its database), ALL on a
+    /// Fluss 1.0 server, ALTER on a 0.9.1 server; without it the whole request fails with
+    /// `AUTHORIZATION_EXCEPTION` (48), whose message names that requirement, and nothing is
+    /// dropped. Filters that match nothing drop nothing and need no permission.
     pub fn drop_acls(&self, filters: &[AclFilter]) -> Result<Vec<AclBinding>> {
-        let r = self.run(Dest::Coordinator, proto::DropAclsRequest { acl_filter: filters.iter().map(AclFilter::to_pb).collect() })?;
+        let r = self
+            .run(Dest::Coordinator, proto::DropAclsRequest { acl_filter: filters.iter().map(AclFilter::to_pb).collect() })
+            .map_err(|e| acl_permission_context(e, "drop ACLs"))?;
         let mut dropped = Vec::new();
         for f in r.filter_results {
             if let Some(code) = f.error_code.filter(|c| *c != 0) {

@@ -72,7 +72,7 @@ pub use fluss_writer_dispatch as dispatch;
 pub use fluss_writer_dispatch::interrupt;
 pub use fluss_writer_dispatch::{CallbackError, Executor, Job, UserExecutor, WorkerHooks};
 pub use metadata::partition::{self, PartitionInfo, PartitionSpec};
-pub use metadata::{Column, DataType, Nested, RowField, Schema, TableDescriptor, TableInfo, TablePath};
+pub use metadata::{AggFunction, Column, DataType, Nested, RowField, Schema, TableDescriptor, TableInfo, TablePath};
 pub use row::{Decimal, DecimalError, Row, Timestamp, Value};
 pub use table::{Table, TableAppend, TableUpsert};
 /// One record batch from the batches of an Arrow stream (the one rule every binding uses).

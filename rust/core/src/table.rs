@@ -42,7 +42,8 @@ impl Table {
 
     /// Read `bucket`'s log from `from_offset` to its high watermark through the Fluss protocol
     /// (log tables: the appended rows; primary-key tables: the changelog). Works on the embedded
-    /// engine and on a cluster; meant for verification and examples, not for streaming.
+    /// engine and on a cluster; meant for verification and examples, not for streaming. Needs
+    /// READ on the table, and DESCRIBE (implied by READ) for its ListOffsets on Fluss 1.0.
     pub fn scan(&self, bucket: i32, from_offset: i64) -> Result<Vec<crate::embedded::ScannedRow>> {
         self.inner.conn.check_usable()?;
         crate::readback::scan(&self.inner.conn, &self.inner.info, None, bucket, from_offset)

@@ -290,3 +290,32 @@ fn durable_embedded_keeps_schema_versions() {
     conn.close(None).unwrap();
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The embedded engine has no aggregation merge engine: it refuses `table.merge-engine` and, as a
+/// server does for a table without that engine, a column with an aggregation function, at
+/// CreateTable and at ADD COLUMN (`INVALID_CONFIG`), rather than merging like a default table.
+#[test]
+fn aggregation_functions_are_refused_by_the_embedded_engine() {
+    let conn = embedded();
+    let admin = conn.admin();
+    let sum = || fluss_writer::AggFunction::new("sum").unwrap();
+    let pk = |extra: Column| Schema::new(vec![Column::new("id", DataType::BigInt), extra], vec!["id".into()]).unwrap();
+    let db = database(&conn);
+    let agg_table = TableDescriptor::new(pk(Column::new("v", DataType::BigInt).with_agg_function(sum())))
+        .with_property("table.merge-engine", "aggregation");
+    let e = admin.create_table(&TablePath::new(db, unique("agg")).unwrap(), &agg_table, false).unwrap_err();
+    assert_eq!(e.code(), FlussCode::INVALID_CONFIG, "{e}");
+    assert!(e.message().contains("table.merge-engine") && e.message().contains("not supported by the embedded engine"), "{e}");
+    let no_engine = TableDescriptor::new(pk(Column::new("v", DataType::BigInt).with_agg_function(sum())));
+    let e = admin.create_table(&TablePath::new(db, unique("agg")).unwrap(), &no_engine, false).unwrap_err();
+    assert_eq!(e.code(), FlussCode::INVALID_CONFIG, "{e}");
+    assert!(e.message().contains("column 'v' has aggregation function 'sum'"), "{e}");
+
+    let path = create(&conn, "agg_add", &TableDescriptor::new(pk(Column::new("v", DataType::BigInt))));
+    let e = admin
+        .alter_table(&path, &[TableChange::AddColumn(Column::new("cnt", DataType::BigInt).with_agg_function(sum()))], false)
+        .unwrap_err();
+    assert_eq!(e.code(), FlussCode::INVALID_CONFIG, "{e}");
+    assert!(e.message().contains("column 'cnt' has aggregation function 'sum'"), "{e}");
+    assert_eq!(admin.get_table_info(&path).unwrap().schema().len(), 2, "nothing added");
+}

@@ -115,6 +115,11 @@ pub mod ffi {
         nested: Vec<FfiTypeNode>,
         /// The column's comment; empty: none.
         comment: String,
+        /// Its aggregation function (`table.merge-engine = aggregation`); empty: none.
+        agg_function: String,
+        /// The function's parameters, keys and values in the same order.
+        agg_param_keys: Vec<String>,
+        agg_param_values: Vec<String>,
     }
 
     /// What `create_table` takes.

@@ -404,6 +404,16 @@ fn column(c: &FfiColumn) -> Result<Column> {
     if !c.comment.is_empty() {
         col.comment = Some(c.comment.clone());
     }
+    if !c.agg_function.is_empty() {
+        if c.agg_param_keys.len() != c.agg_param_values.len() {
+            return Err(invalid_table(format!("{place}: aggregation parameter keys and values differ in number")));
+        }
+        let mut f = fluss_writer::AggFunction::new(&c.agg_function)?;
+        f.params = c.agg_param_keys.iter().cloned().zip(c.agg_param_values.iter().cloned()).collect();
+        col.agg_function = Some(f);
+    } else if !c.agg_param_keys.is_empty() {
+        return Err(invalid_table(format!("{place}: aggregation parameters without an aggregation function")));
+    }
     Ok(col)
 }
 
@@ -506,6 +516,9 @@ pub(crate) fn ffi_column(c: &Column) -> FfiColumn {
         child_count: child_count(&c.data_type),
         nested,
         comment: c.comment.clone().unwrap_or_default(),
+        agg_function: c.agg_function.as_ref().map(|f| f.name.clone()).unwrap_or_default(),
+        agg_param_keys: c.agg_function.iter().flat_map(|f| f.params.keys().cloned()).collect(),
+        agg_param_values: c.agg_function.iter().flat_map(|f| f.params.values().cloned()).collect(),
     }
 }
 

@@ -6,7 +6,8 @@ use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use fluss_writer::{
-    AclBinding, AclFilter, Admin, Column, ConnectOptions, Connection, Schema, Table, TableChange, TableDescriptor, TableInfo, TablePath,
+    AclBinding, AclFilter, Admin, AggFunction, Column, ConnectOptions, Connection, Schema, Table, TableChange, TableDescriptor, TableInfo,
+    TablePath,
 };
 use pyo3::prelude::*;
 
@@ -532,28 +533,50 @@ pub struct PySchema {
     pub inner: Schema,
 }
 
+/// An aggregation function from Python: its name (`"sum"`) or `(name, {param: value})`; the
+/// core checks the name (`AggFunction::new`).
+fn agg_function_from_py(agg: &Bound<'_, PyAny>) -> PyResult<AggFunction> {
+    let (Name(name), params): (Name, BTreeMap<String, String>) = match agg.extract::<Name>() {
+        Ok(n) => (n, BTreeMap::new()),
+        Err(_) => agg.extract().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err("a column's aggregation function is a name (\"sum\") or a (name, {param: value}) tuple")
+        })?,
+    };
+    let mut f = AggFunction::new(&name).py_err()?;
+    f.params = params;
+    Ok(f)
+}
+
 fn columns_from_py(columns: &Bound<'_, PyAny>) -> PyResult<Vec<Column>> {
     if columns.hasattr("__arrow_c_schema__")? {
         let s: PyArrowSchema = columns.extract()?;
         return columns_from_arrow(s.as_ref());
     }
     let list = columns.cast::<PyList>().map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err("columns must be a pyarrow schema or a list of (name, type[, nullable]) tuples")
+        pyo3::exceptions::PyTypeError::new_err("columns must be a pyarrow schema or a list of (name, type[, nullable[, agg]]) tuples")
     })?;
     let mut out = Vec::new();
     for item in list.iter() {
         let t = item
             .cast::<PyTuple>()
-            .map_err(|_| pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable]) tuple"))?;
-        let (Name(name), Name(ty), nullable): (Name, Name, bool) = match t.len() {
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable[, agg]]) tuple"))?;
+        let (Name(name), Name(ty), nullable, agg) = match t.len() {
             2 => {
                 let (n, ty): (Name, Name) = t.extract()?;
-                (n, ty, true)
+                (n, ty, true, None)
             }
-            3 => t.extract()?,
-            _ => return Err(pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable]) tuple")),
+            3 => {
+                let (n, ty, nullable): (Name, Name, bool) = t.extract()?;
+                (n, ty, nullable, None)
+            }
+            4 => {
+                let (n, ty, nullable, agg): (Name, Name, bool, Bound<'_, PyAny>) = t.extract()?;
+                (n, ty, nullable, if agg.is_none() { None } else { Some(agg_function_from_py(&agg)?) })
+            }
+            _ => return Err(pyo3::exceptions::PyTypeError::new_err("each column is a (name, type[, nullable[, agg]]) tuple")),
         };
-        let c = Column::new(name, parse_type(&ty)?);
+        let mut c = Column::new(name, parse_type(&ty)?);
+        c.agg_function = agg;
         out.push(if nullable { c } else { c.not_null() });
     }
     Ok(out)
@@ -579,6 +602,15 @@ impl PySchema {
     #[getter]
     fn primary_keys(&self) -> Vec<String> {
         self.inner.primary_key().to_vec()
+    }
+    /// `{column: (function, {param: value})}` for the columns with an aggregation function.
+    #[getter]
+    fn agg_functions(&self) -> BTreeMap<String, (String, BTreeMap<String, String>)> {
+        self.inner
+            .columns()
+            .iter()
+            .filter_map(|c| c.agg_function.as_ref().map(|f| (c.name.clone(), (f.name.clone(), f.params.clone()))))
+            .collect()
     }
     /// The Arrow schema rows are written with (an `__arrow_c_schema__` object; `pa.schema(x)`).
     fn to_arrow(&self) -> PyArrowSchema {

@@ -138,6 +138,9 @@ fn server_table_defaults(path: &TablePath, mut d: TableDescriptor) -> Result<Tab
     if let Some(v) = d.properties.get(lake::FORMAT_PROPERTY) {
         LakeFormat::from_property(Some(v)).map_err(|e| config(e.message().to_string()))?;
     }
+    if let Some(c) = d.schema.columns().iter().find(|c| c.agg_function.is_some()) {
+        return Err(no_agg_table(&c.name, &c.agg_function.as_ref().map_or(String::new(), |f| f.name.clone())));
+    }
     if d.properties.get("table.datalake.enabled").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
         return Err(server(
             FlussCode::INVALID_TABLE,
@@ -161,6 +164,18 @@ fn server_table_defaults(path: &TablePath, mut d: TableDescriptor) -> Result<Tab
         }
     }
     Ok(d)
+}
+
+/// What a server answers for a column with an aggregation function in a table without the
+/// aggregation merge engine (every table of the embedded engine).
+fn no_agg_table(column: &str, function: &str) -> Error {
+    server(
+        FlussCode::INVALID_CONFIG,
+        format!(
+            "Aggregation function is only supported for aggregation merge engine table, but column '{column}' has aggregation \
+             function '{function}' (the embedded engine has no aggregation merge engine)."
+        ),
+    )
 }
 
 /// The kv format version a 0.9.1 server gives new primary-key tables.
@@ -720,7 +735,15 @@ impl EmbeddedEngine {
             if !nullable {
                 return Err(unsupported(&format!("Column {} must be nullable.", c.column_name)));
             }
-            columns.push(Column { name: c.column_name.clone(), data_type, nullable: true, comment: c.comment.clone() });
+            if let Some(f) = &c.agg_function_type {
+                // The embedded engine has no aggregation merge engine tables (CreateTable refuses
+                // `table.merge-engine`): what a server answers for such a column on any other table.
+                return Err(no_agg_table(&c.column_name, f));
+            }
+            columns.push(Column::new(c.column_name.clone(), data_type));
+            if let Some(last) = columns.last_mut() {
+                last.comment = c.comment.clone();
+            }
         }
         if !r.drop_columns.is_empty() {
             return Err(unsupported("Not support drop column now."));

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value as Json};
 
-use super::{Column, DataType, Nested, RowField, Schema, TableDescriptor};
+use super::{AggFunction, Column, DataType, Nested, RowField, Schema, TableDescriptor};
 use crate::error::{Error, Result};
 
 /// A column type in Fluss's data-type JSON (`data_type_json` of AlterTable's added columns).
@@ -208,6 +208,15 @@ pub fn schema_to_json(s: &Schema) -> Json {
             if let Some(cm) = &c.comment {
                 m.insert("comment".into(), json!(cm));
             }
+            if let Some(f) = &c.agg_function {
+                // As Fluss's ColumnJsonSerde writes it: {"type": "sum", "parameters": {...}}.
+                let mut a = Map::new();
+                a.insert("type".into(), json!(f.name));
+                if !f.params.is_empty() {
+                    a.insert("parameters".into(), json!(f.params));
+                }
+                m.insert("agg_function".into(), Json::Object(a));
+            }
             m.insert("id".into(), json!(id));
             Json::Object(m)
         })
@@ -232,6 +241,14 @@ pub fn schema_from_json(v: &Json) -> Result<Schema> {
         let mut col = Column::new(name, t);
         col.nullable = nullable;
         col.comment = c.get("comment").and_then(Json::as_str).map(str::to_string);
+        if let Some(a) = c.get("agg_function").filter(|a| !a.is_null()) {
+            let t =
+                a.get("type").and_then(Json::as_str).ok_or_else(|| Error::protocol(format!("column {name}: agg_function without type")))?;
+            // A function this library does not know (a newer server's) is kept as named.
+            let mut f = AggFunction::new(t).unwrap_or_else(|_| AggFunction { name: t.to_string(), params: BTreeMap::new() });
+            f.params = string_map(a.get("parameters"));
+            col.agg_function = Some(f);
+        }
         columns.push(col);
     }
     let pk = strings(v.get("primary_key"));
@@ -397,5 +414,46 @@ mod tests {
                 assert_eq!(type_from_json(&type_to_json(&t, nullable, &mut None)).unwrap(), (t.clone(), nullable));
             }
         }
+    }
+
+    /// Aggregation functions as Fluss's `ColumnJsonSerde` writes them (`agg_function`: `type`
+    /// and, when there are any, `parameters`), and back.
+    #[test]
+    fn aggregation_functions_round_trip_in_the_schema_json() {
+        let schema = Schema::new(
+            vec![
+                Column::new("id", DataType::BigInt),
+                Column::new("total", DataType::BigInt).with_agg_function(AggFunction::new("Sum").unwrap()),
+                Column::new("tags", DataType::String).with_agg_function(AggFunction::new("listagg").unwrap().with_param("delimiter", ";")),
+                Column::new("seen", DataType::Bytes).with_agg_function(AggFunction::new("RBM64").unwrap()),
+                Column::new("name", DataType::String),
+            ],
+            vec!["id".into()],
+        )
+        .unwrap();
+        let expected = r#"{"version":1,"columns":[
+ {"name":"id","data_type":{"type":"BIGINT","nullable":false},"id":0},
+ {"name":"total","data_type":{"type":"BIGINT"},"agg_function":{"type":"sum"},"id":1},
+ {"name":"tags","data_type":{"type":"STRING"},"agg_function":{"type":"listagg","parameters":{"delimiter":";"}},"id":2},
+ {"name":"seen","data_type":{"type":"BYTES"},"agg_function":{"type":"rbm64"},"id":3},
+ {"name":"name","data_type":{"type":"STRING"},"id":4}],
+ "primary_key":["id"],"highest_field_id":4}"#;
+        let ours = schema_to_json(&schema);
+        assert_eq!(ours, serde_json::from_str::<Json>(expected).unwrap());
+        assert_eq!(schema_from_json(&ours).unwrap(), schema);
+        // A function a newer server knows and this library does not is kept as named.
+        let newer = expected.replace(r#"{"type":"sum"}"#, r#"{"type":"hll_sketch"}"#);
+        let parsed = schema_from_json(&serde_json::from_str::<Json>(&newer).unwrap()).unwrap();
+        assert_eq!(parsed.columns()[1].agg_function.as_ref().map(|f| f.name.as_str()), Some("hll_sketch"));
+    }
+
+    #[test]
+    fn aggregation_function_names_are_checked_and_key_columns_take_none() {
+        assert_eq!(AggFunction::new(" LAST-VALUE-ignore_nulls ").unwrap().name, "last_value_ignore_nulls");
+        let e = AggFunction::new("median").unwrap_err();
+        assert!(e.message().contains("unknown aggregation function \"median\"") && e.message().contains("rbm32"), "{e}");
+        let key = Column::new("id", DataType::BigInt).with_agg_function(AggFunction::new("max").unwrap());
+        let e = Schema::new(vec![key, Column::new("v", DataType::Int)], vec!["id".into()]).unwrap_err();
+        assert!(e.message().contains("primary key column \"id\" cannot have an aggregation function"), "{e}");
     }
 }

@@ -372,6 +372,59 @@ fn split_top_level(s: &str) -> Option<Vec<&str>> {
     })
 }
 
+/// The aggregation functions of Fluss's aggregation merge engine (`table.merge-engine =
+/// aggregation`, Fluss 0.9 and 1.0; `AggFunctionType` in Fluss), as the server names them.
+pub const AGG_FUNCTIONS: &[&str] = &[
+    "sum",
+    "product",
+    "max",
+    "min",
+    "last_value",
+    "last_value_ignore_nulls",
+    "first_value",
+    "first_value_ignore_nulls",
+    "listagg",
+    "string_agg",
+    "bool_and",
+    "bool_or",
+    "rbm32",
+    "rbm64",
+];
+
+/// How a table with `table.merge-engine = aggregation` merges a non-key column when a row with
+/// the same primary key is written again: `sum`, `max`, `last_value_ignore_nulls` (what a column
+/// without one gets), `listagg` with parameter `delimiter`, `rbm32` / `rbm64` (a BYTES column
+/// holding a serialized Roaring bitmap; the server ORs them), ... (see [`AGG_FUNCTIONS`]). The
+/// server checks that the function fits the column's type and its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AggFunction {
+    /// The function's name, lower case with underscores (`last_value_ignore_nulls`).
+    pub name: String,
+    /// Its parameters (only `listagg` / `string_agg` take one: `delimiter`).
+    pub params: BTreeMap<String, String>,
+}
+
+impl AggFunction {
+    /// The function named `name` (case and `-` / `_` as Fluss accepts them: `Last-Value` is
+    /// `last_value`), without parameters; `InvalidTable` naming the known functions otherwise.
+    pub fn new(name: &str) -> Result<AggFunction> {
+        let n = name.trim().replace('-', "_").to_ascii_lowercase();
+        if !AGG_FUNCTIONS.contains(&n.as_str()) {
+            return Err(Error::client(
+                ClientCode::InvalidTable,
+                format!("unknown aggregation function {name:?}: expected one of {}", AGG_FUNCTIONS.join(", ")),
+            ));
+        }
+        Ok(AggFunction { name: n, params: BTreeMap::new() })
+    }
+
+    /// The same function with parameter `key` = `value` (e.g. `delimiter` of `listagg`).
+    pub fn with_param(mut self, key: impl Into<String>, value: impl Into<String>) -> AggFunction {
+        self.params.insert(key.into(), value.into());
+        self
+    }
+}
+
 /// One column of a schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Column {
@@ -383,12 +436,22 @@ pub struct Column {
     pub nullable: bool,
     /// Optional comment stored with the table.
     pub comment: Option<String>,
+    /// How the aggregation merge engine merges this column (non-key columns of a table with
+    /// `table.merge-engine = aggregation` only; `None`: the server's default,
+    /// `last_value_ignore_nulls`).
+    pub agg_function: Option<AggFunction>,
 }
 
 impl Column {
     /// A nullable column.
     pub fn new(name: impl Into<String>, data_type: DataType) -> Column {
-        Column { name: name.into(), data_type, nullable: true, comment: None }
+        Column { name: name.into(), data_type, nullable: true, comment: None, agg_function: None }
+    }
+
+    /// The same column, merged with `f` by a table with `table.merge-engine = aggregation`.
+    pub fn with_agg_function(mut self, f: AggFunction) -> Column {
+        self.agg_function = Some(f);
+        self
     }
 
     /// The same column, NOT NULL.
@@ -448,6 +511,11 @@ impl Schema {
                 return Err(bad(format!("primary key names column {k:?} twice")));
             }
             match columns.iter_mut().find(|c| &c.name == k) {
+                Some(c) if c.agg_function.is_some() => {
+                    return Err(bad(format!(
+                        "primary key column {k:?} cannot have an aggregation function (the server merges key columns by key)"
+                    )))
+                }
                 Some(c) => c.nullable = false,
                 None => return Err(bad(format!("primary key column {k:?} is not in the schema"))),
             }
