@@ -36,7 +36,8 @@ where
     F: Fn(i32, Option<i64>) -> Fut,
     Fut: Future<Output = Result<T>> + Send + 'static,
 {
-    if bucket < 0 || bucket >= info.bucket_count() {
+    // A partition has its own bucket count (Fluss 1.0): its range is checked with its metadata.
+    if bucket < 0 || (!info.is_partitioned() && bucket >= info.bucket_count()) {
         return Err(Error::invalid_row(format!("bucket {bucket} is out of range (the table has {} buckets)", info.bucket_count())));
     }
     match (info.is_partitioned(), partition) {
@@ -74,6 +75,13 @@ fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, b
         None => (None, crate::admin::load_table(conn, &info.path)?.1),
         Some(p) => {
             let (id, leaders) = crate::admin::load_partition(conn, info, p)?;
+            if bucket as usize >= leaders.len() {
+                return Err(Error::invalid_row(format!(
+                    "bucket {bucket} is out of range (partition {p} of {} has {} buckets)",
+                    info.path,
+                    leaders.len()
+                )));
+            }
             (Some(id), leaders)
         }
     };
@@ -186,7 +194,15 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
         row[i] = v.clone();
     }
     let partition = if info.is_partitioned() { Some(split_partitioned_key(info, key)?.0) } else { None };
-    let keys = KeyCodec::new(info)?;
+    // The key's bucket by its partition's own bucket count (Fluss 1.0 per-partition counts).
+    let keys = match &partition {
+        Some(p) if info.bucket_count_epoch.is_some() => match crate::admin::load_partition_counted(conn, info, p) {
+            Ok((_, _, n)) => KeyCodec::new(&info.with_bucket_count(n))?,
+            Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
+            Err(e) => return Err(e.context("Lookup")),
+        },
+        _ => KeyCodec::new(info)?,
+    };
     let mut key_bytes = Vec::new();
     keys.encode_pk(schema, &row, &mut key_bytes)?;
     let bucket = keys.kv_bucket(schema, &row, &key_bytes, &mut Vec::new())?;
