@@ -6,8 +6,8 @@
  *   java FlussRequestFieldsOracle  < messages
  *
  * stdin: one message per line, "<MessageName> TAB <hex of the protobuf body>", MessageName one of
- * ProduceLogRequest, PutKvRequest, AlterTableRequest, GetTableInfoResponse, MetadataResponse,
- * ListPartitionInfosResponse. stdout: one JSON object per line, in input order, with the fields
+ * ProduceLogRequest, PutKvRequest, LookupRequest, FetchLogRequest, ListOffsetsRequest,
+ * AlterTableRequest, GetTableInfoResponse, MetadataResponse, ListPartitionInfosResponse. stdout: one JSON object per line, in input order, with the fields
  * that per-partition bucket counts add (null where a field is absent) and enough of the others
  * to tell the entries apart. Exit code 0 = every line decoded, 1 = an error (on stderr).
  */
@@ -17,6 +17,12 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.fluss.rpc.messages.AlterTableRequest;
+import org.apache.fluss.rpc.messages.FetchLogRequest;
+import org.apache.fluss.rpc.messages.ListOffsetsRequest;
+import org.apache.fluss.rpc.messages.LookupRequest;
+import org.apache.fluss.rpc.messages.PbFetchLogReqForBucket;
+import org.apache.fluss.rpc.messages.PbFetchLogReqForTable;
+import org.apache.fluss.rpc.messages.PbLookupReqForBucket;
 import org.apache.fluss.rpc.messages.GetTableInfoResponse;
 import org.apache.fluss.rpc.messages.ListPartitionInfosResponse;
 import org.apache.fluss.rpc.messages.MetadataResponse;
@@ -76,6 +82,41 @@ public class FlussRequestFieldsOracle {
                     sep = ",";
                 }
                 j.append(']');
+                break;
+            }
+            case "LookupRequest": {
+                LookupRequest r = new LookupRequest();
+                r.parseFrom(body);
+                j.append(",\"table_id\":").append(r.getTableId()).append(",\"buckets\":[");
+                String sep = "";
+                for (PbLookupReqForBucket b : r.getBucketsReqsList()) {
+                    j.append(sep).append("{\"bucket_id\":").append(b.getBucketId()).append(",\"routing_bucket_count\":")
+                            .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null").append('}');
+                    sep = ",";
+                }
+                j.append(']');
+                break;
+            }
+            case "FetchLogRequest": {
+                FetchLogRequest r = new FetchLogRequest();
+                r.parseFrom(body);
+                j.append(",\"buckets\":[");
+                String sep = "";
+                for (PbFetchLogReqForTable t : r.getTablesReqsList()) {
+                    for (PbFetchLogReqForBucket b : t.getBucketsReqsList()) {
+                        j.append(sep).append("{\"bucket_id\":").append(b.getBucketId()).append(",\"routing_bucket_count\":")
+                                .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null").append('}');
+                        sep = ",";
+                    }
+                }
+                j.append(']');
+                break;
+            }
+            case "ListOffsetsRequest": {
+                ListOffsetsRequest r = new ListOffsetsRequest();
+                r.parseFrom(body);
+                j.append(",\"table_id\":").append(r.getTableId()).append(",\"routing_bucket_count\":")
+                        .append(r.hasRoutingBucketCount() ? String.valueOf(r.getRoutingBucketCount()) : "null");
                 break;
             }
             case "AlterTableRequest": {

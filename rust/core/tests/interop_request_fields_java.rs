@@ -4,7 +4,7 @@
 //! generated message classes of `org.apache.fluss:fluss-client:1.0.0`
 //! (tests-interop/java/FlussRequestFieldsOracle.java, via request_fields.sh), and the values
 //! read must be the ones written: `routing_bucket_count` of ProduceLog and PutKv bucket entries,
-//! AlterTable's `modify_bucket_count`, `bucket_count_epoch` of GetTableInfo and table metadata,
+//! Lookup, FetchLog and ListOffsets (field 7 there), AlterTable's `modify_bucket_count`, `bucket_count_epoch` of GetTableInfo and table metadata,
 //! `bucket_count` of partition metadata and partition infos.
 //!
 //! Run it with `cargo test -p fluss-writer --test interop_request_fields_java -- --ignored`
@@ -85,6 +85,42 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
         }],
         agg_mode: None,
     });
+    let lookup = Request::Lookup(proto::LookupRequest {
+        table_id: 9,
+        buckets_req: vec![proto::PbLookupReqForBucket {
+            partition_id: Some(12),
+            bucket_id: 4,
+            keys: vec![vec![1u8].into()],
+            routing_bucket_count: Some(6),
+        }],
+    });
+    let fetch = Request::FetchLog(proto::FetchLogRequest {
+        follower_server_id: -1,
+        max_bytes: 1024,
+        tables_req: vec![proto::PbFetchLogReqForTable {
+            table_id: 9,
+            projection_pushdown_enabled: false,
+            projected_fields: vec![],
+            buckets_req: vec![proto::PbFetchLogReqForBucket {
+                partition_id: Some(12),
+                bucket_id: 3,
+                fetch_offset: 0,
+                max_fetch_bytes: 1024,
+                routing_bucket_count: Some(7),
+            }],
+        }],
+        max_wait_ms: Some(0),
+        min_bytes: Some(1),
+    });
+    let offsets = Request::ListOffsets(proto::ListOffsetsRequest {
+        follower_server_id: -1,
+        offset_type: 1,
+        table_id: 9,
+        partition_id: Some(12),
+        bucket_id: vec![0],
+        start_timestamp: None,
+        routing_bucket_count: Some(5),
+    });
     let path = TablePath::new("fluss", "rescaled").unwrap();
     let alter = Request::AlterTable(proto::AlterTableRequest {
         table_path: pb_path(&path),
@@ -132,7 +168,18 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
         ("GetTableInfoResponse", info.encode_body()),
         ("MetadataResponse", metadata.encode_body()),
         ("ListPartitionInfosResponse", Response::ListPartitionInfos(list).encode_body()),
+        ("LookupRequest", lookup.encode_body()),
+        ("FetchLogRequest", fetch.encode_body()),
+        ("ListOffsetsRequest", offsets.encode_body()),
     ]);
+    assert_eq!(
+        got[6..],
+        [
+            json!({"msg": "LookupRequest", "table_id": 9, "buckets": [{"bucket_id": 4, "routing_bucket_count": 6}]}),
+            json!({"msg": "FetchLogRequest", "buckets": [{"bucket_id": 3, "routing_bucket_count": 7}]}),
+            json!({"msg": "ListOffsetsRequest", "table_id": 9, "routing_bucket_count": 5}),
+        ]
+    );
     let listed: Vec<Value> = ids.iter().map(|(id, n)| json!({"partition_id": id, "bucket_count": n})).collect();
     let mut java_listed = got[5]["partitions"].as_array().unwrap().clone();
     java_listed.sort_by_key(|v| v["partition_id"].as_i64());

@@ -310,9 +310,18 @@ impl EmbeddedEngine {
         self.lock_catalog().table(path)
     }
 
-    /// The physical table of `(table_id, partition_id)` (see [`Catalog::physical`]).
-    fn physical(&self, table_id: i64, partition_id: Option<i64>) -> Result<Arc<Table>> {
-        self.lock_catalog().physical(table_id, partition_id)
+    /// The physical table of `(table_id, partition_id)` (see [`Catalog::physical`]) that a read
+    /// request names, checked like a write: the bucket count the request names must be its
+    /// partition's, and it must name one once the table was rescaled; INVALID_BUCKET_ROUTING
+    /// otherwise (see [`routing_error`]).
+    fn routed(&self, table_id: i64, partition_id: Option<i64>, routing: Option<i32>) -> Result<Arc<Table>> {
+        let cat = self.lock_catalog();
+        let t = cat.physical(table_id, partition_id)?;
+        let epoch = cat.by_id.get(&table_id).and_then(|t| t.info.bucket_count_epoch).unwrap_or(0);
+        match routing_error(&t, epoch, routing) {
+            Some((code, message)) => Err(server(code, message)),
+            None => Ok(t),
+        }
     }
 
     /// The partitions of a partitioned table, in name order (`TABLE_NOT_PARTITIONED` otherwise).
@@ -1090,7 +1099,7 @@ impl EmbeddedEngine {
                 let mut resp =
                     proto::PbFetchLogRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<(i64, Bytes)> {
-                    let t = self.physical(treq.table_id, breq.partition_id)?;
+                    let t = self.routed(treq.table_id, breq.partition_id, breq.routing_bucket_count)?;
                     if treq.projection_pushdown_enabled {
                         return Err(server(INVALID_COLUMN_PROJECTION, "the embedded engine does not support projection pushdown"));
                     }
@@ -1127,7 +1136,7 @@ impl EmbeddedEngine {
     }
 
     fn list_offsets(&self, r: proto::ListOffsetsRequest) -> Result<proto::ListOffsetsResponse> {
-        let table = self.physical(r.table_id, r.partition_id);
+        let table = self.routed(r.table_id, r.partition_id, r.routing_bucket_count);
         let buckets_resp = r
             .bucket_id
             .iter()
@@ -1168,7 +1177,7 @@ impl EmbeddedEngine {
                 let mut resp =
                     proto::PbLookupRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<Vec<proto::PbValue>> {
-                    let t = self.physical(r.table_id, breq.partition_id)?;
+                    let t = self.routed(r.table_id, breq.partition_id, breq.routing_bucket_count)?;
                     if !t.is_pk() {
                         return Err(server(
                             FlussCode::NON_PRIMARY_KEY_TABLE,

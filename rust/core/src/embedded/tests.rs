@@ -344,6 +344,7 @@ fn produce_fetch_scan_round_trip() {
                 partition_id: None,
                 bucket_id: vec![0, 1, 5],
                 start_timestamp: None,
+                routing_bucket_count: None,
             },
         )
         .unwrap()
@@ -370,6 +371,7 @@ fn produce_fetch_scan_round_trip() {
                         bucket_id: 0,
                         fetch_offset: offset,
                         max_fetch_bytes: max,
+                        routing_bucket_count: None,
                     }],
                 }],
                 max_wait_ms: None,
@@ -549,7 +551,10 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
     let keys = vec![Bytes::from(key_of(&s, &Op::Delete(row![5]))), Bytes::from(key_of(&s, &Op::Delete(row![6])))];
     let resp = send(
         &e,
-        proto::LookupRequest { table_id: id, buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: b5, keys }] },
+        proto::LookupRequest {
+            table_id: id,
+            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, routing_bucket_count: None, bucket_id: b5, keys }],
+        },
     )
     .unwrap();
     let values = &resp.buckets_resp[0].values;
@@ -564,7 +569,7 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
         &e,
         proto::LookupRequest {
             table_id: log_id,
-            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: 0, keys: vec![] }],
+            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: 0, keys: vec![], routing_bucket_count: None }],
         },
     )
     .unwrap();
@@ -1147,6 +1152,26 @@ fn writes_without_or_with_a_stale_routing_count_are_refused_after_a_rescale() {
     assert_eq!(to(Some(5), 2).unwrap_err().0, FlussCode::INVALID_BUCKET_ROUTING);
     assert_eq!(to(Some(2), 2), Ok(2));
     assert_eq!(e.high_watermark_partition(&path, Some("d"), 1).unwrap(), 3, "refused writes applied nothing");
+    // Reads are checked the same way (ListOffsets here; FetchLog and Lookup share the check).
+    let offsets = |routing: Option<i32>| {
+        let r = send(
+            &e,
+            proto::ListOffsetsRequest {
+                follower_server_id: -1,
+                offset_type: 1,
+                table_id: id,
+                partition_id: Some(pid),
+                bucket_id: vec![1],
+                start_timestamp: None,
+                routing_bucket_count: routing,
+            },
+        )
+        .unwrap();
+        entry(&r.buckets_resp[0].error_code, &r.buckets_resp[0].error_message, r.buckets_resp[0].offset)
+    };
+    assert_eq!(offsets(None).unwrap_err().0, FlussCode::INVALID_BUCKET_ROUTING);
+    assert_eq!(offsets(Some(5)).unwrap_err().0, FlussCode::INVALID_BUCKET_ROUTING);
+    assert_eq!(offsets(Some(2)), Ok(3));
 }
 
 /// A durable engine keeps each partition's count and the table's epoch across a reopen.
