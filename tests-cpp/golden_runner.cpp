@@ -222,6 +222,8 @@ struct Run {
   fw::TablePath path{"fluss", "golden"};
   bool have_table = false;
   bool cluster = false;
+  // The servers lack a capability the scenario requires: nothing of it runs.
+  bool unsupported = false;
   std::mutex m;  // events, ops, gates, writers
   std::map<std::string, OpState> ops;
   std::map<std::string, std::shared_ptr<Gate>> gates;
@@ -432,6 +434,8 @@ void Call(const std::shared_ptr<Run>& run, const Json& step) {
     res = run->admin.AlterTable(run->path, changes);
   } else if (op == "create_writer") {
     res = OpenWriter(*run, step["writer_spec"]);
+  } else if (op == "alter_bucket_count") {
+    res = run->admin.AlterBucketCount(run->path, step["bucket_count"].get<int32_t>());
   } else {
     throw RunnerError(path + ": op \"" + op + "\" is not known to this runner");
   }
@@ -587,6 +591,15 @@ void Setup(Run& run, const std::string& bootstrap) {
   if (!r.Ok()) throw RunnerError("connect: " + r.ToString());
   fw::Admin& admin = run.admin;
   if (!(r = run.conn.GetAdmin(admin)).Ok()) throw RunnerError("admin: " + r.ToString());
+  for (const Json& c : plan["requires"]) {
+    bool ok = false;
+    if (!(r = admin.ServerSupports(c.get<std::string>(), ok)).Ok()) throw RunnerError("requires: " + r.ToString());
+    if (!ok) {
+      run.Ev({{"ev", "unsupported"}, {"capability", c}});
+      run.unsupported = true;
+    }
+  }
+  if (run.unsupported) return;
   fw::TableDescriptor desc;
   const Json& t = plan["table"];
   for (const Json& c : t["columns"]) desc.schema.columns.push_back(ColumnOf(c));
@@ -639,6 +652,11 @@ void Setup(Run& run, const std::string& bootstrap) {
 void RunScenario(const std::shared_ptr<Run>& run, const std::string& bootstrap) {
   try {
     Setup(*run, bootstrap);
+    if (run->unsupported) {
+      (void)run->conn.Close(std::chrono::seconds(10));
+      run->Ev({{"ev", "teardown"}});
+      return;
+    }
     run->Ev({{"ev", "thread"}, {"thread", ThreadName()}, {"name", "main"}});
     for (const Json& step : run->plan["steps"]) RunStep(run, step);
   } catch (const std::exception& e) {

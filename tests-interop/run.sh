@@ -3,7 +3,10 @@
 #
 #   0. Java, no cluster: fluss-writer's error-code table equals the Errors enum of fluss-client 1.0.0
 #      (codes, names, retriability, metadata refresh), its 0.9 rows that of 0.9.1
-#      (rust/core/tests/interop_error_codes_java.rs, driving tests-interop/java/error_codes.sh).
+#      (rust/core/tests/interop_error_codes_java.rs, driving tests-interop/java/error_codes.sh);
+#      and the Fluss 1.0 per-partition bucket count fields (routing_bucket_count, modify_bucket_count,
+#      bucket_count_epoch, partition bucket_count) decode in fluss-client 1.0.0's message classes
+#      to what fluss-writer encoded (rust/core/tests/interop_request_fields_java.rs, request_fields.sh).
 #   1. Java: the official Java client (fluss-client 0.9.1) finds every row fluss-writer upserted,
 #      by primary-key lookup, with identical values, also in lake-enabled tables of the cluster
 #      with a Paimon lake (FLUSS_LAKE_BOOTSTRAP_SERVERS), and Fluss's own Java encoders write
@@ -20,7 +23,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 echo "--- interop 0/2: error-code table against the Java clients 1.0.0 and 0.9.1 (no cluster)" >&2
 CI="${CI:-}" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}" \
-  cargo test -q --manifest-path "$REPO/Cargo.toml" -p fluss-writer --test interop_error_codes_java -- --ignored --nocapture
+  cargo test -q --manifest-path "$REPO/Cargo.toml" -p fluss-writer --test interop_error_codes_java --test interop_request_fields_java -- --ignored --nocapture
 : "${FLUSS_BOOTSTRAP_SERVERS:?FLUSS_BOOTSTRAP_SERVERS is not set: start the cluster (scripts/fluss-cluster.sh start) and export the line it prints}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 cd "$REPO"

@@ -1688,6 +1688,14 @@ class Admin {
   /// the new columns.
   Result AlterTable(const TablePath& path, const std::vector<TableChange>& changes, bool ignore_if_not_exists = false);
   Result TableExists(const TablePath& path, bool& out);
+  /// Change the bucket count of a partitioned table (Fluss 1.0, ALTER_TABLE v1): partitions
+  /// created from now on get `bucket_count` buckets, existing ones keep theirs; writers route each
+  /// row by its own partition's count. A coordinator without ALTER_TABLE v1 (Fluss 0.9) is not
+  /// asked: UNSUPPORTED naming its versions.
+  Result AlterBucketCount(const TablePath& path, int32_t bucket_count, bool ignore_if_not_exists = false);
+  /// Set `out` to whether the servers have `capability` ("alter_bucket_count"), decided from
+  /// their ApiVersions; an unknown name is INVALID_CONFIG.
+  Result ServerSupports(const std::string& capability, bool& out);
   /// Replace `out` with what the server knows of the table (left as it was on error, e.g.
   /// TABLE_NOT_EXIST).
   Result GetTableInfo(const TablePath& path, TableInfo& out);
@@ -1720,6 +1728,8 @@ class Admin {
   Result DropTable(const TablePath&, T*) = delete;
   template <class T>
   Result AlterTable(const TablePath&, const std::vector<TableChange>&, T*) = delete;
+  template <class T>
+  Result AlterBucketCount(const TablePath&, int32_t, T*) = delete;
   template <class T>
   Result CreatePartition(const TablePath&, const std::map<std::string, std::string>&, T*) = delete;
   template <class T>

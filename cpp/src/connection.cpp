@@ -253,6 +253,17 @@ Result Admin::AlterTable(const TablePath& path, const std::vector<TableChange>& 
                                          rename_to, ignore_if_not_exists));
 }
 
+Result Admin::AlterBucketCount(const TablePath& path, int32_t bucket_count, bool ignore_if_not_exists) {
+  if (impl_ == nullptr) return NotOpen();
+  return ToResult(
+      ffi::admin_alter_bucket_count(*impl_, Str(path.database()), Str(path.table()), bucket_count, ignore_if_not_exists));
+}
+
+Result Admin::ServerSupports(const std::string& capability, bool& out) {
+  if (impl_ == nullptr) return NotOpen();
+  return ToResult(ffi::admin_server_supports(*impl_, Str(capability), out));
+}
+
 Result Admin::TableExists(const TablePath& path, bool& out) {
   if (impl_ == nullptr) return NotOpen();
   return ToResult(ffi::admin_table_exists(*impl_, Str(path.database()), Str(path.table()), out));

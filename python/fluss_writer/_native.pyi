@@ -393,6 +393,14 @@ class Admin:
         1.0 server: a 0.9.1 server adds it without the function, and this then raises
         UNSUPPORTED saying so. Writers created before keep writing their schema;
         get the table again and create a writer to write the new columns."""
+    def alter_bucket_count(self, path: PathArg, bucket_count: int, ignore_if_not_exists: bool = False) -> None:
+        """Change the bucket count of a partitioned table (Fluss 1.0, ALTER_TABLE v1): partitions
+        created from now on get ``bucket_count`` buckets, existing ones keep theirs; writers route
+        each row by its own partition's count. A coordinator without ALTER_TABLE v1 (Fluss 0.9)
+        raises UnsupportedError naming its versions, without being asked. GIL released."""
+    def server_supports(self, capability: str) -> bool:
+        """Whether the servers have ``capability`` (``"alter_bucket_count"``), from their
+        ApiVersions; an unknown name raises InvalidConfigError."""
     def list_partitions(self, path: PathArg) -> List[PartitionInfo]:
         """The table's partitions; a table without partition keys raises ServerError
         TABLE_NOT_PARTITIONED_EXCEPTION (37)."""
@@ -616,7 +624,12 @@ class TableInfo:
         """The id of the table's current schema."""
     @property
     def bucket_count(self) -> int:
-        """The number of buckets (per partition for a partitioned table)."""
+        """The number of buckets; of a partitioned table, the count of partitions created from now
+        on (each partition keeps the count it was created with)."""
+    @property
+    def bucket_count_epoch(self) -> Optional[int]:
+        """How often the bucket count was changed (``Admin.alter_bucket_count``); None on a server
+        without per-partition bucket counts (Fluss 0.9)."""
     @property
     def bucket_keys(self) -> List[str]:
         """The bucket-key columns."""

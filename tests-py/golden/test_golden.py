@@ -193,6 +193,7 @@ def call(run: Run, step: dict[str, Any]) -> None:
         "drop_partition": lambda: run.admin.drop_partition(run.path, step["spec"], False),
         "alter_table": lambda: run.admin.alter_table(run.path, add_columns=_columns(step["columns"])),
         "create_writer": lambda: open_writer(run, step["writer_spec"]),
+        "alter_bucket_count": lambda: run.admin.alter_bucket_count(run.path, step["bucket_count"]),
     }
     if op not in fns:
         raise RunnerError(f"{step['path']}: op {op!r} is not known to this runner")
@@ -288,6 +289,17 @@ def run_scenario(plan: dict[str, Any], bootstrap: str, stem: str) -> dict[str, A
         conn = fw.connect(bootstrap, plan["config"])
     except fw.FlussWriterError as e:
         run.ev("runner_error", message=f"connect: {e}")
+        return run.trace
+    try:
+        missing = [c for c in plan["requires"] if not conn.admin().server_supports(c)]
+    except fw.FlussWriterError as e:
+        run.ev("runner_error", message=f"requires: {e}")
+        return run.trace
+    if missing:
+        for c in missing:
+            run.ev("unsupported", capability=c)
+        conn.close(10)
+        run.ev("teardown")
         return run.trace
     try:
         t = plan["table"]

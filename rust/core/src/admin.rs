@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use crate::acl::{AclBinding, AclFilter};
 use crate::backend::{call, Backend, Dest};
 use crate::connection::ConnInner;
-use crate::error::{Error, Result};
+use crate::error::{ClientCode, Error, Result};
 use crate::metadata::partition::{PartitionInfo, PartitionSpec};
 use crate::metadata::{
     data_type_json, descriptor_from_json, descriptor_to_json, schema_from_json, validate_name, Column, Schema, TableDescriptor, TableInfo,
@@ -44,6 +44,35 @@ fn acl_permission_context(e: Error, what: &str) -> Error {
         e.context(format!("{what} ({ACL_PERMISSION_HINT})"))
     } else {
         e
+    }
+}
+
+/// A server capability that a call or a golden scenario (`requires`) needs, decided from the
+/// servers' ApiVersions answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Capability {
+    /// `alter_bucket_count`: ALTER_TABLE v1 on the coordinator (Fluss 1.0 per-partition bucket
+    /// counts).
+    AlterBucketCount,
+}
+
+impl Capability {
+    /// The capability of a name in golden scenarios' `requires`.
+    pub fn from_name(name: &str) -> Result<Capability> {
+        match name {
+            "alter_bucket_count" => Ok(Capability::AlterBucketCount),
+            other => {
+                Err(Error::client(ClientCode::InvalidConfig, format!("unknown server capability {other:?} (known: alter_bucket_count)")))
+            }
+        }
+    }
+
+    /// Where it is asked, its API key, the lowest version that has it, the API's name.
+    fn needs(self) -> (Dest, i16, i16, &'static str) {
+        match self {
+            Capability::AlterBucketCount => (Dest::Coordinator, 1044, 1, "ALTER_TABLE"),
+        }
     }
 }
 
@@ -229,6 +258,53 @@ impl Admin {
         Ok(())
     }
 
+    /// Change the bucket count of a partitioned table (Fluss 1.0, ALTER_TABLE v1; Java
+    /// `TableChange.ModifyBucketCount`): partitions created from now on get `bucket_count`
+    /// buckets, partitions that exist keep theirs. The table's `bucket_count_epoch` goes up by
+    /// one. Writers route each row by its own partition's count (docs/architecture.md,
+    /// "Per-partition bucket counts").
+    ///
+    /// A coordinator that cannot do this (Fluss 0.9, ALTER_TABLE up to v0) is not asked:
+    /// `UNSUPPORTED` naming its ALTER_TABLE versions, since a v0 request would silently drop
+    /// the change.
+    pub fn alter_bucket_count(&self, path: &TablePath, bucket_count: i32, ignore_if_not_exists: bool) -> Result<()> {
+        if bucket_count < 1 {
+            return Err(Error::client(ClientCode::InvalidConfig, format!("a table needs at least one bucket, not {bucket_count}")));
+        }
+        if let Some(why) = self.capability_missing(Capability::AlterBucketCount)? {
+            return Err(Error::client(ClientCode::Unsupported, format!("cannot change the bucket count of {path}: {why}")));
+        }
+        let r = proto::AlterTableRequest {
+            table_path: pb_path(path),
+            ignore_if_not_exists,
+            modify_bucket_count: Some(proto::PbModifyBucketCount { new_bucket_count: bucket_count }),
+            ..Default::default()
+        };
+        self.run(Dest::Coordinator, r).map(|_| ())
+    }
+
+    /// Whether the servers have a capability, by its name in golden scenarios' `requires`
+    /// (see [`Capability`]); decided from their ApiVersions. An unknown name is `INVALID_CONFIG`.
+    pub fn server_supports(&self, capability: &str) -> Result<bool> {
+        let c = Capability::from_name(capability)?;
+        Ok(self.capability_missing(c)?.is_none())
+    }
+
+    /// Why the servers lack `c` (`None`: they have it).
+    fn capability_missing(&self, c: Capability) -> Result<Option<String>> {
+        self.conn.check_usable()?;
+        let (dest, key, min, name) = c.needs();
+        let backend = self.conn.backend.clone();
+        let range = self.conn.block_on(async move { backend.api_version_range(dest, key).await })?;
+        Ok(match range {
+            None => Some(format!("the server does not support {name} at all (api key {key})")),
+            Some((lo, hi)) if hi < min => {
+                Some(format!("the server supports {name} versions {lo}..={hi}; this needs version {min} or later (Fluss 1.0)"))
+            }
+            Some(_) => None,
+        })
+    }
+
     /// Names of the tables of a database.
     pub fn list_tables(&self, database: &str) -> Result<Vec<String>> {
         Ok(self.run_read(Dest::Any, proto::ListTablesRequest { database_name: database.into() })?.table_name)
@@ -373,6 +449,7 @@ async fn fetch_table(backend: Arc<dyn Backend>, path: TablePath, default_buckets
         descriptor,
         created_time: r.created_time,
         modified_time: r.modified_time,
+        bucket_count_epoch: r.bucket_count_epoch,
     };
     let m = call(&*backend, Dest::Any, proto::MetadataRequest { table_path: vec![pb_path(&path)], ..Default::default() }).await?;
     let mut leaders = vec![None; info.bucket_count() as usize];
@@ -389,6 +466,12 @@ async fn fetch_table(backend: Arc<dyn Backend>, path: TablePath, default_buckets
 /// The id and bucket leaders of the partition called `name` of a partitioned table
 /// (`PARTITION_NOT_EXISTS` if there is none).
 pub(crate) fn load_partition(conn: &Arc<ConnInner>, info: &TableInfo, name: &str) -> Result<(i64, Vec<Option<i32>>)> {
+    load_partition_counted(conn, info, name).map(|(id, leaders, _)| (id, leaders))
+}
+
+/// [`load_partition`] with the partition's own bucket count (the table's when the server does
+/// not tell it: a Fluss 0.9 server, where every partition has the table's count).
+pub(crate) fn load_partition_counted(conn: &Arc<ConnInner>, info: &TableInfo, name: &str) -> Result<(i64, Vec<Option<i32>>, i32)> {
     let backend = conn.backend.clone();
     let timeout = conn.config.request_timeout;
     let req = proto::MetadataRequest {
@@ -412,13 +495,18 @@ pub(crate) fn load_partition(conn: &Arc<ConnInner>, info: &TableInfo, name: &str
             m.partition_metadata.iter().find(|p| p.partition_name == name && p.table_id == table_id).ok_or_else(|| {
                 Error::server(crate::FlussCode::PARTITION_NOT_EXISTS, format!("partition {name} of {path} does not exist"))
             })?;
-        let mut leaders = vec![None; buckets];
+        let count = match pm.bucket_count {
+            Some(n) if n >= 1 => n,
+            Some(n) => return Err(Error::protocol(format!("partition {name} of {path} has {n} buckets"))),
+            None => buckets as i32,
+        };
+        let mut leaders = vec![None; count as usize];
         for b in &pm.bucket_metadata {
             if let Some(slot) = leaders.get_mut(b.bucket_id as usize) {
                 *slot = b.leader();
             }
         }
-        Ok((pm.partition_id, leaders))
+        Ok((pm.partition_id, leaders, count))
     })
 }
 

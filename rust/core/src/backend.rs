@@ -106,7 +106,7 @@ requests! {
     DropTable(DropTableRequest, DropTableResponse) = 1006, 0;
     GetTableInfo(GetTableInfoRequest, GetTableInfoResponse) = 1007, 0;
     GetTableSchema(GetTableSchemaRequest, GetTableSchemaResponse) = 1011, 0;
-    AlterTable(AlterTableRequest, AlterTableResponse) = 1044, 0;
+    AlterTable(AlterTableRequest, AlterTableResponse) = 1044, 1;
     ListTables(ListTablesRequest, ListTablesResponse) = 1008, 0;
     TableExists(TableExistsRequest, TableExistsResponse) = 1010, 0;
     ListPartitionInfos(ListPartitionInfosRequest, ListPartitionInfosResponse) = 1009, 0;
@@ -140,6 +140,13 @@ pub trait Backend: Send + Sync + 'static {
     fn describe(&self) -> String;
     /// Release connections and files. Later requests fail with `CONNECTION_CLOSED`.
     fn close(&self);
+    /// The `(min, max)` versions of `api_key` that the server at `dest` supports (from its
+    /// ApiVersions answer), `None` if it does not list the key. Backends that cannot tell answer
+    /// `(0, i16::MAX)`: "send and see".
+    fn api_version_range(&self, dest: Dest, api_key: i16) -> BoxFuture<Option<(i16, i16)>> {
+        let _ = (dest, api_key);
+        Box::pin(async { Ok(Some((0, i16::MAX))) })
+    }
 }
 
 /// Send a typed request through a backend.

@@ -365,6 +365,9 @@ impl FlussCode {
     pub const RETRIABLE_AUTHENTICATE_EXCEPTION: i32 = ServerCode::RetriableAuthenticate.code();
     /// An AlterTable the server refuses (a column that exists, properties and schema at once).
     pub const INVALID_ALTER_TABLE: i32 = ServerCode::InvalidAlterTable.code();
+    /// A write routed by a bucket count its partition does not have, or without one once the
+    /// table's bucket count was changed (Fluss 1.0).
+    pub const INVALID_BUCKET_ROUTING: i32 = ServerCode::InvalidBucketRouting.code();
 
     /// Whether Fluss marks this server code retriable (its exception extends
     /// `RetriableException`); `false` for a code the table lacks. Codes 31-33 follow the

@@ -64,7 +64,7 @@ internal_mod!(wire);
 pub mod write;
 
 pub use acl::{AclBinding, AclFilter, AclOperation, AclResource};
-pub use admin::{Admin, TableChange};
+pub use admin::{Admin, Capability, TableChange};
 pub use config::Config;
 pub use connection::{ConnectOptions, Connection};
 pub use error::{code_info, error_codes, ClientCode, CodeInfo, CodeKind, Error, FlussCode, Result, ServerCode};

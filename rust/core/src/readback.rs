@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use crate::backend::Backend;
-use crate::cluster::readback::{fetch_log, list_offsets, lookup, LATEST_OFFSET};
+use crate::cluster::readback::{fetch_log_routed, list_offsets_routed, lookup_routed, LATEST_OFFSET};
 use crate::connection::ConnInner;
 use crate::embedded::{ChangeType, ScannedRow};
 use crate::error::{ClientCode, Error, FlussCode, Result};
@@ -29,14 +29,16 @@ use crate::wire::log_batch::LogBatch;
 /// table) until it succeeds, fails for good, or the retry budget (`client.request-timeout`) is
 /// spent. After an error that means the leader is unknown or moved (`NETWORK_EXCEPTION`,
 /// `NOT_LEADER_OR_FOLLOWER`, ...), the next attempt looks it up again. `attempt` gets the leader
-/// and the partition id.
+/// the partition id and the bucket count to name in the request (`routing_bucket_count`: the
+/// partition's own, when the server has per-partition bucket counts).
 fn at_leader<T, F, Fut>(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, bucket: i32, what: &str, attempt: F) -> Result<T>
 where
     T: Send + 'static,
-    F: Fn(i32, Option<i64>) -> Fut,
+    F: Fn(i32, Option<i64>, Option<i32>) -> Fut,
     Fut: Future<Output = Result<T>> + Send + 'static,
 {
-    if bucket < 0 || bucket >= info.bucket_count() {
+    // A partition has its own bucket count (Fluss 1.0): its range is checked with its metadata.
+    if bucket < 0 || (!info.is_partitioned() && bucket >= info.bucket_count()) {
         return Err(Error::invalid_row(format!("bucket {bucket} is out of range (the table has {} buckets)", info.bucket_count())));
     }
     match (info.is_partitioned(), partition) {
@@ -48,10 +50,10 @@ where
     let mut leader = None;
     loop {
         let result = match leader {
-            Some((l, p)) => conn.block_on(attempt(l, p)),
-            None => leader_of(conn, info, partition, bucket).and_then(|(l, p)| {
-                leader = Some((l, p));
-                conn.block_on(attempt(l, p))
+            Some((l, p, n)) => conn.block_on(attempt(l, p, n)),
+            None => leader_of(conn, info, partition, bucket).and_then(|(l, p, n)| {
+                leader = Some((l, p, n));
+                conn.block_on(attempt(l, p, n))
             }),
         };
         match result {
@@ -69,11 +71,18 @@ where
 
 /// The current leader of `bucket` and the partition id, or `LEADER_NOT_AVAILABLE` (retriable)
 /// if it has no leader; `PARTITION_NOT_EXISTS` for a partition that does not exist.
-fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, bucket: i32) -> Result<(i32, Option<i64>)> {
+fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, bucket: i32) -> Result<(i32, Option<i64>, Option<i32>)> {
     let (pid, leaders) = match partition {
         None => (None, crate::admin::load_table(conn, &info.path)?.1),
         Some(p) => {
             let (id, leaders) = crate::admin::load_partition(conn, info, p)?;
+            if bucket as usize >= leaders.len() {
+                return Err(Error::invalid_row(format!(
+                    "bucket {bucket} is out of range (partition {p} of {} has {} buckets)",
+                    info.path,
+                    leaders.len()
+                )));
+            }
             (Some(id), leaders)
         }
     };
@@ -82,7 +91,8 @@ fn leader_of(conn: &Arc<ConnInner>, info: &TableInfo, partition: Option<&str>, b
         .copied()
         .flatten()
         .ok_or_else(|| Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("bucket {bucket} of {} has no leader", info.path)))?;
-    Ok((leader, pid))
+    let routing = info.bucket_count_epoch.map(|_| leaders.len() as i32);
+    Ok((leader, pid, routing))
 }
 
 /// The schemas of a table by id, loaded when a batch or value names one: rows are read with the
@@ -124,17 +134,17 @@ pub(crate) fn scan(
 ) -> Result<Vec<ScannedRow>> {
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
-    let hw = at_leader(conn, info, partition, bucket, "ListOffsets", |leader, pid| {
+    let hw = at_leader(conn, info, partition, bucket, "ListOffsets", |leader, pid, n| {
         let b = backend.clone();
-        async move { Ok(list_offsets(&*b, leader, table_id, pid, &[bucket], LATEST_OFFSET).await?.first().map_or(0, |x| x.1)) }
+        async move { Ok(list_offsets_routed(&*b, leader, table_id, pid, n, &[bucket], LATEST_OFFSET).await?.first().map_or(0, |x| x.1)) }
     })?;
     let mut schemas = Schemas::new(conn, info);
     let mut out = Vec::new();
     let mut next = from_offset.max(0);
     while next < hw {
-        let (_, bytes): (i64, Bytes) = at_leader(conn, info, partition, bucket, "FetchLog", |leader, pid| {
+        let (_, bytes): (i64, Bytes) = at_leader(conn, info, partition, bucket, "FetchLog", |leader, pid, n| {
             let b = backend.clone();
-            async move { fetch_log(&*b, leader, table_id, pid, bucket, next, 8 << 20).await }
+            async move { fetch_log_routed(&*b, leader, table_id, pid, n, bucket, next, 8 << 20).await }
         })?;
         let batches = LogBatch::parse_all(&bytes)?;
         if batches.is_empty() {
@@ -186,17 +196,25 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
         row[i] = v.clone();
     }
     let partition = if info.is_partitioned() { Some(split_partitioned_key(info, key)?.0) } else { None };
-    let keys = KeyCodec::new(info)?;
+    // The key's bucket by its partition's own bucket count (Fluss 1.0 per-partition counts).
+    let keys = match &partition {
+        Some(p) if info.bucket_count_epoch.is_some() => match crate::admin::load_partition_counted(conn, info, p) {
+            Ok((_, _, n)) => KeyCodec::new(&info.with_bucket_count(n))?,
+            Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
+            Err(e) => return Err(e.context("Lookup")),
+        },
+        _ => KeyCodec::new(info)?,
+    };
     let mut key_bytes = Vec::new();
     keys.encode_pk(schema, &row, &mut key_bytes)?;
     let bucket = keys.kv_bucket(schema, &row, &key_bytes, &mut Vec::new())?;
     let backend: Arc<dyn Backend> = conn.backend.clone();
     let table_id = info.table_id;
     let key_bytes = Bytes::from(key_bytes);
-    let values = match at_leader(conn, info, partition.as_deref(), bucket, "Lookup", |leader, pid| {
+    let values = match at_leader(conn, info, partition.as_deref(), bucket, "Lookup", |leader, pid, n| {
         let b = backend.clone();
         let k = key_bytes.clone();
-        async move { lookup(&*b, leader, table_id, pid, bucket, vec![k]).await }
+        async move { lookup_routed(&*b, leader, table_id, pid, n, bucket, vec![k]).await }
     }) {
         Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
         other => other?,

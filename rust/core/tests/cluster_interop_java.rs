@@ -611,6 +611,7 @@ fn lake_key_table(format: &str, types: &[DataType], buckets: i32) -> TableInfo {
         descriptor: d.normalized(1).unwrap(),
         created_time: 0,
         modified_time: 0,
+        bucket_count_epoch: None,
     }
 }
 

@@ -311,6 +311,10 @@ pub mod ffi {
             ignore_if_not_exists: bool,
         ) -> FfiStatus;
         fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &mut bool) -> FfiStatus;
+        /// `Admin::alter_bucket_count` (Fluss 1.0, ALTER_TABLE v1).
+        fn admin_alter_bucket_count(c: &RConnection, db: &str, table: &str, bucket_count: i32, ignore_if_not_exists: bool) -> FfiStatus;
+        /// `Admin::server_supports`.
+        fn admin_server_supports(c: &RConnection, capability: &str, out: &mut bool) -> FfiStatus;
         /// `Admin::get_table_info`: `out` is replaced (left as it was on error).
         fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus;
         fn admin_create_acls(c: &RConnection, acls: &Vec<FfiAclBinding>) -> FfiStatus;

@@ -143,6 +143,17 @@ pub(crate) fn admin_table_exists(c: &RConnection, db: &str, table: &str, out: &m
     }))
 }
 
+pub(crate) fn admin_alter_bucket_count(c: &RConnection, db: &str, table: &str, bucket_count: i32, ignore_if_not_exists: bool) -> FfiStatus {
+    status(guard(|| c.get()?.admin().alter_bucket_count(&path(db, table)?, bucket_count, ignore_if_not_exists)))
+}
+
+pub(crate) fn admin_server_supports(c: &RConnection, capability: &str, out: &mut bool) -> FfiStatus {
+    status(guard(|| {
+        *out = c.get()?.admin().server_supports(capability)?;
+        Ok(())
+    }))
+}
+
 /// `Admin::get_table_info`, converted for C++ (`values::ffi_table_info`).
 pub(crate) fn admin_get_table_info(c: &RConnection, db: &str, table: &str, out: &mut FfiTableInfo) -> FfiStatus {
     status(guard(|| {

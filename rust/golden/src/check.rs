@@ -95,6 +95,27 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
     }) {
         return;
     }
+    // A server without a capability the scenario requires runs nothing of it: that is a pass
+    // for a cluster (the scenario does not apply to it), never for the embedded engine.
+    let missing: Vec<&str> = trace
+        .events
+        .iter()
+        .filter_map(|e| match &e.ev {
+            Event::Unsupported { capability } => Some(capability.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !missing.is_empty() {
+        for m in &missing {
+            r.check(sc.requires.iter().any(|x| x == m), || format!("trace: unsupported {m:?}, which the scenario does not require"));
+            r.check(trace.target != "embedded", || format!("the embedded engine must support {m:?}"));
+        }
+        r.check(
+            !trace.events.iter().any(|e| matches!(e.ev, Event::SubmitBegin { .. } | Event::CallBegin { .. } | Event::Settled {})),
+            || "trace: steps ran although a required capability is missing".into(),
+        );
+        return;
+    }
     // Index the trace.
     let mut ops: HashMap<&str, OpTrace> = HashMap::new();
     let mut calls: HashMap<&str, CallTrace> = HashMap::new();
@@ -127,7 +148,7 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
             Event::RunnerError { message } => {
                 r.check(false, || format!("runner: {message}"));
             }
-            Event::Teardown {} => {}
+            Event::Teardown {} | Event::Unsupported { .. } => {}
         }
     }
     let runner_failed = trace.events.iter().any(|e| matches!(e.ev, Event::RunnerError { .. }));
@@ -267,7 +288,8 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
             | Step::CreatePartition(spec)
             | Step::DropPartition(spec)
             | Step::AlterTable(spec)
-            | Step::CreateWriter(spec) => {
+            | Step::CreateWriter(spec)
+            | Step::AlterBucketCount(spec) => {
                 let Some((end, code, elapsed, done)) = c.and_then(|c| c.end.clone()) else {
                     let began = c.and_then(|c| c.begin).is_some();
                     r.check(false, || {

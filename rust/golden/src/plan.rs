@@ -21,6 +21,10 @@ type R<T> = Result<T, String>;
 pub struct Plan {
     /// False when the scenario injects faults, which only the embedded engine can.
     pub cluster_ok: bool,
+    /// Server capabilities the scenario needs (`Admin::server_supports` names). A runner asks the
+    /// core for each before anything else; if one is missing it records `unsupported` and runs
+    /// nothing (the embedded engine has them all).
+    pub requires: Vec<String>,
     pub settle_ms: u64,
     pub config: BTreeMap<String, String>,
     pub table: PlanTable,
@@ -111,6 +115,8 @@ pub struct PlanStep {
     pub gate: String,
     /// create_partition / drop_partition.
     pub spec: BTreeMap<String, String>,
+    /// alter_bucket_count: the new count (of partitions created afterwards).
+    pub bucket_count: i32,
     pub faults: Vec<PlanFault>,
     /// create_writer: the writer to create.
     pub writer_spec: Option<PlanWriter>,
@@ -266,13 +272,14 @@ fn step(sc: &Scenario, s: &Step, path: String) -> R<PlanStep> {
         Step::Parallel(_) => "parallel",
         Step::AlterTable(_) => "alter_table",
         Step::CreateWriter(_) => "create_writer",
+        Step::AlterBucketCount(_) => "alter_bucket_count",
     }
     .into();
     let o = match s {
         Step::Append(_) | Step::Upsert(_) | Step::Delete(_) | Step::AppendArrow(_) => return Ok(p),
         Step::Flush(o) | Step::Close(o) | Step::Wait(o) | Step::AddCallback(o) | Step::Sleep(o) | Step::OpenGate(o) => o,
         Step::AwaitCallback(o) | Step::AssertCallback(o) | Step::Inject(o) | Step::CreatePartition(o) => o,
-        Step::DropPartition(o) | Step::Parallel(o) | Step::AlterTable(o) | Step::CreateWriter(o) => o,
+        Step::DropPartition(o) | Step::Parallel(o) | Step::AlterTable(o) | Step::CreateWriter(o) | Step::AlterBucketCount(o) => o,
     };
     (p.id, p.target, p.ms, p.gate, p.timeout_ms) = (o.id.clone(), o.target.clone(), o.ms, o.gate.clone(), o.timeout_ms);
     p.writer = o.writer.clone().unwrap_or_else(default_writer);
@@ -285,6 +292,7 @@ fn step(sc: &Scenario, s: &Step, path: String) -> R<PlanStep> {
         Step::Inject(o) => p.faults = faults(&o.faults)?,
         Step::CreatePartition(o) | Step::DropPartition(o) => p.spec = spec(sc, &o.partition)?,
         Step::AlterTable(o) => p.columns = cols(&o.add_columns),
+        Step::AlterBucketCount(o) => p.bucket_count = o.bucket_count.unwrap_or_default(),
         Step::CreateWriter(_) => p.writer_spec = Some(writer(sc, &p.writer)?),
         Step::Parallel(o) => {
             p.threads = o
@@ -312,8 +320,10 @@ pub fn plan(sc: &Scenario) -> R<Plan> {
     let mut read_back = PlanReadBack::default();
     match (t.kind, &sc.expect.read_back.partitions) {
         (TableKind::Log, Some(parts)) => {
+            let (_, counts) = sc.partition_counts();
             for p in parts.keys() {
-                read_back.scans.extend((0..t.bucket_count).map(|bucket| Scan { partition: Some(p.clone()), bucket }));
+                let n = counts.get(p).copied().unwrap_or(t.bucket_count);
+                read_back.scans.extend((0..n).map(|bucket| Scan { partition: Some(p.clone()), bucket }));
             }
         }
         (TableKind::Log, None) => read_back.scans.extend((0..t.bucket_count).map(|bucket| Scan { partition: None, bucket })),
@@ -328,6 +338,7 @@ pub fn plan(sc: &Scenario) -> R<Plan> {
     }
     Ok(Plan {
         cluster_ok: !scenario::uses_faults(sc),
+        requires: sc.requires.clone(),
         settle_ms: sc.settle_ms(),
         config: sc.config.clone(),
         table: PlanTable {

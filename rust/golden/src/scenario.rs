@@ -1,7 +1,7 @@
 //! The scenario model (deserialized after the file passed the JSON Schema) and the rules a JSON
 //! Schema cannot state: unique ids, writer names, code names, row types, stated buckets.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use fluss_writer::partition::{PartitionRouter, PartitionSpec};
 use fluss_writer::wire::{bucket_for_key, encode_key};
@@ -25,6 +25,9 @@ pub struct Scenario {
     pub writers: Vec<WriterSpec>,
     pub steps: Vec<Step>,
     pub expect: Expect,
+    /// Server capabilities the scenario needs (`fluss_writer::Capability` names, decided by the
+    /// core from the servers' ApiVersions); a server without one runs nothing of it.
+    pub requires: Vec<String>,
 }
 
 impl Scenario {
@@ -43,6 +46,42 @@ impl Scenario {
     pub fn writer_table(&self, name: &str) -> Table {
         let created = self.steps.iter().position(|s| matches!(s, Step::CreateWriter(o) if o.writer.as_deref() == Some(name)));
         self.table_before(created.unwrap_or(0))
+    }
+
+    /// Per-partition bucket counts (Fluss 1.0): the bucket count of each partition each write op
+    /// writes to (by op id, one per row), and of every partition at the end. A partition has the
+    /// table's count when it comes to exist: listed in `table.partitions`, a `create_partition`
+    /// step, or the first write op naming it (create on write), in file order; an
+    /// `alter_bucket_count` step expected to succeed changes the count of those created after
+    /// it, a `drop_partition` makes the next one new again.
+    pub fn partition_counts(&self) -> (HashMap<String, Vec<i32>>, BTreeMap<String, i32>) {
+        let mut current = self.table.bucket_count;
+        let mut parts: BTreeMap<String, i32> = self.table.partitions.iter().map(|p| (p.clone(), current)).collect();
+        let mut by_op = HashMap::new();
+        for (_, s) in all_steps(self) {
+            match s {
+                Step::AlterBucketCount(o) if call_code(&o.expect) == Ok(0) => current = o.bucket_count.unwrap_or(current),
+                Step::CreatePartition(o) if call_code(&o.expect) == Ok(0) => {
+                    parts.entry(o.partition.clone()).or_insert(current);
+                }
+                Step::DropPartition(o) if call_code(&o.expect) == Ok(0) => {
+                    parts.remove(&o.partition);
+                }
+                _ => {}
+            }
+            if let Some(o) = s.write_op() {
+                let counts = o
+                    .partitions()
+                    .iter()
+                    .map(|p| match p {
+                        Some(p) => *parts.entry(p.clone()).or_insert(current),
+                        None => self.table.bucket_count,
+                    })
+                    .collect();
+                by_op.insert(o.id.clone(), counts);
+            }
+        }
+        (by_op, parts)
     }
 
     fn table_before(&self, step: usize) -> Table {
@@ -218,6 +257,8 @@ pub struct Other {
     pub threads: BTreeMap<String, Vec<Step>>,
     pub partition: String,
     pub add_columns: Vec<Column>,
+    /// alter_bucket_count: the count of partitions created afterwards.
+    pub bucket_count: Option<i32>,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,6 +290,7 @@ pub enum Step {
     Parallel(Other),
     AlterTable(Other),
     CreateWriter(Other),
+    AlterBucketCount(Other),
 }
 
 impl Step {
@@ -533,6 +575,8 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
     };
     let mut codes: Vec<String> = Vec::new();
     fault_codes(&sc.faults, &mut codes, errs);
+    let (op_counts, final_counts) = sc.partition_counts();
+    let top_level: HashSet<*const Step> = sc.steps.iter().map(|s| s as *const Step).collect();
     let steps = all_steps(sc);
     let mut ids: HashSet<&str> = HashSet::new();
     let result_ops: HashSet<&str> =
@@ -586,7 +630,9 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             if parts.len() != buckets.len() {
                 errs.push(format!("{what}: {} partitions but {} buckets", parts.len(), buckets.len()));
             }
+            let counts = op_counts.get(&o.id).cloned().unwrap_or_default();
             for (i, ((r, b), p)) in rows.into_iter().zip(buckets).zip(parts).enumerate() {
+                let count = counts.get(i).copied().unwrap_or(t.bucket_count);
                 let row = match r {
                     Ok(row) => row,
                     Err(e) => {
@@ -598,10 +644,10 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
                 match encode_key(&schema, &bk, &row, &mut key) {
                     Err(e) => errs.push(format!("{what}: {e}")),
                     Ok(()) => {
-                        let core = bucket_for_key(&key, t.bucket_count);
+                        let core = bucket_for_key(&key, count);
                         if core != b {
                             errs.push(format!(
-                                "{what} row {i}: the file says bucket {b} but the core's bucketing gives {core} (fix the file)"
+                                "{what} row {i}: the file says bucket {b} but the core's bucketing gives {core} ({count} buckets; fix the file)"
                             ));
                         }
                     }
@@ -630,6 +676,17 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             }
             Step::CreatePartition(o) | Step::DropPartition(o) => partition_name(Some(&o.partition), path, errs),
             Step::CreateWriter(o) => writer(&o.writer, path, errs),
+            Step::AlterBucketCount(o) => {
+                if !partitioned || !top_level.contains(&(*s as *const Step)) {
+                    errs.push(format!("{path}: alter_bucket_count is a top-level step of a partitioned table"));
+                }
+                if o.bucket_count.is_none_or(|n| n < 1) {
+                    errs.push(format!("{path}: alter_bucket_count needs a bucket_count of at least 1"));
+                }
+                if !sc.requires.iter().any(|r| r == "alter_bucket_count") {
+                    errs.push(format!("{path}: a scenario with alter_bucket_count lists it in \"requires\""));
+                }
+            }
             Step::AlterTable(o) if call_code(&o.expect) == Ok(0) => {
                 for c in &o.add_columns {
                     if c.nullable == Some(false) {
@@ -639,7 +696,13 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
             }
             _ => {}
         }
-        if let Step::Flush(o) | Step::Close(o) | Step::Wait(o) | Step::CreatePartition(o) | Step::DropPartition(o) | Step::AlterTable(o) = s
+        if let Step::Flush(o)
+        | Step::Close(o)
+        | Step::Wait(o)
+        | Step::CreatePartition(o)
+        | Step::DropPartition(o)
+        | Step::AlterTable(o)
+        | Step::AlterBucketCount(o) = s
         {
             errs.extend(call_code(&o.expect).err().map(|e| format!("{path}: {e}")));
         }
@@ -691,7 +754,12 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
         }
         errs.extend(b.values().flatten().filter_map(|r| ft.row(r, "expect.read_back").err()));
     }
+    for r in &sc.requires {
+        errs.extend(fluss_writer::Capability::from_name(r).err().map(|e| format!("requires: {e}")));
+    }
     for (p, b) in e.read_back.partitions.iter().flatten() {
+        let n = final_counts.get(p).copied().unwrap_or(t.bucket_count);
+        let want: HashSet<String> = (0..n).map(|b| b.to_string()).collect();
         if !log || !partitioned || b.keys().cloned().collect::<HashSet<_>>() != want {
             errs.push(format!("expect.read_back.partitions.{p}: a partitioned log table's every bucket of the partition"));
         }

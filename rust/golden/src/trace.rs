@@ -123,6 +123,11 @@ pub enum Event {
         id: String,
         completion: Option<Completion>,
     },
+    /// The server lacks `capability`, which the scenario `requires` (the core's
+    /// `Admin::server_supports` said so): the runner ran nothing of it.
+    Unsupported {
+        capability: String,
+    },
     /// Something the runner could not do (it stops running steps).
     RunnerError {
         message: String,

@@ -597,3 +597,63 @@ fn plan_of_a_pk_table_looks_up_the_expected_keys() {
     assert_eq!((p["steps"][1]["rows"].clone(), p["steps"][1]["columns"][0]["name"].clone()), (json!([[1]]), json!("id")));
     assert_eq!((p["read_back"]["lookups"].clone(), p["read_back"]["scans"].clone()), (json!([[1]]), json!([])));
 }
+
+/// A partitioned table rescaled from 1 to 3 buckets between its partition `a` and partition `b`
+/// (created on write): the stated buckets follow each partition's own count.
+fn rescaled() -> Json {
+    json!({
+        "description": "checker self-test: per-partition bucket counts",
+        "requires": ["alter_bucket_count"],
+        "table": {"kind": "log", "bucket_count": 1,
+                  "columns": [{"name": "id", "type": "INT", "nullable": false}, {"name": "dt", "type": "STRING", "nullable": false}],
+                  "bucket_key": ["id"], "partition_keys": ["dt"], "partitions": ["a"]},
+        "writers": [{"name": "w", "kind": "append"}],
+        "steps": [
+            {"op": "alter_bucket_count", "bucket_count": 3, "expect": "ok"},
+            {"op": "append", "id": "a1", "row": [9, "a"], "partition": "a", "bucket": 0, "expect": "ok"},
+            {"op": "append", "id": "b1", "row": [9, "b"], "partition": "b", "bucket": 2, "expect": "ok"},
+            {"op": "flush", "expect": "ok"}
+        ],
+        "expect": {"read_back": {"partitions": {"a": {"0": [[9, "a"]]}, "b": {"0": [], "1": [], "2": [[9, "b"]]}}}}
+    })
+}
+
+#[test]
+fn per_partition_bucket_counts_decide_stated_buckets_and_scans() {
+    let p = fluss_writer_golden::plan::load(&rescaled()).expect("valid");
+    assert_eq!(p.requires, ["alter_bucket_count"]);
+    assert_eq!((p.steps[0].op.as_str(), p.steps[0].bucket_count), ("alter_bucket_count", 3));
+    let scans: Vec<(Option<String>, i32)> = p.read_back.scans.iter().map(|s| (s.partition.clone(), s.bucket)).collect();
+    assert_eq!(scans, [(Some("a".into()), 0), (Some("b".into()), 0), (Some("b".into()), 1), (Some("b".into()), 2)]);
+    // By the table's count both rows are in bucket 0: a file saying so for `b` fails.
+    let mut d = rescaled();
+    d["steps"][2]["bucket"] = json!(0);
+    let errs = scenario::load(&d).unwrap_err().join("; ");
+    assert!(errs.contains("core's bucketing gives 2 (3 buckets"), "{errs}");
+    // alter_bucket_count must be listed in requires, and only known capabilities may be.
+    let mut d = rescaled();
+    d["requires"] = json!([]);
+    assert!(scenario::load(&d).unwrap_err().join("; ").contains("lists it in \"requires\""));
+    let mut d = rescaled();
+    d["requires"] = json!(["alter_bucket_count", "time_travel"]);
+    assert!(scenario::load(&d).is_err());
+}
+
+/// A server without a required capability runs nothing: a pass on a cluster, never on the
+/// embedded engine, and only for a capability the file requires.
+#[test]
+fn unsupported_requirements() {
+    let doc = rescaled();
+    let trace = |target: &str, cap: &str| {
+        json!({"runner": "selftest", "target": target, "events": [
+            {"seq": 0, "ev": "unsupported", "capability": cap}, {"seq": 1, "ev": "teardown"}]})
+    };
+    let r = run(&doc, &trace("cluster", "alter_bucket_count"));
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    fails_with(doc.clone(), trace("embedded", "alter_bucket_count"), "the embedded engine must support");
+    fails_with(base(), trace("cluster", "alter_bucket_count"), "does not require");
+    let mut ran = trace("cluster", "alter_bucket_count");
+    ran["events"].as_array_mut().unwrap().insert(1, json!({"seq": 1, "ev": "settled"}));
+    renumber(&mut ran);
+    fails_with(doc, ran, "steps ran although");
+}

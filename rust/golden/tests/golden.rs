@@ -372,6 +372,7 @@ fn call(state: &Arc<State>, c: &PlanStep) -> R<()> {
             state.admin.alter_table(&state.table, &changes, false)
         }
         ("create_writer", ..) => open_writer(state, c.writer_spec.as_ref().ok_or("create_writer without a writer")?),
+        ("alter_bucket_count", ..) => state.admin.alter_bucket_count(&state.table, c.bucket_count, false),
         (op, ..) => return Err(format!("{}: op {op:?} is not known to this runner", c.path)),
     };
     let elapsed_ms = ms(t0.elapsed());
@@ -550,7 +551,39 @@ fn setup(plan: &Plan, cluster: Option<&str>, file: &Path) -> R<Arc<State>> {
     Ok(state)
 }
 
+/// The capabilities of `plan.requires` that the servers lack, as the core decides them
+/// (`Admin::server_supports`).
+fn missing_capabilities(plan: &Plan, cluster: Option<&str>) -> R<Vec<String>> {
+    if plan.requires.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut config = Config::default();
+    config.set("bootstrap.servers", cluster.unwrap_or("embedded")).map_err(|e| e.to_string())?;
+    let conn = Connection::connect(config).map_err(|e| e.to_string())?;
+    let mut missing = Vec::new();
+    for c in &plan.requires {
+        if !conn.admin().server_supports(c).map_err(|e| format!("requires {c}: {e}"))? {
+            missing.push(c.clone());
+        }
+    }
+    conn.close(None).map_err(|e| e.to_string())?;
+    Ok(missing)
+}
+
 fn run_scenario(plan: &Plan, cluster: Option<&str>, file: &Path, trace: &mut Trace) {
+    match missing_capabilities(plan, cluster) {
+        Ok(missing) if !missing.is_empty() => {
+            let mut events: Vec<Event> = missing.into_iter().map(|capability| Event::Unsupported { capability }).collect();
+            events.push(Event::Teardown {});
+            trace.events = events.into_iter().enumerate().map(|(i, ev)| Entry { seq: i as u64, ev }).collect();
+            return;
+        }
+        Ok(_) => {}
+        Err(message) => {
+            trace.events = vec![Entry { seq: 0, ev: Event::RunnerError { message } }];
+            return;
+        }
+    }
     let state = match setup(plan, cluster, file) {
         Ok(s) => s,
         Err(message) => {

@@ -399,6 +399,17 @@ impl PyAdmin {
         changes.extend(rename_columns.unwrap_or_default().into_iter().map(|(Name(from), Name(to))| TableChange::RenameColumn { from, to }));
         self.run(py, |a| a.alter_table(&p, &changes, ignore_if_not_exists))
     }
+    /// Change the bucket count of a partitioned table's partitions created from now on (Fluss
+    /// 1.0, ALTER_TABLE v1); `Admin::alter_bucket_count`.
+    #[pyo3(signature = (path, bucket_count, ignore_if_not_exists=false))]
+    fn alter_bucket_count(&self, py: Python<'_>, path: &Bound<'_, PyAny>, bucket_count: i32, ignore_if_not_exists: bool) -> PyResult<()> {
+        let p = table_path(path)?;
+        self.run(py, |a| a.alter_bucket_count(&p, bucket_count, ignore_if_not_exists))
+    }
+    /// Whether the servers have a capability (`Admin::server_supports`).
+    fn server_supports(&self, py: Python<'_>, capability: &str) -> PyResult<bool> {
+        self.run(py, |a| a.server_supports(capability))
+    }
     /// The partitions of a partitioned table, as `PartitionInfo`s.
     fn list_partitions(&self, py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Vec<crate::partition::PyPartitionInfo>> {
         let p = table_path(path)?;
@@ -713,6 +724,10 @@ impl PyTableInfo {
     #[getter]
     fn bucket_count(&self) -> i32 {
         self.inner.bucket_count()
+    }
+    #[getter]
+    fn bucket_count_epoch(&self) -> Option<i64> {
+        self.inner.bucket_count_epoch
     }
     #[getter]
     fn bucket_keys(&self) -> Vec<String> {

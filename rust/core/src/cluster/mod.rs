@@ -228,13 +228,20 @@ impl NetworkBackend {
     /// The ApiVersions of the server `dest` routes to (connecting if needed). For `Dest::Any`,
     /// the server a ListDatabases request would go to.
     pub async fn api_versions(&self, dest: Dest) -> Result<ApiVersions> {
+        api_versions_of(&self.inner, dest).await
+    }
+}
+
+/// [`NetworkBackend::api_versions`] on the shared state (for futures that outlive a borrow).
+async fn api_versions_of(inner: &Arc<Inner>, dest: Dest) -> Result<ApiVersions> {
+    {
         let conn = match dest {
             Dest::Any => {
                 let probe = Request::ListDatabases(proto::ListDatabasesRequest {});
                 let mut last = None;
                 let mut found = None;
-                for addr in self.inner.any_candidates(&probe) {
-                    match self.inner.connection(&addr).await {
+                for addr in inner.any_candidates(&probe) {
+                    match inner.connection(&addr).await {
                         Ok(c) => {
                             found = Some(c);
                             break;
@@ -245,8 +252,8 @@ impl NetworkBackend {
                 found.ok_or_else(|| last.unwrap_or_else(|| network_error("no Fluss server known")))?
             }
             dest => {
-                let addr = self.inner.resolve(dest).await?;
-                self.inner.connection(&addr).await?
+                let addr = inner.resolve(dest).await?;
+                inner.connection(&addr).await?
             }
         };
         Ok(conn.api_versions().clone())
@@ -494,6 +501,11 @@ impl Backend for NetworkBackend {
 
     fn close(&self) {
         self.inner.close();
+    }
+
+    fn api_version_range(&self, dest: Dest, api_key: i16) -> BoxFuture<Option<(i16, i16)>> {
+        let inner = self.inner.clone();
+        Box::pin(async move { Ok(api_versions_of(&inner, dest).await?.ranges.get(&api_key).copied()) })
     }
 }
 

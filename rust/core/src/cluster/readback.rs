@@ -34,6 +34,20 @@ pub async fn list_offsets(
     buckets: &[i32],
     offset_type: i32,
 ) -> Result<Vec<(i32, i64)>> {
+    list_offsets_routed(backend, leader, table_id, partition_id, None, buckets, offset_type).await
+}
+
+/// [`list_offsets`] naming the bucket count the buckets belong to (`routing_bucket_count`, Fluss
+/// 1.0 per-partition bucket counts; `None` for a server without them).
+pub async fn list_offsets_routed(
+    backend: &dyn Backend,
+    leader: i32,
+    table_id: i64,
+    partition_id: Option<i64>,
+    routing_bucket_count: Option<i32>,
+    buckets: &[i32],
+    offset_type: i32,
+) -> Result<Vec<(i32, i64)>> {
     let req = proto::ListOffsetsRequest {
         follower_server_id: -1,
         offset_type,
@@ -41,6 +55,7 @@ pub async fn list_offsets(
         partition_id,
         bucket_id: buckets.to_vec(),
         start_timestamp: None,
+        routing_bucket_count,
     };
     let resp = call(backend, Dest::Tablet(leader), req).await?;
     let mut out = Vec::with_capacity(buckets.len());
@@ -69,6 +84,21 @@ pub async fn fetch_log(
     offset: i64,
     max_bytes: i32,
 ) -> Result<(i64, Bytes)> {
+    fetch_log_routed(backend, leader, table_id, partition_id, None, bucket, offset, max_bytes).await
+}
+
+/// [`fetch_log`] naming the bucket count (see [`list_offsets_routed`]).
+#[allow(clippy::too_many_arguments)]
+pub async fn fetch_log_routed(
+    backend: &dyn Backend,
+    leader: i32,
+    table_id: i64,
+    partition_id: Option<i64>,
+    routing_bucket_count: Option<i32>,
+    bucket: i32,
+    offset: i64,
+    max_bytes: i32,
+) -> Result<(i64, Bytes)> {
     let req = proto::FetchLogRequest {
         follower_server_id: -1,
         max_bytes,
@@ -81,6 +111,7 @@ pub async fn fetch_log(
                 bucket_id: bucket,
                 fetch_offset: offset,
                 max_fetch_bytes: max_bytes,
+                routing_bucket_count,
             }],
         }],
         max_wait_ms: Some(0),
@@ -110,8 +141,24 @@ pub async fn lookup(
     bucket: i32,
     keys: Vec<Bytes>,
 ) -> Result<Vec<Option<Bytes>>> {
+    lookup_routed(backend, leader, table_id, partition_id, None, bucket, keys).await
+}
+
+/// [`lookup`] naming the bucket count (see [`list_offsets_routed`]).
+pub async fn lookup_routed(
+    backend: &dyn Backend,
+    leader: i32,
+    table_id: i64,
+    partition_id: Option<i64>,
+    routing_bucket_count: Option<i32>,
+    bucket: i32,
+    keys: Vec<Bytes>,
+) -> Result<Vec<Option<Bytes>>> {
     let n = keys.len();
-    let req = proto::LookupRequest { table_id, buckets_req: vec![proto::PbLookupReqForBucket { partition_id, bucket_id: bucket, keys }] };
+    let req = proto::LookupRequest {
+        table_id,
+        buckets_req: vec![proto::PbLookupReqForBucket { partition_id, bucket_id: bucket, keys, routing_bucket_count }],
+    };
     let resp = call(backend, Dest::Tablet(leader), req).await?;
     let r = resp
         .buckets_resp

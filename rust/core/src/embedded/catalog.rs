@@ -11,8 +11,12 @@
 //!             "created_time":1733000000000,"modified_time":1733000000000,
 //!             "table_json":{ ...TableDescriptor JSON after defaults, schema 2... },
 //!             "older_schemas":[{ ...schema 1... }]}],
-//!  "partitions":[{"table_id":1,"partition_id":1,"name":"2026-12-03"}]}
+//!  "partitions":[{"table_id":1,"partition_id":1,"name":"2026-12-03","bucket_count":4}]}
 //! ```
+//!
+//! A table's `bucket_count_epoch` (how often its bucket count changed) and a partition's
+//! `bucket_count` (its own, fixed at creation) are written since per-partition bucket counts;
+//! older catalogs have neither: epoch 0, and every partition has its table's count.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -267,7 +271,8 @@ impl Catalog {
         self.insert(Arc::new(t.evolved(info)));
         let parts: Vec<Arc<Table>> = self.partitions.get(&t.id()).map(|m| m.values().cloned().collect()).unwrap_or_default();
         for p in parts {
-            self.insert_partition(Arc::new(p.evolved(info)));
+            // A partition keeps its own bucket count.
+            self.insert_partition(Arc::new(p.evolved(&partition_info(info, p.bucket_count()))));
         }
         Ok(())
     }
@@ -305,6 +310,7 @@ impl Catalog {
                     table_id: p.id(),
                     partition_id: p.partition_id().expect("a partition"),
                     name: p.partition_name().expect("a partition").to_string(),
+                    bucket_count: Some(p.bucket_count()),
                 })
                 .collect(),
             next_table_id: self.next_table_id,
@@ -343,6 +349,7 @@ impl Catalog {
                 descriptor,
                 created_time: i("created_time")?,
                 modified_time: i("modified_time")?,
+                bucket_count_epoch: Some(t.get("bucket_count_epoch").and_then(Json::as_i64).unwrap_or(0)),
             };
             // Written since schema changes (absent in older catalogs: schema 1 only).
             let mut older = Vec::new();
@@ -359,7 +366,21 @@ impl Catalog {
         for p in v.get("partitions").and_then(Json::as_array).map(Vec::as_slice).unwrap_or_default() {
             let i = |k: &str| p.get(k).and_then(Json::as_i64).ok_or_else(|| bad(format!("partition without {k}")));
             let name = p.get("name").and_then(Json::as_str).ok_or_else(|| bad("partition without name".into()))?;
-            partitions.push(PartitionRecord { table_id: i("table_id")?, partition_id: i("partition_id")?, name: name.to_string() });
+            let bucket_count = match p.get("bucket_count") {
+                None => None,
+                Some(n) => Some(
+                    n.as_i64()
+                        .and_then(|n| i32::try_from(n).ok())
+                        .filter(|n| *n >= 1)
+                        .ok_or_else(|| bad(format!("partition {name}: bad bucket_count {n}")))?,
+                ),
+            };
+            partitions.push(PartitionRecord {
+                table_id: i("table_id")?,
+                partition_id: i("partition_id")?,
+                name: name.to_string(),
+                bucket_count,
+            });
         }
         let catalog = Catalog {
             databases,
@@ -375,12 +396,21 @@ impl Catalog {
     }
 }
 
+/// The info of a partition of the table `info` that has `bucket_count` buckets (the table's
+/// info but for the count: a partition keeps the count it was created with).
+pub(crate) fn partition_info(info: &TableInfo, bucket_count: i32) -> TableInfo {
+    info.with_bucket_count(bucket_count)
+}
+
 /// One partition in `catalog.json`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PartitionRecord {
     pub table_id: i64,
     pub partition_id: i64,
     pub name: String,
+    /// The partition's own bucket count (`None` in catalogs written before per-partition counts:
+    /// the table's).
+    pub bucket_count: Option<i32>,
 }
 
 /// A table in `catalog.json`: its info (current schema) and the schemas before it.
@@ -409,7 +439,7 @@ impl CatalogImage {
             "next_writer_id": self.next_writer_id,
             "databases": self.databases,
             "tables": self.tables.iter().map(table_to_json).collect::<Vec<_>>(),
-            "partitions": self.partitions.iter().map(|p| json!({"table_id": p.table_id, "partition_id": p.partition_id, "name": p.name})).collect::<Vec<_>>(),
+            "partitions": self.partitions.iter().map(|p| json!({"table_id": p.table_id, "partition_id": p.partition_id, "name": p.name, "bucket_count": p.bucket_count})).collect::<Vec<_>>(),
         });
         serde_json::to_vec_pretty(&v).expect("JSON of plain values")
     }
@@ -426,6 +456,7 @@ fn table_to_json(record: &TableRecord) -> Json {
         "schema_id": info.schema_id,
         "created_time": info.created_time,
         "modified_time": info.modified_time,
+        "bucket_count_epoch": info.bucket_count_epoch.unwrap_or(0),
         "table_json": descriptor,
     })
 }

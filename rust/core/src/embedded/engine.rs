@@ -26,7 +26,7 @@ use crate::wire::lake::{self, LakeFormat};
 use crate::wire::proto;
 
 use super::bucket::Bucket;
-use super::catalog::{Catalog, CatalogImage, PartitionRecord, Table, TableRecord};
+use super::catalog::{partition_info, Catalog, CatalogImage, PartitionRecord, Table, TableRecord};
 use super::faults::{Fault, Faults};
 use super::store::Store;
 use super::{kv, produce, Counters};
@@ -114,6 +114,7 @@ fn record_of(p: &Table) -> PartitionRecord {
         table_id: p.id(),
         partition_id: p.partition_id().expect("a partition"),
         name: p.partition_name().unwrap_or_default().to_string(),
+        bucket_count: Some(p.bucket_count()),
     }
 }
 
@@ -245,11 +246,14 @@ impl EmbeddedEngine {
         for record in records {
             catalog.insert(Arc::new(Self::reopen(store, record, None)?));
         }
-        for PartitionRecord { table_id, partition_id, name } in partitions {
+        for PartitionRecord { table_id, partition_id, name, bucket_count } in partitions {
             let record = catalog
                 .by_id
                 .get(&table_id)
-                .map(|t| TableRecord { info: t.info.clone(), older_schemas: t.older_schemas.clone() })
+                .map(|t| TableRecord {
+                    info: partition_info(&t.info, bucket_count.unwrap_or_else(|| t.info.bucket_count())),
+                    older_schemas: t.older_schemas.clone(),
+                })
                 .ok_or_else(|| {
                     Error::client(ClientCode::Io, format!("catalog.json: partition {partition_id} of unknown table id {table_id}"))
                 })?;
@@ -321,9 +325,18 @@ impl EmbeddedEngine {
         self.lock_catalog().table(path)
     }
 
-    /// The physical table of `(table_id, partition_id)` (see [`Catalog::physical`]).
-    fn physical(&self, table_id: i64, partition_id: Option<i64>) -> Result<Arc<Table>> {
-        self.lock_catalog().physical(table_id, partition_id)
+    /// The physical table of `(table_id, partition_id)` (see [`Catalog::physical`]) that a read
+    /// request names, checked like a write: the bucket count the request names must be its
+    /// partition's, and it must name one once the table was rescaled; INVALID_BUCKET_ROUTING
+    /// otherwise (see [`routing_error`]).
+    fn routed(&self, table_id: i64, partition_id: Option<i64>, routing: Option<i32>) -> Result<Arc<Table>> {
+        let cat = self.lock_catalog();
+        let t = cat.physical(table_id, partition_id)?;
+        let epoch = cat.by_id.get(&table_id).and_then(|t| t.info.bucket_count_epoch).unwrap_or(0);
+        match routing_error(&t, epoch, routing) {
+            Some((code, message)) => Err(server(code, message)),
+            None => Ok(t),
+        }
     }
 
     /// The partitions of a partitioned table, in name order (`TABLE_NOT_PARTITIONED` otherwise).
@@ -506,7 +519,8 @@ impl EmbeddedEngine {
         let id = cat.next_table_id;
         let now = now_ms();
         let auto = AutoPartition::from_descriptor(&descriptor)?;
-        let info = TableInfo { path, table_id: id, schema_id: 1, descriptor, created_time: now, modified_time: now };
+        let info =
+            TableInfo { path, table_id: id, schema_id: 1, descriptor, created_time: now, modified_time: now, bucket_count_epoch: Some(0) };
         // A partitioned table's buckets live in its partitions; an auto-partitioned one gets its
         // current and next partitions at once (the server creates them right after CreateTable).
         let precreate: Vec<String> = match &auto {
@@ -669,6 +683,7 @@ impl EmbeddedEngine {
                 out.push(proto::PbPartitionInfo {
                     partition_id: p.partition_id().expect("a partition"),
                     partition_spec: proto::PbPartitionSpec { partition_key_values },
+                    bucket_count: Some(p.bucket_count()),
                 });
             }
         }
@@ -712,6 +727,12 @@ impl EmbeddedEngine {
                 FlussCode::INVALID_ALTER_TABLE,
                 "Table alteration can only be applied to one of the following: table properties or table schema.",
             ));
+        }
+        if let Some(m) = &r.modify_bucket_count {
+            if schema_changes || !r.config_changes.is_empty() {
+                return Err(server(FlussCode::INVALID_ALTER_TABLE, "A bucket count change cannot be combined with other table changes."));
+            }
+            return self.alter_bucket_count(&path, m.new_bucket_count, r.ignore_if_not_exists);
         }
         if let Some(c) = r.add_columns.iter().find(|c| c.column_position_type != 0) {
             return Err(unsupported(&format!("Unsupported column position type {} of column {}", c.column_position_type, c.column_name)));
@@ -774,6 +795,44 @@ impl EmbeddedEngine {
         Ok(proto::AlterTableResponse {})
     }
 
+    /// ALTER_TABLE v1's bucket count change, as Fluss 1.0 describes it: a partitioned table's
+    /// partitions created from now on get `n` buckets, existing ones keep theirs, and the table's
+    /// `bucket_count_epoch` goes up by one (writes must then name the count they were routed
+    /// by). The engine changes partitioned tables only (`INVALID_ALTER_TABLE` otherwise); the
+    /// table's own count unchanged is a no-op.
+    fn alter_bucket_count(&self, path: &TablePath, n: i32, ignore_if_not_exists: bool) -> Result<proto::AlterTableResponse> {
+        let mut cat = self.lock_catalog();
+        let t = match cat.table(path) {
+            Ok(t) => t,
+            Err(_) if ignore_if_not_exists => return Ok(proto::AlterTableResponse {}),
+            Err(e) => return Err(e),
+        };
+        if !t.info.is_partitioned() {
+            return Err(server(
+                FlussCode::INVALID_ALTER_TABLE,
+                format!("Table {path} is not partitioned: the embedded engine changes the bucket count of partitioned tables only."),
+            ));
+        }
+        if n < 1 {
+            return Err(server(FlussCode::INVALID_ALTER_TABLE, format!("Bucket count must be at least 1, not {n}.")));
+        }
+        if n == t.info.bucket_count() {
+            return Ok(proto::AlterTableResponse {});
+        }
+        let mut info = t.info.clone();
+        info.descriptor.bucket_count = Some(n);
+        info.bucket_count_epoch = Some(info.bucket_count_epoch.unwrap_or(0) + 1);
+        info.modified_time = now_ms().max(info.modified_time);
+        let table = Table::new(info.clone(), t.older_schemas.clone(), None, Vec::new())?;
+        let mut image = cat.image();
+        for rec in image.tables.iter_mut().filter(|rec| rec.info.path == *path) {
+            rec.info = info.clone();
+        }
+        self.persist(&image)?;
+        cat.insert(Arc::new(table));
+        Ok(proto::AlterTableResponse {})
+    }
+
     /// A schema of a table by id (the current one without an id); `SCHEMA_NOT_EXIST` for an id
     /// the table never had.
     fn get_table_schema(&self, r: proto::GetTableSchemaRequest) -> Result<proto::GetTableSchemaResponse> {
@@ -795,6 +854,7 @@ impl EmbeddedEngine {
             table_json: t.table_json.clone(),
             created_time: t.info.created_time,
             modified_time: t.info.modified_time,
+            bucket_count_epoch: t.info.bucket_count_epoch,
         })
     }
 
@@ -835,6 +895,7 @@ impl EmbeddedEngine {
                 bucket_metadata: buckets(&t),
                 created_time: t.info.created_time,
                 modified_time: t.info.modified_time,
+                bucket_count_epoch: t.info.bucket_count_epoch,
             });
         }
         let partition_metadata_of = |p: &Table| proto::PbPartitionMetadata {
@@ -842,6 +903,7 @@ impl EmbeddedEngine {
             partition_name: p.partition_name().unwrap_or_default().to_string(),
             partition_id: p.partition_id().unwrap_or(-1),
             bucket_metadata: buckets(p),
+            bucket_count: Some(p.bucket_count()),
         };
         let mut partition_metadata = Vec::new();
         for pp in &r.partitions_path {
@@ -911,7 +973,7 @@ impl EmbeddedEngine {
         &self,
         table_id: i64,
         acks: i32,
-        entries: &[(Option<i64>, i32)],
+        entries: &[(Option<i64>, i32, Option<i32>)],
         mut apply: F,
     ) -> (Result<Vec<Result<i64, (i32, String)>>>, Option<Duration>)
     where
@@ -921,9 +983,10 @@ impl EmbeddedEngine {
             return (Err(server(INVALID_REQUIRED_ACKS, format!("acks {acks} is not one of -1, 0, 1"))), None);
         }
         // Every entry names (partition, bucket) of the request's table; resolve each once.
-        let targets: Vec<(Result<Arc<Table>>, i32)> = {
+        let (targets, epoch): (Vec<(Result<Arc<Table>>, i32)>, i64) = {
             let cat = self.lock_catalog();
-            entries.iter().map(|&(p, b)| (cat.physical(table_id, p), b)).collect()
+            let epoch = cat.by_id.get(&table_id).and_then(|t| t.info.bucket_count_epoch).unwrap_or(0);
+            (entries.iter().map(|&(p, b, _)| (cat.physical(table_id, p), b)).collect(), epoch)
         };
         let (rf, fault_errors) = self.take_faults(&targets);
         if rf.drop_before {
@@ -938,6 +1001,11 @@ impl EmbeddedEngine {
                 continue;
             }
             let b = *b;
+            if let Some(e) = table.as_ref().ok().and_then(|t| routing_error(t, epoch, entries[i].2)) {
+                self.counters.rejected();
+                out.push(Err(e));
+                continue;
+            }
             let result = match table {
                 Err(e) => Err(e.clone()),
                 Ok(table) => match table.bucket(b) {
@@ -975,7 +1043,8 @@ impl EmbeddedEngine {
     }
 
     fn produce_log(&self, r: proto::ProduceLogRequest) -> (Result<Response>, Option<Duration>) {
-        let entries: Vec<(Option<i64>, i32)> = r.buckets_req.iter().map(|b| (b.partition_id, b.bucket_id)).collect();
+        let entries: Vec<(Option<i64>, i32, Option<i32>)> =
+            r.buckets_req.iter().map(|b| (b.partition_id, b.bucket_id, b.routing_bucket_count)).collect();
         let now = now_ms();
         let (result, delay) = self.write(r.table_id, r.acks, &entries, |table, bucket, i| {
             produce::produce(table, bucket, &r.buckets_req[i].records, now, &self.counters)
@@ -1008,7 +1077,8 @@ impl EmbeddedEngine {
     }
 
     fn put_kv(&self, r: proto::PutKvRequest) -> (Result<Response>, Option<Duration>) {
-        let entries: Vec<(Option<i64>, i32)> = r.buckets_req.iter().map(|b| (b.partition_id, b.bucket_id)).collect();
+        let entries: Vec<(Option<i64>, i32, Option<i32>)> =
+            r.buckets_req.iter().map(|b| (b.partition_id, b.bucket_id, b.routing_bucket_count)).collect();
         let now = now_ms();
         let mut targets: Option<Result<Option<Vec<bool>>>> = None;
         let (result, delay) = self.write(r.table_id, r.acks, &entries, |table, bucket, i| {
@@ -1052,7 +1122,7 @@ impl EmbeddedEngine {
                 let mut resp =
                     proto::PbFetchLogRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<(i64, Bytes)> {
-                    let t = self.physical(treq.table_id, breq.partition_id)?;
+                    let t = self.routed(treq.table_id, breq.partition_id, breq.routing_bucket_count)?;
                     if treq.projection_pushdown_enabled {
                         return Err(server(INVALID_COLUMN_PROJECTION, "the embedded engine does not support projection pushdown"));
                     }
@@ -1089,7 +1159,7 @@ impl EmbeddedEngine {
     }
 
     fn list_offsets(&self, r: proto::ListOffsetsRequest) -> Result<proto::ListOffsetsResponse> {
-        let table = self.physical(r.table_id, r.partition_id);
+        let table = self.routed(r.table_id, r.partition_id, r.routing_bucket_count);
         let buckets_resp = r
             .bucket_id
             .iter()
@@ -1130,7 +1200,7 @@ impl EmbeddedEngine {
                 let mut resp =
                     proto::PbLookupRespForBucket { partition_id: breq.partition_id, bucket_id: breq.bucket_id, ..Default::default() };
                 let result = (|| -> Result<Vec<proto::PbValue>> {
-                    let t = self.physical(r.table_id, breq.partition_id)?;
+                    let t = self.routed(r.table_id, breq.partition_id, breq.routing_bucket_count)?;
                     if !t.is_pk() {
                         return Err(server(
                             FlussCode::NON_PRIMARY_KEY_TABLE,
@@ -1176,8 +1246,25 @@ impl EmbeddedEngine {
     }
 }
 
+/// INVALID_BUCKET_ROUTING (74) for a write to `t` that names `routing` as the bucket count it
+/// was routed by, as a Fluss 1.0 tablet server refuses it: a count other than the partition's
+/// own, or none once the table's bucket count was changed (`epoch` above 0).
+fn routing_error(t: &Table, epoch: i64, routing: Option<i32>) -> Option<(i32, String)> {
+    let n = t.bucket_count();
+    let why = match routing {
+        Some(r) if r != n => format!("was routed by {r} buckets"),
+        None if epoch > 0 => "does not name the bucket count it was routed by (the table's bucket count was changed)".to_string(),
+        _ => return None,
+    };
+    Some((
+        FlussCode::INVALID_BUCKET_ROUTING,
+        format!("The request for {} {why}; it has {n} buckets. Refresh the metadata and route again.", t.describe()),
+    ))
+}
+
 fn api_versions() -> proto::ApiVersionsResponse {
-    // The keys this engine answers, with the 0.9.1 version ranges.
+    // The keys this engine answers, with the 0.9.1 version ranges (and the 1.0 ones of what it
+    // does as 1.0 does).
     let keys: &[(i32, i32)] = &[
         (1000, 0),
         (1001, 0),
@@ -1199,6 +1286,8 @@ fn api_versions() -> proto::ApiVersionsResponse {
         (1026, 0),
         (1036, 0),
         (1037, 0),
+        // ALTER_TABLE v1: the bucket count of partitions created afterwards (Fluss 1.0).
+        (1044, 1),
     ];
     proto::ApiVersionsResponse {
         api_versions: keys.iter().map(|&(k, max)| proto::PbApiVersion { api_key: k, min_version: 0, max_version: max }).collect(),

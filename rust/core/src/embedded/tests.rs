@@ -122,7 +122,12 @@ fn produce_req(table_id: i64, entries: Vec<(i32, Vec<u8>)>) -> proto::ProduceLog
         timeout_ms: 30_000,
         buckets_req: entries
             .into_iter()
-            .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records: records.into() })
+            .map(|(b, records)| proto::PbProduceLogReqForBucket {
+                partition_id: None,
+                bucket_id: b,
+                records: records.into(),
+                routing_bucket_count: None,
+            })
             .collect(),
     }
 }
@@ -190,7 +195,12 @@ fn put_req(table_id: i64, target: Vec<i32>, entries: Vec<(i32, Vec<u8>)>) -> pro
         target_columns: target,
         buckets_req: entries
             .into_iter()
-            .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records: records.into() })
+            .map(|(b, records)| proto::PbPutKvReqForBucket {
+                partition_id: None,
+                bucket_id: b,
+                records: records.into(),
+                routing_bucket_count: None,
+            })
             .collect(),
         agg_mode: None,
     }
@@ -334,6 +344,7 @@ fn produce_fetch_scan_round_trip() {
                 partition_id: None,
                 bucket_id: vec![0, 1, 5],
                 start_timestamp: None,
+                routing_bucket_count: None,
             },
         )
         .unwrap()
@@ -360,6 +371,7 @@ fn produce_fetch_scan_round_trip() {
                         bucket_id: 0,
                         fetch_offset: offset,
                         max_fetch_bytes: max,
+                        routing_bucket_count: None,
                     }],
                 }],
                 max_wait_ms: None,
@@ -539,7 +551,10 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
     let keys = vec![Bytes::from(key_of(&s, &Op::Delete(row![5]))), Bytes::from(key_of(&s, &Op::Delete(row![6])))];
     let resp = send(
         &e,
-        proto::LookupRequest { table_id: id, buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: b5, keys }] },
+        proto::LookupRequest {
+            table_id: id,
+            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, routing_bucket_count: None, bucket_id: b5, keys }],
+        },
     )
     .unwrap();
     let values = &resp.buckets_resp[0].values;
@@ -554,7 +569,7 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
         &e,
         proto::LookupRequest {
             table_id: log_id,
-            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: 0, keys: vec![] }],
+            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: 0, keys: vec![], routing_bucket_count: None }],
         },
     )
     .unwrap();
@@ -988,7 +1003,12 @@ fn a_recreated_partition_has_fresh_writer_state() {
             acks: -1,
             table_id: id,
             timeout_ms: 30_000,
-            buckets_req: vec![proto::PbProduceLogReqForBucket { partition_id: Some(pid), bucket_id: 0, records: batch.into() }],
+            buckets_req: vec![proto::PbProduceLogReqForBucket {
+                partition_id: Some(pid),
+                bucket_id: 0,
+                records: batch.into(),
+                routing_bucket_count: None,
+            }],
         };
         let resp = send(&e, req).unwrap();
         entry(&resp.buckets_resp[0].error_code, &resp.buckets_resp[0].error_message, resp.buckets_resp[0].base_offset)
@@ -1008,4 +1028,181 @@ fn a_recreated_partition_has_fresh_writer_state() {
     assert!(msg.contains("must have sequence 0"), "{msg}");
     assert_eq!(to(new, log_batch(&schema, &[row![3i64, "d"]], w, 0)), Ok(0));
     assert_eq!(to(new, log_batch(&schema, &[row![4i64, "d"]], w, 1)), Ok(1));
+}
+
+/// Per-partition bucket counts (Fluss 1.0, issue 28 item 1): ALTER_TABLE v1 changes the count of
+/// partitions created afterwards; existing ones keep theirs; Metadata, ListPartitionInfos and
+/// GetTableInfo tell each partition's count and the table's epoch; ApiVersions advertises v1.
+#[test]
+fn a_bucket_count_change_applies_to_partitions_created_afterwards() {
+    let e = memory();
+    let v = send(&e, proto::ApiVersionsRequest { client_software_name: "t".into(), client_software_version: "0".into() }).unwrap();
+    let alter = v.api_versions.iter().find(|a| a.api_key == 1044).expect("ALTER_TABLE listed");
+    assert_eq!((alter.min_version, alter.max_version), (0, 1));
+    let path = TablePath::new("fluss", "rescaled").unwrap();
+    let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("dt", DataType::String).build().unwrap();
+    create_table(&e, &path, &TableDescriptor::new(schema).with_bucket_count(4).with_partition_keys(["dt"])).unwrap();
+    let spec = |v: &str| proto::PbPartitionSpec { partition_key_values: vec![proto::PbKeyValue { key: "dt".into(), value: v.into() }] };
+    let create = |v: &str| {
+        send(&e, proto::CreatePartitionRequest { table_path: pb(&path), partition_spec: spec(v), ignore_if_not_exists: false }).unwrap()
+    };
+    let rescale = |n: i32| {
+        send(
+            &e,
+            proto::AlterTableRequest {
+                table_path: pb(&path),
+                ignore_if_not_exists: false,
+                modify_bucket_count: Some(proto::PbModifyBucketCount { new_bucket_count: n }),
+                ..Default::default()
+            },
+        )
+    };
+    let epoch = || send(&e, proto::GetTableInfoRequest { table_path: pb(&path) }).unwrap().bucket_count_epoch;
+    create("a");
+    assert_eq!(epoch(), Some(0));
+    rescale(8).unwrap();
+    assert_eq!(epoch(), Some(1));
+    rescale(8).unwrap(); // the count it has: nothing changes
+    assert_eq!(epoch(), Some(1));
+    create("b");
+    let parts = send(&e, proto::ListPartitionInfosRequest { table_path: pb(&path), partial_partition_spec: None }).unwrap();
+    let counts: std::collections::BTreeMap<String, Option<i32>> =
+        parts.partitions_info.iter().map(|p| (p.partition_spec.partition_key_values[0].value.clone(), p.bucket_count)).collect();
+    assert_eq!(counts, [("a".to_string(), Some(4)), ("b".to_string(), Some(8))].into_iter().collect());
+    let m = send(
+        &e,
+        proto::MetadataRequest {
+            table_path: vec![pb(&path)],
+            partitions_path: ["a", "b"]
+                .iter()
+                .map(|n| proto::PbPhysicalTablePath {
+                    database_name: "fluss".into(),
+                    table_name: "rescaled".into(),
+                    partition_name: Some(n.to_string()),
+                })
+                .collect(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(m.table_metadata[0].bucket_count_epoch, Some(1));
+    let by_name: Vec<(String, Option<i32>, usize)> =
+        m.partition_metadata.iter().map(|p| (p.partition_name.clone(), p.bucket_count, p.bucket_metadata.len())).collect();
+    assert_eq!(by_name, vec![("a".into(), Some(4), 4), ("b".into(), Some(8), 8)]);
+    // Only partitioned tables, at least one bucket, not with other changes.
+    assert_code(rescale(0), FlussCode::INVALID_ALTER_TABLE);
+    let (plain, _) = log_table(&e, "plain", 2);
+    let r = send(
+        &e,
+        proto::AlterTableRequest {
+            table_path: pb(&plain),
+            ignore_if_not_exists: false,
+            modify_bucket_count: Some(proto::PbModifyBucketCount { new_bucket_count: 3 }),
+            ..Default::default()
+        },
+    );
+    assert_code(r, FlussCode::INVALID_ALTER_TABLE);
+}
+
+/// After a bucket count change, a write must name the count it was routed by, and that must be
+/// its partition's: otherwise INVALID_BUCKET_ROUTING (74), nothing applied (what a Fluss 1.0
+/// tablet server answers). Before any change, a write without a count is accepted (0.9 clients).
+#[test]
+fn writes_without_or_with_a_stale_routing_count_are_refused_after_a_rescale() {
+    let e = memory();
+    let path = TablePath::new("fluss", "routed").unwrap();
+    let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("dt", DataType::String).build().unwrap();
+    create_table(&e, &path, &TableDescriptor::new(schema.clone()).with_bucket_count(2).with_partition_keys(["dt"])).unwrap();
+    let id = e.table_info(&path).unwrap().table_id;
+    let spec = proto::PbPartitionSpec { partition_key_values: vec![proto::PbKeyValue { key: "dt".into(), value: "d".into() }] };
+    send(&e, proto::CreatePartitionRequest { table_path: pb(&path), partition_spec: spec, ignore_if_not_exists: false }).unwrap();
+    let pid = e.partition(&path, "d").unwrap().partition_id().unwrap();
+    let to = |routing: Option<i32>, n: i64| {
+        let req = proto::ProduceLogRequest {
+            acks: -1,
+            table_id: id,
+            timeout_ms: 30_000,
+            buckets_req: vec![proto::PbProduceLogReqForBucket {
+                partition_id: Some(pid),
+                bucket_id: 1,
+                records: log_batch(&schema, &[row![n, "d"]], -1, -1).into(),
+                routing_bucket_count: routing,
+            }],
+        };
+        let resp = send(&e, req).unwrap();
+        entry(&resp.buckets_resp[0].error_code, &resp.buckets_resp[0].error_message, resp.buckets_resp[0].base_offset)
+    };
+    assert_eq!(to(None, 0), Ok(0));
+    assert_eq!(to(Some(2), 1), Ok(1));
+    assert_eq!(to(Some(3), 2).unwrap_err().0, FlussCode::INVALID_BUCKET_ROUTING);
+    send(
+        &e,
+        proto::AlterTableRequest {
+            table_path: pb(&path),
+            ignore_if_not_exists: false,
+            modify_bucket_count: Some(proto::PbModifyBucketCount { new_bucket_count: 5 }),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let (code, msg) = to(None, 2).unwrap_err();
+    assert_eq!(code, FlussCode::INVALID_BUCKET_ROUTING, "{msg}");
+    assert!(msg.contains("does not name the bucket count"), "{msg}");
+    // The table's new count is not this partition's.
+    assert_eq!(to(Some(5), 2).unwrap_err().0, FlussCode::INVALID_BUCKET_ROUTING);
+    assert_eq!(to(Some(2), 2), Ok(2));
+    assert_eq!(e.high_watermark_partition(&path, Some("d"), 1).unwrap(), 3, "refused writes applied nothing");
+    // Reads are checked the same way (ListOffsets here; FetchLog and Lookup share the check).
+    let offsets = |routing: Option<i32>| {
+        let r = send(
+            &e,
+            proto::ListOffsetsRequest {
+                follower_server_id: -1,
+                offset_type: 1,
+                table_id: id,
+                partition_id: Some(pid),
+                bucket_id: vec![1],
+                start_timestamp: None,
+                routing_bucket_count: routing,
+            },
+        )
+        .unwrap();
+        entry(&r.buckets_resp[0].error_code, &r.buckets_resp[0].error_message, r.buckets_resp[0].offset)
+    };
+    assert_eq!(offsets(None).unwrap_err().0, FlussCode::INVALID_BUCKET_ROUTING);
+    assert_eq!(offsets(Some(5)).unwrap_err().0, FlussCode::INVALID_BUCKET_ROUTING);
+    assert_eq!(offsets(Some(2)), Ok(3));
+}
+
+/// A durable engine keeps each partition's count and the table's epoch across a reopen.
+#[test]
+fn per_partition_bucket_counts_survive_a_reopen() {
+    let dir = TempDir::new("rescale");
+    let path = TablePath::new("fluss", "kept").unwrap();
+    let spec = |v: &str| proto::PbPartitionSpec { partition_key_values: vec![proto::PbKeyValue { key: "dt".into(), value: v.into() }] };
+    {
+        let e = durable(&dir).unwrap();
+        let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("dt", DataType::String).build().unwrap();
+        create_table(&e, &path, &TableDescriptor::new(schema).with_bucket_count(2).with_partition_keys(["dt"])).unwrap();
+        send(&e, proto::CreatePartitionRequest { table_path: pb(&path), partition_spec: spec("a"), ignore_if_not_exists: false }).unwrap();
+        send(
+            &e,
+            proto::AlterTableRequest {
+                table_path: pb(&path),
+                ignore_if_not_exists: false,
+                modify_bucket_count: Some(proto::PbModifyBucketCount { new_bucket_count: 3 }),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        send(&e, proto::CreatePartitionRequest { table_path: pb(&path), partition_spec: spec("b"), ignore_if_not_exists: false }).unwrap();
+        e.close();
+    }
+    let e = durable(&dir).unwrap();
+    assert_eq!(e.partition(&path, "a").unwrap().bucket_count(), 2);
+    assert_eq!(e.partition(&path, "b").unwrap().bucket_count(), 3);
+    let info = send(&e, proto::GetTableInfoRequest { table_path: pb(&path) }).unwrap();
+    assert_eq!(info.bucket_count_epoch, Some(1));
+    send(&e, proto::CreatePartitionRequest { table_path: pb(&path), partition_spec: spec("c"), ignore_if_not_exists: false }).unwrap();
+    assert_eq!(e.partition(&path, "c").unwrap().bucket_count(), 3);
 }

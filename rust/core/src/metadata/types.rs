@@ -801,6 +801,12 @@ pub struct TableInfo {
     pub created_time: i64,
     /// Last modification time, epoch milliseconds.
     pub modified_time: i64,
+    /// How often the table's bucket count was changed (`Admin::alter_bucket_count`; Fluss 1.0
+    /// `bucket_count_epoch`). `None`: the server does not have per-partition bucket counts (Fluss
+    /// 0.9, and 1.0 snapshots before them), so every partition has `bucket_count` buckets.
+    /// `Some(0)`: never changed. Above 0, partitions created before the last change keep the
+    /// count they were created with, and writes must name the count they were routed by.
+    pub bucket_count_epoch: Option<i64>,
 }
 
 impl TableInfo {
@@ -809,9 +815,25 @@ impl TableInfo {
         &self.descriptor.schema
     }
 
-    /// The table's number of buckets.
+    /// The table's number of buckets: of a partitioned table, the count that partitions created
+    /// from now on get (each partition keeps the count it was created with; see
+    /// [`bucket_count_epoch`](Self::bucket_count_epoch)).
     pub fn bucket_count(&self) -> i32 {
         self.descriptor.bucket_count.unwrap_or(1)
+    }
+
+    /// The info with `bucket_count` buckets: what a partition of this table that has its own
+    /// count looks like (it keeps the count it was created with).
+    pub(crate) fn with_bucket_count(&self, bucket_count: i32) -> TableInfo {
+        let mut i = self.clone();
+        i.descriptor.bucket_count = Some(bucket_count);
+        i
+    }
+
+    /// Whether the table's bucket count was ever changed (epoch above 0): then partitions may
+    /// have different counts, and writes must name the count they were routed by.
+    pub fn was_rescaled(&self) -> bool {
+        self.bucket_count_epoch.is_some_and(|e| e > 0)
     }
 
     /// Whether it is a primary-key table.

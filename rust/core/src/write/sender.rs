@@ -109,6 +109,13 @@ pub(crate) struct SenderShared {
     /// The writer dropped this lane (a partition idle for `client.writer.partition-idle-timeout`):
     /// exit as soon as nothing is pending, whatever the writer's other lanes hold.
     evicted: AtomicBool,
+    /// The lane's rows were routed by a bucket count that its partition does not have
+    /// (INVALID_BUCKET_ROUTING, or its metadata names another count): the writer opens a new lane
+    /// for the partition's next row.
+    stale: Arc<AtomicBool>,
+    /// `routing_bucket_count` sent with every batch: the lane's bucket count, when the server has
+    /// per-partition bucket counts (the table's `bucket_count_epoch` is known); `None` otherwise.
+    pub routing_count: Option<i32>,
     /// Since when (clock nanos) this sender has had nothing pending and nothing queued; 0 while it
     /// has work (set at the start of each turn of its loop, so never stale-idle).
     idle_since: AtomicU64,
@@ -134,6 +141,7 @@ impl SenderShared {
         partition: Option<LanePartition>,
         initial_leaders: Vec<Option<i32>>,
         clock: Arc<dyn Clock>,
+        routing_count: Option<i32>,
     ) -> SenderShared {
         SenderShared {
             acc,
@@ -156,6 +164,8 @@ impl SenderShared {
             closing: AtomicBool::new(false),
             abort: AtomicBool::new(false),
             evicted: AtomicBool::new(false),
+            stale: Arc::new(AtomicBool::new(false)),
+            routing_count,
             idle_since: AtomicU64::new(0),
             exited: Mutex::new(false),
             exited_cv: Condvar::new(),
@@ -183,6 +193,11 @@ impl SenderShared {
     pub fn evict(&self) {
         self.evicted.store(true, Ordering::SeqCst);
         self.close();
+    }
+
+    /// Whether the lane was found routed by a wrong bucket count (see `stale`).
+    pub fn is_stale(&self) -> bool {
+        self.stale.load(Ordering::Acquire)
     }
 
     /// Fail everything pending now (close timeout).
@@ -447,7 +462,15 @@ fn on_event(shared: &SenderShared, m: &mut Machine<Outgoing>, e: Event) {
     match e {
         Event::Produce { parts, result } => {
             for part in parts {
-                m.on_response(part, bucket_result(&result, part.bucket), now);
+                let r = bucket_result(&result, part.bucket);
+                if r.as_ref().is_err_and(|e| e.code() == FlussCode::INVALID_BUCKET_ROUTING) {
+                    // The batch fails with the server's error (its records were routed by a count
+                    // the partition does not have; they cannot be re-routed once encoded, see
+                    // docs/architecture.md). Later rows go to a new lane with the right count.
+                    log::warn!("{}: INVALID_BUCKET_ROUTING for bucket {}: the lane is retired", shared.path, part.bucket);
+                    shared.stale.store(true, Ordering::Release);
+                }
+                m.on_response(part, r, now);
             }
         }
         Event::Metadata { token, result } => {
@@ -573,6 +596,8 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
     let budget = shared.config.request_timeout;
     let wake = shared.acc.wake.clone();
     let (spec, create) = (p.spec.clone(), p.create);
+    let lane_count = shared.acc.bucket_count() as i32;
+    let stale = shared.stale.clone();
     let query = proto::MetadataRequest {
         partitions_path: vec![proto::PbPhysicalTablePath {
             database_name: path.database.clone(),
@@ -590,6 +615,18 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
                 )))),
                 // A changed id (the partition was dropped and recreated) is the machine's to act
                 // on: it restarts the lane's sequences for the new id.
+                // The lane's rows were routed by `lane_count` buckets: a partition with another
+                // count (recreated, or created after a bucket count change) cannot take them.
+                Some(pm) if pm.bucket_count.is_some_and(|n| n != lane_count) => {
+                    stale.store(true, Ordering::Release);
+                    Ok(Some(MetadataAnswer::TableGone(Error::server(
+                        FlussCode::INVALID_BUCKET_ROUTING,
+                        format!(
+                            "partition {name} of {path} has {} buckets, but these rows were routed by {lane_count}; they were not written (write them again: the writer routes new rows by the partition's count)",
+                            pm.bucket_count.unwrap_or_default()
+                        ),
+                    ))))
+                }
                 Some(pm) => Ok(Some(MetadataAnswer::Leaders {
                     leaders: pm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect(),
                     partition_id: Some(pm.partition_id),
@@ -702,7 +739,12 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
             timeout_ms,
             buckets_req: items
                 .into_iter()
-                .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id, bucket_id: b, records })
+                .map(|(b, records)| proto::PbProduceLogReqForBucket {
+                    partition_id,
+                    bucket_id: b,
+                    records,
+                    routing_bucket_count: shared.routing_count,
+                })
                 .collect(),
         }),
         BatchKind::Kv => Request::PutKv(proto::PutKvRequest {
@@ -710,7 +752,15 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
             table_id: shared.target.table_id,
             timeout_ms,
             target_columns: shared.target_columns.clone(),
-            buckets_req: items.into_iter().map(|(b, records)| proto::PbPutKvReqForBucket { partition_id, bucket_id: b, records }).collect(),
+            buckets_req: items
+                .into_iter()
+                .map(|(b, records)| proto::PbPutKvReqForBucket {
+                    partition_id,
+                    bucket_id: b,
+                    records,
+                    routing_bucket_count: shared.routing_count,
+                })
+                .collect(),
             agg_mode: None,
         }),
     };

@@ -286,6 +286,11 @@ pub(crate) struct Lane {
     shared: Arc<SenderShared>,
     /// The sticky bucket of rows without a bucket key.
     sticky: AtomicI32,
+    /// The bucket count its rows are routed by: the table's, or its partition's own (Fluss 1.0
+    /// per-partition bucket counts), fixed for the lane's life.
+    bucket_count: i32,
+    /// Buckets of keys by `bucket_count`.
+    keys: KeyCodec,
 }
 
 /// The lanes of a writer.
@@ -309,6 +314,10 @@ struct PartitionLanes {
     /// formed, checked and hashed. Weak, so that an idle lane is released as if this were not
     /// here; taken (upgraded) under the read lock only, so never while one is being released.
     by_values: Vec<(Box<[Value]>, std::sync::Weak<Lane>)>,
+    /// Lanes replaced because their rows were routed by a bucket count their partition does not
+    /// have: no new rows reach them; they finish what they hold, are closed with the writer, and
+    /// are released once idle like any lane.
+    retired: Vec<Arc<Lane>>,
 }
 
 /// A lane in use by one write call.
@@ -358,7 +367,6 @@ pub(crate) struct WriterCore {
     keys: KeyCodec,
     /// The whole primary key (what `delete` takes).
     pk_full: Vec<usize>,
-    bucket_count: i32,
     batch_size: usize,
     assigner: NoKeyAssigner,
     round_robin: AtomicU32,
@@ -440,6 +448,8 @@ impl WriterCore {
                 usize::try_from(config.buffer_memory_size).unwrap_or(usize::MAX),
             )),
         };
+        // Before any lane: a lane builds its own codec from the same table (and its count).
+        let keys = KeyCodec::new(info)?;
         let lanes = match PartitionRouter::new(info.schema(), info.partition_keys())? {
             None => Lanes::Single(build_lane(&conn, info, &schema, &scope, &lane_config, None, table.leaders())),
             Some(router) => Lanes::Partitioned { router, keys: info.partition_keys().to_vec(), lanes: RwLock::default() },
@@ -449,16 +459,13 @@ impl WriterCore {
             Some(d) if d.is_zero() => WaitBudget::NonBlocking,
             Some(d) => WaitBudget::Timeout(d),
         };
-        let keys = KeyCodec::new(info)?;
         let bucket_key = info.bucket_key_indexes();
         let pk_full = info.schema().primary_key_indexes();
-        let bucket_count = info.bucket_count();
         let core = Arc::new_cyclic(|me| WriterCore {
             me: me.clone(),
             bucket_key,
             keys,
             pk_full,
-            bucket_count,
             batch_size: config.batch_size as usize,
             assigner: config.no_key_assigner,
             round_robin: AtomicU32::new(0),
@@ -491,7 +498,9 @@ impl WriterCore {
         let is_row_of = |values: &[Value]| cols.iter().zip(values).all(|(&c, v)| crate::row::same_datum(&row[c], v));
         let room = {
             let map = lanes.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(lane) = map.by_values.iter().find(|(v, _)| is_row_of(v)).and_then(|(_, l)| l.upgrade()) {
+            if let Some(lane) =
+                map.by_values.iter().find(|(v, _)| is_row_of(v)).and_then(|(_, l)| l.upgrade()).filter(|l| !l.shared.is_stale())
+            {
                 return Ok(LaneRef::Shared(lane));
             }
             map.by_values.len() < LANES_BY_VALUES
@@ -503,6 +512,7 @@ impl WriterCore {
         })?;
         if room {
             let mut map = lanes.write().unwrap_or_else(|p| p.into_inner());
+            map.by_values.retain(|(_, l)| l.upgrade().is_some_and(|l| !l.shared.is_stale()));
             if map.by_values.len() < LANES_BY_VALUES && !map.by_values.iter().any(|(v, _)| is_row_of(v)) {
                 map.by_values.push((cols.iter().map(|&c| row[c].clone()).collect(), Arc::downgrade(&lane)));
             }
@@ -513,12 +523,20 @@ impl WriterCore {
     /// The lane of the partition called `name`, created (with its sender) on first use.
     fn lane_named(&self, name: &str) -> Result<Arc<Lane>> {
         let Lanes::Partitioned { keys, lanes, .. } = &self.lanes else { unreachable!("a partitioned writer") };
-        if let Some(l) = lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.get(name) {
+        if let Some(l) = lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.get(name).filter(|l| !l.shared.is_stale()) {
             return Ok(l.clone());
         }
+        // Outside the lock: the partition's own bucket count (a request to the server).
+        let bucket_count = self.partition_bucket_count(name);
         let mut map = lanes.write().unwrap_or_else(|p| p.into_inner());
         if let Some(l) = map.by_name.get(name) {
-            return Ok(l.clone());
+            if !l.shared.is_stale() {
+                return Ok(l.clone());
+            }
+            let old = map.by_name.remove(name).expect("present");
+            log::info!("{}: partition {name}: rows are routed by {bucket_count} buckets from now on", self.table.info().path);
+            map.by_values.retain(|(_, l)| !std::ptr::eq(l.as_ptr(), Arc::as_ptr(&old)));
+            map.retired.push(old);
         }
         // Under the write lock, so that close (which sets the flag, then takes this lock to
         // close every lane) never misses a lane.
@@ -527,8 +545,8 @@ impl WriterCore {
         let values: Vec<&str> = name.split(PARTITION_SEPARATOR).collect();
         let spec = crate::admin::spec_pb(keys, &values);
         let name: Arc<str> = name.into();
-        let leaders = vec![None; self.bucket_count as usize];
-        let info = self.table.info();
+        let leaders = vec![None; bucket_count as usize];
+        let info = &self.table.info().with_bucket_count(bucket_count);
         let me = self.me.clone();
         let on_idle: OnIdle = Box::new(move || {
             if let Some(core) = me.upgrade() {
@@ -546,6 +564,31 @@ impl WriterCore {
         ));
         map.by_name.insert(name, lane.clone());
         Ok(lane)
+    }
+
+    /// The bucket count that rows of the partition called `name` are routed by. A server without
+    /// per-partition bucket counts (the table's `bucket_count_epoch` unknown: Fluss 0.9) gives
+    /// every partition the table's count: no request. Otherwise the partition's own count, from
+    /// Metadata; for a partition that does not exist yet, the table's count as the server has it
+    /// now (what the partition will get when it is created). If neither can be asked (a network
+    /// error), the table's count as loaded: should the partition have another one, the lane's
+    /// sender finds out before it sends and the rows fail with INVALID_BUCKET_ROUTING.
+    fn partition_bucket_count(&self, name: &str) -> i32 {
+        let info = self.table.info();
+        if info.bucket_count_epoch.is_none() {
+            return info.bucket_count();
+        }
+        match crate::admin::load_partition_counted(&self.conn, info, name) {
+            Ok((_, _, n)) => n,
+            Err(e) if e.code() == crate::FlussCode::PARTITION_NOT_EXISTS => match crate::admin::load_table(&self.conn, &info.path) {
+                Ok((fresh, _)) if fresh.table_id == info.table_id => fresh.bucket_count(),
+                _ => info.bucket_count(),
+            },
+            Err(e) => {
+                log::warn!("{}: bucket count of partition {name} unknown ({e}); routing by the table's {}", info.path, info.bucket_count());
+                info.bucket_count()
+            }
+        }
     }
 
     /// [`evict_idle_lanes`](Self::evict_idle_lanes) now (a lane's sender found itself idle for
@@ -571,12 +614,22 @@ impl WriterCore {
     fn evict_idle_lanes(&self, lanes: &mut PartitionLanes) {
         let timeout = self.conn.config.partition_idle_timeout.as_nanos() as u64;
         let now = self.conn.clock.now_nanos();
-        lanes.by_name.retain(|name, lane| {
-            let idle = Arc::strong_count(lane) == 1
+        let idle = |lane: &Arc<Lane>| {
+            Arc::strong_count(lane) == 1
                 && lane.acc.is_empty()
-                && lane.shared.idle_since().is_some_and(|t| now.saturating_sub(t) >= timeout);
+                && lane.shared.idle_since().is_some_and(|t| now.saturating_sub(t) >= timeout)
+        };
+        lanes.by_name.retain(|name, lane| {
+            let idle = idle(lane);
             if idle {
                 log::debug!("{}: partition {name} idle: its lane is released", self.table.info().path);
+                lane.shared.evict();
+            }
+            !idle
+        });
+        lanes.retired.retain(|lane| {
+            let idle = idle(lane);
+            if idle {
                 lane.shared.evict();
             }
             !idle
@@ -600,7 +653,10 @@ impl WriterCore {
         match &self.lanes {
             Lanes::Single(l) => f(l),
             Lanes::Partitioned { lanes, .. } => {
-                let all: Vec<Arc<Lane>> = lanes.write().unwrap_or_else(|p| p.into_inner()).by_name.values().cloned().collect();
+                let all: Vec<Arc<Lane>> = {
+                    let map = lanes.write().unwrap_or_else(|p| p.into_inner());
+                    map.by_name.values().chain(&map.retired).cloned().collect()
+                };
                 all.iter().for_each(|l| f(l));
             }
         }
@@ -695,17 +751,18 @@ impl WriterCore {
         if self.bucket_key.is_empty() {
             return Ok(match self.assigner {
                 NoKeyAssigner::Sticky => lane.sticky.load(Ordering::Relaxed),
-                NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
+                NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % lane.bucket_count as u32) as i32,
             });
         }
-        self.keys.row_bucket(&self.schema, row, scratch)
+        lane.keys.row_bucket(&self.schema, row, scratch)
     }
 
     /// Move a lane's sticky bucket on after its batch filled.
     fn next_sticky(&self, lane: &Lane, from: i32) {
-        if self.bucket_count > 1 {
-            let step = 1 + (self.clock.now_nanos() % (self.bucket_count as u64 - 1)) as i32;
-            let _ = lane.sticky.compare_exchange(from, (from + step) % self.bucket_count, Ordering::Relaxed, Ordering::Relaxed);
+        let n = lane.bucket_count;
+        if n > 1 {
+            let step = 1 + (self.clock.now_nanos() % (n as u64 - 1)) as i32;
+            let _ = lane.sticky.compare_exchange(from, (from + step) % n, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 
@@ -762,7 +819,7 @@ impl WriterCore {
                     }
                 }
             }
-            let bucket = self.keys.kv_bucket(&self.schema, row, key, &mut Vec::new())?;
+            let bucket = lane.keys.kv_bucket(&self.schema, row, key, &mut Vec::new())?;
             let value_ref = if delete { None } else { Some(&value[..]) };
             let size = KvBatchBuilder::record_size(key.len(), value_ref.map(<[u8]>::len));
             self.too_large(size)?;
@@ -845,7 +902,7 @@ impl WriterCore {
             if self.bucket_key.is_empty() {
                 let bucket = match self.assigner {
                     NoKeyAssigner::Sticky => lane.sticky.load(Ordering::Relaxed),
-                    NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % self.bucket_count as u32) as i32,
+                    NoKeyAssigner::RoundRobin => (self.round_robin.fetch_add(1, Ordering::Relaxed) % lane.bucket_count as u32) as i32,
                 };
                 groups.push((li, bucket, lb.clone(), lane_sizes.clone()));
                 continue;
@@ -858,7 +915,7 @@ impl WriterCore {
                 for &c in &self.bucket_key {
                     vals[c] = arrow_value(lb.column(c).as_ref(), &types[c], r)?;
                 }
-                let b = self.keys.row_bucket(&self.schema, &vals, &mut key)?;
+                let b = lane.keys.row_bucket(&self.schema, &vals, &mut key)?;
                 match order.iter().position(|&x| x == b) {
                     Some(p) => idx[p].push(r as u32),
                     None => {
@@ -1093,6 +1150,8 @@ fn build_lane(
 ) -> Lane {
     let config = conn.config.clone();
     let buckets = info.bucket_count();
+    let keys = KeyCodec::new(info).expect("the writer's key codec was built from the same table");
+    let routing_count = info.bucket_count_epoch.map(|_| buckets);
     let acc = Arc::new(Accumulator::new(buckets as usize, schema.clone(), info.schema_id as i16, lc.kind, lc.limits.clone()));
     let (name, lane_partition) = match partition {
         None => (None, None),
@@ -1123,9 +1182,10 @@ fn build_lane(
         lane_partition,
         leaders,
         conn.clock.clone(),
+        routing_count,
     ));
     conn.spawn_sender(sender::run(shared.clone()));
-    Lane { acc, shared, sticky: AtomicI32::new((conn.clock.now_nanos() % buckets as u64) as i32) }
+    Lane { acc, shared, sticky: AtomicI32::new((conn.clock.now_nanos() % buckets as u64) as i32), bucket_count: buckets, keys }
 }
 
 macro_rules! write_forms {
