@@ -337,6 +337,7 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
         retry_backoff: nanos(cfg.retry_backoff),
         max_inflight: cfg.effective_inflight_per_bucket(),
         idempotent: cfg.enable_idempotence,
+        max_throttle: nanos(cfg.kv_backpressure_max_throttle),
     };
     let mut leaders = shared.initial_leaders.clone();
     leaders.resize(shared.acc.bucket_count(), None);
@@ -377,6 +378,12 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
             }
             finish_batch(&shared, o.batch, outcome)
         });
+        for (bucket, nanos) in m.take_throttled() {
+            shared.metrics.throttled(nanos);
+            if let Some(c) = shared.buckets.get(bucket) {
+                c.set_pressure(m.pressure(bucket));
+            }
+        }
         for (bucket, code) in m.take_retried() {
             shared.metrics.retried(code);
             if let Some(c) = shared.buckets.get(bucket) {
@@ -447,7 +454,13 @@ fn on_event(shared: &SenderShared, m: &mut Machine<Outgoing>, e: Event) {
     match e {
         Event::Produce { parts, result } => {
             for part in parts {
+                if let Some(p) = bucket_pressure(&result, part.bucket) {
+                    m.on_pressure(part.bucket, p, now);
+                }
                 m.on_response(part, bucket_result(&result, part.bucket), now);
+                if let Some(c) = shared.buckets.get(part.bucket as usize) {
+                    c.set_pressure(m.pressure(part.bucket as usize));
+                }
             }
         }
         Event::Metadata { token, result } => {
@@ -486,6 +499,18 @@ fn bucket_result(result: &Result<Response>, bucket: i32) -> Result<(i64, i64)> {
             },
         },
         Ok(other) => Err(Error::protocol(format!("unexpected response {other:?}"))),
+    }
+}
+
+/// The storage pressure a PutKv answer reports for `bucket` (PutKv v2; absent = 0), `None` for
+/// anything else (log tables, errors: `STORAGE_BACKPRESSURE` is the machine's to read).
+fn bucket_pressure(result: &Result<Response>, bucket: i32) -> Option<f32> {
+    match result {
+        Ok(Response::PutKv(p)) => {
+            let x = p.buckets_resp.iter().find(|x| x.bucket_id == bucket)?;
+            x.error_code.filter(|c| *c != 0).is_none().then(|| x.pressure.unwrap_or(0.0))
+        }
+        _ => None,
     }
 }
 
