@@ -13,12 +13,14 @@
 //!   ```text
 //!   FLUSS_VERSION=1.0-SNAPSHOT FLUSS_RUN_DIR=.fluss/run-pressure FLUSS_COORDINATOR_PORT=9500 \
 //!     FLUSS_TABLET_PORT=9501 FLUSS_ZK_PORT=9502 FLUSS_OUT_VAR=FLUSS_PRESSURE_BOOTSTRAP_SERVERS \
-//!     FLUSS_EXTRA_CONF=$'kv.backpressure.l0-slowdown-trigger: 1\nkv.rocksdb.writebuffer.size: 64kb' \
+//!     FLUSS_EXTRA_CONF=$'kv.backpressure.l0-slowdown-trigger: 1\nkv.rocksdb.writebuffer.size: 64kb\nserver.data-disk.write-limit-ratio: 0.99' \
 //!     scripts/fluss-cluster.sh start
 //!   ```
 //!
 //!   (`kv.backpressure.l0-slowdown-trigger: 1`: pressure = (L0 files - 1) / 19; 64 KiB memtables
-//!   make L0 files quickly; RocksDB compacts at 4 files, so the pressure rises and falls.)
+//!   make L0 files quickly; RocksDB compacts at 4 files, so the pressure rises and falls. A 1.0
+//!   server refuses every write with DISK_WRITE_LOCKED (70) once its data disk is 85% full
+//!   (`server.data-disk.write-limit-ratio`), which a shared test machine reaches.)
 
 mod cluster_support;
 

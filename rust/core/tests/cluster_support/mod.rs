@@ -41,7 +41,7 @@ pub fn pressure_bootstrap(test: &str) -> Option<String> {
         "FLUSS_PRESSURE_BOOTSTRAP_SERVERS",
         "FLUSS_VERSION=1.0-SNAPSHOT FLUSS_RUN_DIR=.fluss/run-pressure FLUSS_COORDINATOR_PORT=9500 FLUSS_TABLET_PORT=9501 \
          FLUSS_ZK_PORT=9502 FLUSS_OUT_VAR=FLUSS_PRESSURE_BOOTSTRAP_SERVERS \
-         FLUSS_EXTRA_CONF=$'kv.backpressure.l0-slowdown-trigger: 1\\nkv.rocksdb.writebuffer.size: 64kb' ",
+         FLUSS_EXTRA_CONF=$'kv.backpressure.l0-slowdown-trigger: 1\\nkv.rocksdb.writebuffer.size: 64kb\\nserver.data-disk.write-limit-ratio: 0.99' ",
         test,
     )
 }
