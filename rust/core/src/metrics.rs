@@ -44,7 +44,8 @@ pub struct MetricDef {
     pub prometheus: &'static str,
     /// Counter, gauge or quantile.
     pub kind: MetricKind,
-    /// `records`, `bytes`, `batches`, `requests`, `callbacks`, `jobs`, `nanoseconds`, `partitions`.
+    /// `records`, `bytes`, `batches`, `requests`, `callbacks`, `jobs`, `nanoseconds`, `partitions`,
+    /// `operations`, `sends`, `permille`.
     pub unit: &'static str,
     /// One line for humans.
     pub help: &'static str,
