@@ -48,7 +48,8 @@
 //! * Back-pressure (primary-key tables, PutKv v2): an answer for a bucket carries the server's
 //!   storage `pressure` p in [0, 1] (`STORAGE_BACKPRESSURE` (72) counts as p = 1, and is retried).
 //!   The bucket then sends nothing new and resends nothing for `max_throttle x p^2` from that
-//!   answer (each answer replaces the bucket's throttle; p = 0 lifts it). Requests already out
+//!   answer (an answer that carries a pressure replaces the bucket's throttle, latest wins; one
+//!   without, as a 1.0 server sends at pressure 0, lets it run out). Requests already out
 //!   are not touched, other buckets not at all, and order never changes: only the next send of
 //!   the bucket waits. A batch whose delivery deadline comes first fails with `DELIVERY_TIMEOUT`
 //!   at that deadline, as any batch that cannot be sent in time (the throttle never stretches the
@@ -297,12 +298,21 @@ impl<B> Machine<B> {
 
     /// The server reported storage `pressure` for `bucket` in an answer received at `now` (a
     /// PutKv v2 answer; 0 when it carried none): the bucket's next sends wait
-    /// `max_throttle x pressure^2` from now, replacing any earlier throttle.
+    /// `max_throttle x pressure^2` from now, replacing any earlier throttle (latest wins).
     pub fn on_pressure(&mut self, bucket: i32, pressure: f32, now: u64) {
         let Some(b) = usize::try_from(bucket).ok().filter(|b| *b < self.pressure.len()) else { return };
         let p = if pressure.is_nan() { 0.0 } else { pressure.clamp(0.0, 1.0) };
         self.pressure[b] = p;
         self.throttle_until[b] = now.saturating_add(throttle_for(self.p.max_throttle, p));
+    }
+
+    /// A successful answer for `bucket` without a pressure (a 1.0 server sends none at 0, a 0.9
+    /// server never does): the bucket's current pressure reads 0; a throttle already set runs
+    /// out as it was (the answer may predate the one that set it).
+    pub fn on_no_pressure(&mut self, bucket: i32) {
+        if let Some(p) = usize::try_from(bucket).ok().and_then(|b| self.pressure.get_mut(b)) {
+            *p = 0.0;
+        }
     }
 
     /// Close bucket `b`'s hold (if any) at `now`: it lasted until the throttle ended.
@@ -1433,7 +1443,8 @@ mod tests {
 
     /// A PutKv answer with pressure 0.5 (max-throttle 3 s): bucket 0's next send waits
     /// 3 s x 0.25 = 750 ms from the answer, bucket 1 is not delayed, the wait is reported once
-    /// with its length, and the batch then goes out in order; pressure 0 lifts a throttle at once.
+    /// with its length, and the batch then goes out in order; a pressure of 0 lifts a throttle at
+    /// once, an answer without a pressure does not.
     #[test]
     fn pressure_delays_only_the_next_send_of_its_bucket_by_max_throttle_times_p_squared() {
         let mut h = Harness::new(fixed(false), 2, true);
@@ -1469,8 +1480,18 @@ mod tests {
         h.apply(Op::Append { bucket: 0, new_batch: true });
         h.apply(Op::Flush { bucket: 0 });
         h.poll();
-        assert_eq!(h.requests.drain(..).flatten().map(|p| p.bucket).collect::<Vec<_>>(), vec![0]);
+        let sent: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(sent.iter().map(|p| p.bucket).collect::<Vec<_>>(), vec![0]);
         assert_eq!(h.m.pressure(0), 0.0);
+        // An answer without a pressure reads as 0 but lets a throttle set meanwhile run out.
+        h.m.on_pressure(0, 0.5, h.now);
+        h.m.on_no_pressure(0);
+        h.m.on_response(sent[0], Ok((2, 3)), h.now);
+        assert_eq!(h.m.pressure(0), 0.0);
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.apply(Op::Flush { bucket: 0 });
+        h.poll();
+        assert!(h.requests.is_empty(), "the 750 ms throttle still runs");
     }
 
     /// The throttle never stretches a delivery deadline: with a max-throttle longer than the

@@ -454,8 +454,10 @@ fn on_event(shared: &SenderShared, m: &mut Machine<Outgoing>, e: Event) {
     match e {
         Event::Produce { parts, result } => {
             for part in parts {
-                if let Some(p) = bucket_pressure(&result, part.bucket) {
-                    m.on_pressure(part.bucket, p, now);
+                match bucket_pressure(&result, part.bucket) {
+                    Some(Some(p)) => m.on_pressure(part.bucket, p, now),
+                    Some(None) => m.on_no_pressure(part.bucket),
+                    None => {}
                 }
                 m.on_response(part, bucket_result(&result, part.bucket), now);
                 if let Some(c) = shared.buckets.get(part.bucket as usize) {
@@ -502,13 +504,14 @@ fn bucket_result(result: &Result<Response>, bucket: i32) -> Result<(i64, i64)> {
     }
 }
 
-/// The storage pressure a PutKv answer reports for `bucket` (PutKv v2; absent = 0), `None` for
-/// anything else (log tables, errors: `STORAGE_BACKPRESSURE` is the machine's to read).
-fn bucket_pressure(result: &Result<Response>, bucket: i32) -> Option<f32> {
+/// The storage pressure of a successful PutKv answer for `bucket`: `Some(Some(p))` (PutKv v2,
+/// pressure above 0), `Some(None)` (no pressure field); `None` for anything else (log tables,
+/// errors: `STORAGE_BACKPRESSURE` is the machine's to read).
+fn bucket_pressure(result: &Result<Response>, bucket: i32) -> Option<Option<f32>> {
     match result {
         Ok(Response::PutKv(p)) => {
             let x = p.buckets_resp.iter().find(|x| x.bucket_id == bucket)?;
-            x.error_code.filter(|c| *c != 0).is_none().then(|| x.pressure.unwrap_or(0.0))
+            x.error_code.filter(|c| *c != 0).is_none().then_some(x.pressure)
         }
         _ => None,
     }
