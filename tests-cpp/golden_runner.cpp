@@ -468,6 +468,43 @@ void RunStep(const std::shared_ptr<Run>& run, const Json& step) {
     std::this_thread::sleep_for(milliseconds(step["ms"].get<int64_t>()));
   } else if (op == "open_gate") {
     run->OpenGate(step["gate"]);
+  } else if (op == "stats") {
+    fw::WriterStats s = run->Writer(step)->base().Stats();
+    Json stats = Json::object();
+#define FW_STAT(f) stats[#f] = s.f;
+    FW_STAT(pending_callbacks)
+    FW_STAT(callbacks_run)
+    FW_STAT(callback_errors)
+    FW_STAT(jobs_dropped)
+    FW_STAT(queued_jobs)
+    FW_STAT(buffer_bytes_in_use)
+    FW_STAT(ack_to_callback_count)
+    FW_STAT(ack_to_callback_p50_nanos)
+    FW_STAT(ack_to_callback_p99_nanos)
+    FW_STAT(ack_to_callback_max_nanos)
+    FW_STAT(open_partitions)
+    FW_STAT(records_sent)
+    FW_STAT(bytes_sent)
+    FW_STAT(batches_sent)
+    FW_STAT(records_failed)
+    FW_STAT(operations_rejected)
+    FW_STAT(requests_sent)
+    FW_STAT(retries)
+    FW_STAT(kv_throttled_sends)
+    FW_STAT(kv_throttle_nanos)
+    FW_STAT(kv_pressure_permille)
+    FW_STAT(slow_callbacks)
+    FW_STAT(oldest_pending_batch_age_nanos)
+    FW_STAT(request_latency_count)
+    FW_STAT(request_latency_p50_nanos)
+    FW_STAT(request_latency_p99_nanos)
+    FW_STAT(request_latency_max_nanos)
+    FW_STAT(batch_records_p50)
+    FW_STAT(batch_records_p99)
+    FW_STAT(batch_bytes_p50)
+    FW_STAT(batch_bytes_p99)
+#undef FW_STAT
+    run->Ev({{"ev", "stats"}, {"step", path}, {"writer", step["writer"]}, {"stats", stats}});
   } else if (op == "await_callback") {
     auto deadline = Clock::now() + milliseconds(step["timeout_ms"].get<int64_t>());
     auto reached = [&](const std::string& s) { return step["state"] == "running" ? s != "not_started" : s == "returned"; };

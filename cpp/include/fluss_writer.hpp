@@ -1248,6 +1248,12 @@ struct WriterStats {
   uint64_t operations_rejected = 0;
   uint64_t requests_sent = 0;
   uint64_t retries = 0;
+  /// Primary-key tables on Fluss 1.0 (PutKv v2): times a bucket held its next send back because the
+  /// server reported storage pressure, the total time held (nanoseconds), and the highest pressure
+  /// of the latest answers, in thousandths (client.writer.kv-backpressure.max-throttle).
+  uint64_t kv_throttled_sends = 0;
+  uint64_t kv_throttle_nanos = 0;
+  uint64_t kv_pressure_permille = 0;
   /// Callbacks that ran at least client.writer.slow-callback-threshold (each also logged).
   uint64_t slow_callbacks = 0;
   /// Age of the oldest batch not yet completed (0: none).

@@ -108,6 +108,9 @@ WriterStats WriterBase::Stats() const {
     s.operations_rejected = f.operations_rejected;
     s.requests_sent = f.requests_sent;
     s.retries = f.retries;
+    s.kv_throttled_sends = f.kv_throttled_sends;
+    s.kv_throttle_nanos = f.kv_throttle_nanos;
+    s.kv_pressure_permille = f.kv_pressure_permille;
     s.slow_callbacks = f.slow_callbacks;
     s.oldest_pending_batch_age_nanos = f.oldest_pending_batch_age_nanos;
     s.request_latency_count = f.request_latency_count;

@@ -142,6 +142,9 @@ class WriterStats(TypedDict):
     operations_rejected: int
     requests_sent: int
     retries: int
+    kv_throttled_sends: int
+    kv_throttle_nanos: int
+    kv_pressure_permille: int
     slow_callbacks: int
     oldest_pending_batch_age_nanos: int
     request_latency_count: int

@@ -243,6 +243,8 @@ def run_step(run: Run, step: dict[str, Any]) -> None:
         time.sleep(step["ms"] / 1000.0)
     elif op == "open_gate":
         run.gate(step["gate"]).set()
+    elif op == "stats":
+        run.ev("stats", step=path, writer=step["writer"], stats=dict(run.writers[step["writer"]].stats()))
     elif op == "await_callback":
         deadline = time.monotonic() + step["timeout_ms"] / 1000.0
         reached = (lambda s: s != "not_started") if step["state"] == "running" else (lambda s: s == "returned")

@@ -38,7 +38,7 @@ macro_rules! requests {
         impl Request {
             /// The Fluss API key.
             pub fn api_key(&self) -> i16 { match self { $(Request::$name(_) => $key,)* } }
-            /// The API version fluss-writer sends to a 0.9.x server.
+            /// The highest API version fluss-writer sends (a server gets `min(this, its max)`).
             pub fn api_version(&self) -> i16 { match self { $(Request::$name(_) => $version,)* } }
             /// Short name for logs and errors.
             pub fn name(&self) -> &'static str { match self { $(Request::$name(_) => stringify!($name),)* } }
@@ -115,7 +115,9 @@ requests! {
     Metadata(MetadataRequest, MetadataResponse) = 1012, 0;
     ProduceLog(ProduceLogRequest, ProduceLogResponse) = 1014, 0;
     FetchLog(FetchLogRequest, FetchLogResponse) = 1015, 0;
-    PutKv(PutKvRequest, PutKvResponse) = 1016, 1;
+    // v2 (Fluss 1.0): the client understands STORAGE_BACKPRESSURE (72) and `pressure`; a 0.9.x
+    // server (max v1) gets v1. v3 (historical partitions) is not sent.
+    PutKv(PutKvRequest, PutKvResponse) = 1016, 2;
     Lookup(LookupRequest, LookupResponse) = 1017, 1;
     ListOffsets(ListOffsetsRequest, ListOffsetsResponse) = 1021, 0;
     InitWriter(InitWriterRequest, InitWriterResponse) = 1026, 0;

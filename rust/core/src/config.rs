@@ -150,6 +150,10 @@ pub struct Config {
     pub retry_backoff: Duration,
     /// `client.writer.enable-idempotence` (true).
     pub enable_idempotence: bool,
+    /// `client.writer.kv-backpressure.max-throttle` (3 s): how long a bucket of a primary-key
+    /// table waits before its next send when the server reports storage pressure 1; pressure p
+    /// waits `max-throttle x p^2`.
+    pub kv_backpressure_max_throttle: Duration,
     /// `client.writer.dynamic-create-partition.enabled` (true): a writer creates a partition
     /// that its rows name and that does not exist; when false their writes fail with
     /// `PARTITION_NOT_EXISTS`.
@@ -187,6 +191,16 @@ pub struct Config {
     pub embedded_fsync: FsyncPolicy,
     /// `embedded.default-bucket-number` (1): bucket count when a descriptor gives none.
     pub default_bucket_number: i32,
+    /// `embedded.kv.backpressure.l0-slowdown-trigger` (8): the embedded engine's copy of the Fluss
+    /// 1.0 server option `kv.backpressure.l0-slowdown-trigger` (L0 files at which primary-key
+    /// buckets start reporting storage pressure).
+    pub embedded_kv_l0_slowdown_trigger: u64,
+    /// `embedded.kv.rocksdb.writebuffer.size` (64 MiB): the embedded engine's copy of the server
+    /// option `kv.rocksdb.writebuffer.size` (bytes a bucket writes per L0 file of its model).
+    pub embedded_kv_write_buffer_size: u64,
+    /// `embedded.kv.compaction-time-per-file` (10 ms, embedded only): how long the model's
+    /// compaction takes per L0 file.
+    pub embedded_kv_compaction_time_per_file: Duration,
     /// `client.security.protocol` (PLAINTEXT).
     pub security_protocol: SecurityProtocol,
     /// `client.security.sasl.mechanism` (PLAIN, the only one Fluss 0.9 has), upper case.
@@ -217,6 +231,7 @@ impl Default for Config {
             retries: i32::MAX as u32,
             retry_backoff: Duration::from_millis(100),
             enable_idempotence: true,
+            kv_backpressure_max_throttle: Duration::from_secs(3),
             dynamic_create_partition: true,
             partition_idle_timeout: Duration::from_secs(60),
             slow_callback_threshold: Duration::from_secs(1),
@@ -230,6 +245,9 @@ impl Default for Config {
             io_threads: 1,
             embedded_fsync: FsyncPolicy::Always,
             default_bucket_number: 1,
+            embedded_kv_l0_slowdown_trigger: 8,
+            embedded_kv_write_buffer_size: 64 << 20,
+            embedded_kv_compaction_time_per_file: Duration::from_millis(10),
             security_protocol: SecurityProtocol::Plaintext,
             sasl_mechanism: "PLAIN".into(),
             sasl_username: None,
@@ -275,6 +293,7 @@ key_table! {
     "client.writer.retries" => Integer,
     "client.writer.retry-backoff" => Duration,
     "client.writer.enable-idempotence" => Bool,
+    "client.writer.kv-backpressure.max-throttle" => Duration,
     "client.writer.dynamic-create-partition.enabled" => Bool,
     "client.writer.partition-idle-timeout" => Duration,
     "client.writer.slow-callback-threshold" => Duration,
@@ -288,6 +307,9 @@ key_table! {
     "client.io-threads" => Integer,
     "embedded.fsync" => Choice,
     "embedded.default-bucket-number" => Integer,
+    "embedded.kv.backpressure.l0-slowdown-trigger" => Integer,
+    "embedded.kv.rocksdb.writebuffer.size" => Size,
+    "embedded.kv.compaction-time-per-file" => Duration,
     "client.security.protocol" => Choice,
     "client.security.sasl.mechanism" => Text,
     "client.security.sasl.username" => Text,
@@ -331,7 +353,7 @@ const OTHER_CLIENT_KEYS: &[(&str, Option<&str>)] = &[
     ("security.sasl.password", Some("client.security.sasl.password")),
     ("writer.dynamic-batch-size.enabled", None),
     ("writer.dynamic-batch-size-min", None),
-    ("writer.kv-backpressure.max-throttle-ms", None),
+    ("writer.kv-backpressure.max-throttle-ms", Some("client.writer.kv-backpressure.max-throttle")),
 ];
 
 /// Levenshtein distance between two short ASCII-ish strings (by `char`).
@@ -521,6 +543,7 @@ impl Config {
             "client.writer.enable-idempotence" => {
                 self.enable_idempotence = parse_bool(value).ok_or_else(|| invalid(key, value, "expected true or false"))?
             }
+            "client.writer.kv-backpressure.max-throttle" => self.kv_backpressure_max_throttle = dur()?,
             "client.writer.dynamic-create-partition.enabled" => {
                 self.dynamic_create_partition = parse_bool(value).ok_or_else(|| invalid(key, value, "expected true or false"))?
             }
@@ -554,6 +577,15 @@ impl Config {
                 }
             }
             "embedded.default-bucket-number" => self.default_bucket_number = int(1, 128_000)? as i32,
+            "embedded.kv.backpressure.l0-slowdown-trigger" => self.embedded_kv_l0_slowdown_trigger = int(1, i32::MAX as i64)? as u64,
+            "embedded.kv.rocksdb.writebuffer.size" => {
+                let n = size()?;
+                if n < 1 {
+                    return Err(invalid(key, value, "must be at least 1 byte"));
+                }
+                self.embedded_kv_write_buffer_size = n;
+            }
+            "embedded.kv.compaction-time-per-file" => self.embedded_kv_compaction_time_per_file = dur()?,
             "client.security.protocol" => {
                 self.security_protocol = match value.trim().to_ascii_uppercase().as_str() {
                     "PLAINTEXT" => SecurityProtocol::Plaintext,

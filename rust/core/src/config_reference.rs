@@ -150,6 +150,16 @@ pub const REFERENCE: &[KeyReference] = &[
          `client.writer.max-inflight-requests-per-bucket` is 1 so that retries cannot reorder a bucket.",
     ),
     key(
+        "client.writer.kv-backpressure.max-throttle",
+        Duration,
+        Some("3s"),
+        true,
+        "Primary-key tables on Fluss 1.0 servers (PutKv v2): when the server reports storage pressure p (0 to 1) for a bucket, \
+         that bucket's next send waits `max-throttle x p^2` (other buckets and requests already sent are not delayed; \
+         order is kept). `STORAGE_BACKPRESSURE_EXCEPTION` (72) counts as p = 1 and is retried after this wait. A batch \
+         whose `client.writer.delivery-timeout` ends first fails with `DELIVERY_TIMEOUT`. `0` ignores back-pressure.",
+    ),
+    key(
         "client.writer.dynamic-create-partition.enabled",
         Boolean,
         Some("true"),
@@ -235,6 +245,31 @@ pub const REFERENCE: &[KeyReference] = &[
         Some("1"),
         false,
         "Embedded engine only: the bucket count of a table whose descriptor gives none (1 to 128000).",
+    ),
+    key(
+        "embedded.kv.backpressure.l0-slowdown-trigger",
+        Integer,
+        Some("8"),
+        false,
+        "Embedded engine only: the Fluss 1.0 server option `kv.backpressure.l0-slowdown-trigger` (1 to 2147483647): the \
+         L0 file count of its storage model at which a primary-key bucket starts reporting storage pressure in PutKv \
+         answers (rising to 0.999 at 20 files; near 20 writes are refused with `STORAGE_BACKPRESSURE_EXCEPTION`).",
+    ),
+    key(
+        "embedded.kv.rocksdb.writebuffer.size",
+        Size,
+        Some("64mb"),
+        false,
+        "Embedded engine only: the Fluss server option `kv.rocksdb.writebuffer.size`: the KV batch bytes a primary-key \
+         bucket writes per L0 file of the storage model behind its back-pressure.",
+    ),
+    key(
+        "embedded.kv.compaction-time-per-file",
+        Duration,
+        Some("10ms"),
+        false,
+        "Embedded engine only (no server counterpart): how long the storage model's compaction takes per L0 file; it \
+         starts at 4 files. Longer = the pressure rises faster under a steady load.",
     ),
     key(
         "client.security.protocol",

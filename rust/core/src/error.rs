@@ -311,6 +311,9 @@ impl FlussCode {
     pub const LOG_STORAGE_EXCEPTION: i32 = ServerCode::LogStorage.code();
     /// The server's key-value storage failed (retriable).
     pub const KV_STORAGE_EXCEPTION: i32 = ServerCode::KvStorage.code();
+    /// The key-value storage is under write pressure (retriable; PutKv v2 and later): back-pressure
+    /// at its strongest (pressure 1).
+    pub const STORAGE_BACKPRESSURE: i32 = ServerCode::StorageBackpressure.code();
     /// The server is not the bucket's leader: metadata is stale (retriable).
     pub const NOT_LEADER_OR_FOLLOWER: i32 = ServerCode::NotLeaderOrFollower.code();
     /// A record or batch exceeds the server's limit.

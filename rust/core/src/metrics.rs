@@ -44,7 +44,8 @@ pub struct MetricDef {
     pub prometheus: &'static str,
     /// Counter, gauge or quantile.
     pub kind: MetricKind,
-    /// `records`, `bytes`, `batches`, `requests`, `callbacks`, `jobs`, `nanoseconds`, `partitions`.
+    /// `records`, `bytes`, `batches`, `requests`, `callbacks`, `jobs`, `nanoseconds`, `partitions`,
+    /// `operations`, `sends`, `permille`.
     pub unit: &'static str,
     /// One line for humans.
     pub help: &'static str,
@@ -76,6 +77,9 @@ defs! {
     "operations_rejected", "operations_rejected_total", Counter, "operations", "Write calls refused synchronously (nothing accepted; the caller got the error).";
     "requests_sent", "requests_sent_total", Counter, "requests", "Produce requests sent, retries included.";
     "retries", "retries_total", Counter, "batches", "Batch attempts that failed with a retriable error and were tried again.";
+    "kv_throttled_sends", "kv_throttled_sends_total", Counter, "sends", "Times a bucket of a primary-key table held its next send back because the server reported storage pressure (PutKv v2).";
+    "kv_throttle_nanos", "kv_throttle_nanoseconds_total", Counter, "nanoseconds", "Total time buckets held sends back for server storage pressure.";
+    "kv_pressure_permille", "kv_pressure_permille", Gauge, "permille", "Highest storage pressure the server reported in its latest answer for any bucket of this writer, in thousandths (1000: STORAGE_BACKPRESSURE).";
     "slow_callbacks", "slow_callbacks_total", Counter, "callbacks", "Callbacks that ran at least client.writer.slow-callback-threshold.";
     "oldest_pending_batch_age_nanos", "oldest_pending_batch_age_nanoseconds", Gauge, "nanoseconds", "Age of the oldest batch not yet completed (0: none).";
     "request_latency_count", "requests_answered_total", Counter, "requests", "Produce requests answered (or failed).";
@@ -178,6 +182,9 @@ pub(crate) struct WriterMetrics {
     pub operations_rejected: AtomicU64,
     /// Write calls refused synchronously, by code.
     pub rejected_by_code: CodeCounts,
+    /// Times a bucket held sends back for server back-pressure, and for how long in total.
+    pub kv_throttled_sends: AtomicU64,
+    pub kv_throttle_nanos: AtomicU64,
 }
 
 impl WriterMetrics {
@@ -197,6 +204,8 @@ impl WriterMetrics {
             retried_by_code: CodeCounts::new(),
             operations_rejected: AtomicU64::new(0),
             rejected_by_code: CodeCounts::new(),
+            kv_throttled_sends: AtomicU64::new(0),
+            kv_throttle_nanos: AtomicU64::new(0),
         }
     }
 
@@ -230,6 +239,12 @@ impl WriterMetrics {
         self.retried_by_code.add(code, 1);
     }
 
+    /// A bucket held its sends back for `nanos` because the server reported storage pressure.
+    pub(crate) fn throttled(&self, nanos: u64) {
+        self.kv_throttled_sends.fetch_add(1, Relaxed);
+        self.kv_throttle_nanos.fetch_add(nanos, Relaxed);
+    }
+
     /// A write call was refused with `code` (cold: the caller is getting an error).
     #[cold]
     pub(crate) fn rejected(&self, code: i32) {
@@ -246,6 +261,8 @@ impl WriterMetrics {
         s.operations_rejected = self.operations_rejected.load(Relaxed);
         s.requests_sent = self.requests_sent.load(Relaxed);
         s.retries = self.retries.load(Relaxed);
+        s.kv_throttled_sends = self.kv_throttled_sends.load(Relaxed);
+        s.kv_throttle_nanos = self.kv_throttle_nanos.load(Relaxed);
         s.request_latency = self.request_latency.snapshot();
         let (r, b) = (self.batch_records.snapshot(), self.batch_bytes.snapshot());
         (s.batch_records_p50, s.batch_records_p99, s.batch_bytes_p50, s.batch_bytes_p99) =
@@ -296,6 +313,8 @@ pub(crate) struct BucketCounters {
     batches_sent: AtomicU64,
     records_failed: AtomicU64,
     retries: AtomicU64,
+    /// The storage pressure of the server's latest answer for the bucket, in thousandths.
+    pressure_permille: AtomicU64,
 }
 
 impl BucketCounters {
@@ -313,6 +332,16 @@ impl BucketCounters {
     /// An attempt of a batch of this bucket will be retried.
     pub(crate) fn retried(&self) {
         self.retries.fetch_add(1, Relaxed);
+    }
+
+    /// The server's latest storage pressure for the bucket (0..1).
+    pub(crate) fn set_pressure(&self, pressure: f32) {
+        self.pressure_permille.store((f64::from(pressure.clamp(0.0, 1.0)) * 1000.0).round() as u64, Relaxed);
+    }
+
+    /// The server's latest storage pressure for the bucket, in thousandths.
+    pub(crate) fn pressure_permille(&self) -> u64 {
+        self.pressure_permille.load(Relaxed)
     }
 
     /// The counts, if any is not zero.

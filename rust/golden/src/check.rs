@@ -144,6 +144,7 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
             Event::Await { step, state, .. } | Event::Observe { step, state, .. } => {
                 calls.entry(step).or_default().observed = Some(state.clone())
             }
+            Event::Stats { .. } => {}
             Event::Settled {} => settled = Some(e.seq),
             Event::RunnerError { message } => {
                 r.check(false, || format!("runner: {message}"));
@@ -422,6 +423,40 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
         let want = sc.expect.callback_errors.get(&w.name).copied().unwrap_or(0);
         let got = trace.callback_errors.get(&w.name).copied();
         r.check(got == Some(want), || format!("writer {}: {got:?} callback errors reported to the error handler, expected {want}", w.name));
+    }
+
+    // Writer stats. On the embedded engine the scenario's `embedded.*` keys decide what the
+    // server does (e.g. its storage pressure); a real server decides for itself, so there only
+    // the recording is checked.
+    for (w, fields) in &sc.expect.stats {
+        let seen: Vec<&BTreeMap<String, u64>> = trace
+            .events
+            .iter()
+            .filter_map(|e| match &e.ev {
+                Event::Stats { writer, stats, .. } if writer == w => Some(stats),
+                _ => None,
+            })
+            .collect();
+        if !r.check(!seen.is_empty(), || format!("expect.stats.{w}: no stats step of writer {w} in the trace")) {
+            continue;
+        }
+        for (f, want) in fields {
+            let values: Vec<u64> = seen.iter().filter_map(|s| s.get(f).copied()).collect();
+            if !r.check(values.len() == seen.len(), || format!("expect.stats.{w}.{f}: a stats event lacks the field")) {
+                continue;
+            }
+            if trace.target != "embedded" {
+                continue;
+            }
+            if let Some(min) = want.min {
+                let last = *values.last().expect("not empty");
+                r.check(last >= min, || format!("stats {w}.{f}: {last} at the last stats step, expected at least {min}"));
+            }
+            if want.rises_and_falls {
+                let fell = values.iter().enumerate().any(|(i, v)| *v > 0 && values[i + 1..].iter().any(|x| x < v));
+                r.check(fell, || format!("stats {w}.{f}: never rose above 0 and fell again: {values:?}"));
+            }
+        }
     }
 
     // Read-back: rows of the table after its schema changes.

@@ -264,6 +264,7 @@ fn step(sc: &Scenario, s: &Step, path: String) -> R<PlanStep> {
         Step::AddCallback(_) => "add_callback",
         Step::Sleep(_) => "sleep",
         Step::OpenGate(_) => "open_gate",
+        Step::Stats(_) => "stats",
         Step::AwaitCallback(_) => "await_callback",
         Step::AssertCallback(_) => "assert_callback",
         Step::Inject(_) => "inject",
@@ -277,7 +278,7 @@ fn step(sc: &Scenario, s: &Step, path: String) -> R<PlanStep> {
     .into();
     let o = match s {
         Step::Append(_) | Step::Upsert(_) | Step::Delete(_) | Step::AppendArrow(_) => return Ok(p),
-        Step::Flush(o) | Step::Close(o) | Step::Wait(o) | Step::AddCallback(o) | Step::Sleep(o) | Step::OpenGate(o) => o,
+        Step::Flush(o) | Step::Close(o) | Step::Wait(o) | Step::AddCallback(o) | Step::Sleep(o) | Step::OpenGate(o) | Step::Stats(o) => o,
         Step::AwaitCallback(o) | Step::AssertCallback(o) | Step::Inject(o) | Step::CreatePartition(o) => o,
         Step::DropPartition(o) | Step::Parallel(o) | Step::AlterTable(o) | Step::CreateWriter(o) | Step::AlterBucketCount(o) => o,
     };

@@ -282,6 +282,7 @@ pub enum Step {
     AddCallback(Other),
     Sleep(Other),
     OpenGate(Other),
+    Stats(Other),
     AwaitCallback(Other),
     AssertCallback(Other),
     Inject(Other),
@@ -307,7 +308,19 @@ impl Step {
 pub struct Expect {
     pub callback_order: Vec<Vec<String>>,
     pub callback_errors: BTreeMap<String, u64>,
+    /// Per writer, per `WriterStats` field: what its `stats` steps must show (embedded only).
+    pub stats: BTreeMap<String, BTreeMap<String, StatExpect>>,
     pub read_back: ReadBackSpec,
+}
+
+/// An expectation on one `WriterStats` field over a writer's `stats` steps.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(default)]
+pub struct StatExpect {
+    /// The last recorded value is at least this.
+    pub min: Option<u64>,
+    /// Some recorded value is above 0 and a later one is below it.
+    pub rises_and_falls: bool,
 }
 
 /// Rows per bucket (`"0"`, `"1"`, ...).
@@ -741,6 +754,14 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
     let e = &sc.expect;
     for id in e.callback_order.iter().flatten().filter(|id| !ids.contains(id.as_str())) {
         errs.push(format!("expect.callback_order: unknown id {id:?}"));
+    }
+    for (w, fields) in &e.stats {
+        if !names.contains(w.as_str()) {
+            errs.push(format!("expect.stats: unknown writer {w:?}"));
+        }
+        for f in fields.keys().filter(|f| !fluss_writer::metrics::METRICS.iter().any(|m| m.field == f.as_str())) {
+            errs.push(format!("expect.stats.{w}: {f:?} is not a WriterStats field (fluss_writer::metrics::METRICS)"));
+        }
     }
     for w in e.callback_errors.keys().filter(|w| !names.contains(w.as_str())) {
         errs.push(format!("expect.callback_errors: unknown writer {w:?}"));

@@ -117,6 +117,12 @@ pub enum Event {
         state: String,
     },
     /// The runner stopped waiting for outstanding completions after the last step.
+    /// A `stats` step: the writer's `WriterStats` fields by name.
+    Stats {
+        step: String,
+        writer: String,
+        stats: BTreeMap<String, u64>,
+    },
     Settled {},
     /// A notify=result op's `WriteResult` after settling (`completion` null = not done).
     Result {

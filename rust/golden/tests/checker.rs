@@ -656,4 +656,36 @@ fn unsupported_requirements() {
     ran["events"].as_array_mut().unwrap().insert(1, json!({"seq": 1, "ev": "settled"}));
     renumber(&mut ran);
     fails_with(doc, ran, "steps ran although");
+/// `expect.stats`: a `stats` step records the writer's stats; on the embedded engine the last
+/// value must reach `min` and `rises_and_falls` needs a value above 0 followed by a lower one;
+/// a real server decides its own pressure, so on a cluster only the recording is checked; a
+/// field that is not a WriterStats field fails the file.
+#[test]
+fn stats_expectations() {
+    let mut doc = base();
+    doc["steps"].as_array_mut().unwrap().push(json!({"op": "stats"}));
+    doc["expect"]["stats"] = json!({"w": {"kv_throttled_sends": {"min": 1}, "kv_pressure_permille": {"rises_and_falls": true}}});
+    let with = |samples: &[(u64, u64)], target: &str| {
+        let mut t = base_trace();
+        let events = t["events"].as_array_mut().unwrap();
+        for (i, (sends, permille)) in samples.iter().enumerate() {
+            events.insert(
+                11,
+                json!({"seq": 0, "ev": "stats", "step": format!("steps[{}]", 3 + i), "writer": "w",
+                       "stats": {"kv_throttled_sends": sends, "kv_pressure_permille": permille}}),
+            );
+        }
+        t["target"] = json!(target);
+        renumber(&mut t);
+        t
+    };
+    // Inserted at one index: the last sample comes first in the trace.
+    assert!(run(&doc, &with(&[(2, 100), (1, 500), (0, 0)], "embedded")).passed());
+    fails_with(doc.clone(), with(&[(0, 100), (0, 500), (0, 0)], "embedded"), "kv_throttled_sends: 0 at the last stats step");
+    fails_with(doc.clone(), with(&[(3, 500), (1, 100), (0, 0)], "embedded"), "kv_pressure_permille: never rose above 0 and fell");
+    fails_with(doc.clone(), base_trace(), "no stats step of writer w");
+    assert!(run(&doc, &with(&[(0, 0)], "cluster")).passed(), "a cluster decides its own pressure");
+    let mut bad = doc.clone();
+    bad["expect"]["stats"] = json!({"w": {"no_such_field": {"min": 1}}});
+    fails_with(bad, with(&[(1, 1)], "embedded"), "not a WriterStats field");
 }

@@ -402,6 +402,14 @@ fn run_step(state: &Arc<State>, step: &PlanStep) -> R<()> {
         }
         "sleep" => std::thread::sleep(Duration::from_millis(step.ms)),
         "open_gate" => state.open_gate(&step.gate),
+        "stats" => {
+            let s = match &*state.writer(&step.writer)? {
+                WriterHandle::Append(w) => w.stats(),
+                WriterHandle::Upsert(w) => w.stats(),
+            };
+            let stats = s.fields().iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            state.ev(Event::Stats { step: path.clone(), writer: step.writer.clone(), stats });
+        }
         "await_callback" => {
             let deadline = Instant::now() + Duration::from_millis(step.timeout_ms.unwrap_or(10_000));
             let reached = |s: &str| if step.state == "running" { s != "not_started" } else { s == "returned" };

@@ -85,6 +85,8 @@ pub(crate) struct Bucket {
     pub durable: bool,
     /// Set when the table is dropped or the engine closed; later writes fail.
     pub closed: bool,
+    /// The storage model behind the back-pressure of a primary-key bucket.
+    pub storage: super::pressure::Storage,
 }
 
 impl Bucket {
@@ -99,6 +101,7 @@ impl Bucket {
             durable: file.is_some(),
             file,
             closed: false,
+            storage: Default::default(),
         }
     }
 

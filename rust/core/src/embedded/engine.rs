@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 
@@ -28,6 +28,7 @@ use crate::wire::proto;
 use super::bucket::Bucket;
 use super::catalog::{partition_info, Catalog, CatalogImage, PartitionRecord, Table, TableRecord};
 use super::faults::{Fault, Faults};
+use super::pressure::PressureConfig;
 use super::store::Store;
 use super::{kv, produce, Counters};
 
@@ -68,6 +69,7 @@ pub(crate) fn now_ms() -> i64 {
 pub struct EmbeddedEngine {
     location: String,
     default_buckets: i32,
+    pressure: PressureConfig,
     store: Option<Store>,
     catalog: Mutex<Catalog>,
     faults: Faults,
@@ -226,6 +228,11 @@ impl EmbeddedEngine {
         Ok(Arc::new(EmbeddedEngine {
             location: location.trim().to_string(),
             default_buckets: config.default_bucket_number,
+            pressure: PressureConfig {
+                l0_slowdown_trigger: config.embedded_kv_l0_slowdown_trigger,
+                write_buffer_size: config.embedded_kv_write_buffer_size,
+                compaction_per_file: config.embedded_kv_compaction_time_per_file,
+            },
             store,
             catalog: Mutex::new(catalog),
             faults: Faults::default(),
@@ -1081,10 +1088,22 @@ impl EmbeddedEngine {
             r.buckets_req.iter().map(|b| (b.partition_id, b.bucket_id, b.routing_bucket_count)).collect();
         let now = now_ms();
         let mut targets: Option<Result<Option<Vec<bool>>>> = None;
+        let mut pressures = vec![0f32; entries.len()];
         let (result, delay) = self.write(r.table_id, r.acks, &entries, |table, bucket, i| {
             let target = targets.get_or_insert_with(|| if table.is_pk() { kv::target_columns(table, &r.target_columns) } else { Ok(None) });
             let target = target.as_ref().map_err(Clone::clone)?;
-            kv::put(table, bucket, &r.buckets_req[i].records, target.as_deref(), now, &self.counters)
+            let records = &r.buckets_req[i].records;
+            let (cfg, at, bytes) = (&self.pressure, Instant::now(), records.len() as u64);
+            if table.is_pk() && !bucket.storage.admit(cfg, bytes, at) {
+                return Err(server(
+                    FlussCode::STORAGE_BACKPRESSURE,
+                    format!("Write rejected for bucket {}: flush budget exceeded (storage pressure). Retry after backoff.", bucket.id),
+                ));
+            }
+            let end = kv::put(table, bucket, records, target.as_deref(), now, &self.counters)?;
+            bucket.storage.written(cfg, bytes, at);
+            pressures[i] = bucket.storage.pressure(cfg);
+            Ok(end)
         });
         let result = result.map(|entries| {
             Response::PutKv(proto::PutKvResponse {
@@ -1092,11 +1111,16 @@ impl EmbeddedEngine {
                     .buckets_req
                     .iter()
                     .zip(entries)
-                    .map(|(req, e)| {
+                    .zip(pressures)
+                    .map(|((req, e), pressure)| {
                         let mut resp =
                             proto::PbPutKvRespForBucket { partition_id: req.partition_id, bucket_id: req.bucket_id, ..Default::default() };
                         match e {
-                            Ok(end) => resp.log_end_offset = Some(end),
+                            Ok(end) => {
+                                resp.log_end_offset = Some(end);
+                                // As a 1.0 server: only sent when there is pressure.
+                                resp.pressure = (pressure > 0.0).then_some(pressure);
+                            }
                             Err((code, msg)) => {
                                 resp.error_code = Some(code);
                                 resp.error_message = Some(msg);
@@ -1263,8 +1287,8 @@ fn routing_error(t: &Table, epoch: i64, routing: Option<i32>) -> Option<(i32, St
 }
 
 fn api_versions() -> proto::ApiVersionsResponse {
-    // The keys this engine answers, with the 0.9.1 version ranges (and the 1.0 ones of what it
-    // does as 1.0 does).
+    // The keys this engine answers, with the 0.9.1 version ranges and the 1.0 ones of what it
+    // does as 1.0 does (ALTER_TABLE v1 per-partition bucket counts, PutKv v2 back-pressure).
     let keys: &[(i32, i32)] = &[
         (1000, 0),
         (1001, 0),
@@ -1280,7 +1304,7 @@ fn api_versions() -> proto::ApiVersionsResponse {
         (1012, 0),
         (1014, 0),
         (1015, 0),
-        (1016, 1),
+        (1016, 2),
         (1017, 1),
         (1021, 0),
         (1026, 0),

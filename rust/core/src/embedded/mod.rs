@@ -52,6 +52,10 @@
 //!   duplicate of one of the last 5 accepted batches is answered with its original offsets and
 //!   not appended; a gap is `OUT_OF_ORDER_SEQUENCE` (31). Writer ids come from a counter that
 //!   survives reopening a durable directory.
+//! * Back-pressure (Fluss 1.0, PutKv v2): a primary-key bucket's answers carry the storage
+//!   `pressure` a 1.0 server would compute, and its admission gate refuses writes with
+//!   `STORAGE_BACKPRESSURE` (72) near a stall, from a model of the bucket's storage (`pressure.rs`;
+//!   options `embedded.kv.*`). With the defaults no test load gets near it.
 //! * Concurrency: the engine is `Send + Sync`; each bucket has its own lock, so buckets proceed
 //!   in parallel; the catalog has its own lock. A request is applied synchronously inside
 //!   `send`, so the requests of one caller are applied in the order they were sent.
@@ -84,6 +88,7 @@ mod catalog;
 mod engine;
 mod faults;
 mod kv;
+mod pressure;
 mod produce;
 mod readback;
 mod store;

@@ -313,7 +313,7 @@ fn api_versions_and_closed_engine() {
     let e = memory();
     let v = send(&e, proto::ApiVersionsRequest { client_software_name: "t".into(), client_software_version: "0".into() }).unwrap();
     let putkv = v.api_versions.iter().find(|a| a.api_key == 1016).unwrap();
-    assert_eq!((putkv.min_version, putkv.max_version), (0, 1));
+    assert_eq!((putkv.min_version, putkv.max_version), (0, 2), "PutKv v2: Fluss 1.0 back-pressure");
     assert!(v.api_versions.iter().any(|a| a.api_key == 1014));
     e.close();
     let err = send(&e, proto::ListDatabasesRequest {}).unwrap_err();

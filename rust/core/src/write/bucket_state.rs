@@ -45,6 +45,15 @@
 //!   it); an error means not delivered: resent to the new id, not counted against `retries`, no
 //!   sequence reset. While such attempts are out, nothing new is sent for the bucket.
 //! * Abort: everything pending fails with `WRITER_CLOSED`, in order; late answers are ignored.
+//! * Back-pressure (primary-key tables, PutKv v2): an answer for a bucket carries the server's
+//!   storage `pressure` p in [0, 1] (`STORAGE_BACKPRESSURE` (72) counts as p = 1, and is retried).
+//!   The bucket then sends nothing new and resends nothing for `max_throttle x p^2` from that
+//!   answer (an answer that carries a pressure replaces the bucket's throttle, latest wins; one
+//!   without, as a 1.0 server sends at pressure 0, lets it run out). Requests already out
+//!   are not touched, other buckets not at all, and order never changes: only the next send of
+//!   the bucket waits. A batch whose delivery deadline comes first fails with `DELIVERY_TIMEOUT`
+//!   at that deadline, as any batch that cannot be sent in time (the throttle never stretches the
+//!   deadline). Time a bucket held batches back is reported by [`Machine::take_throttled`].
 
 use std::collections::VecDeque;
 
@@ -68,6 +77,15 @@ pub(crate) struct Params {
     pub retry_backoff: u64,
     pub max_inflight: usize,
     pub idempotent: bool,
+    /// `client.writer.kv-backpressure.max-throttle`: the throttle at pressure 1.
+    pub max_throttle: u64,
+}
+
+/// The wait a bucket owes the server after an answer with storage `pressure`:
+/// `max_throttle x p^2`, p clamped to [0, 1] (not a number: 0).
+pub(crate) fn throttle_for(max_throttle: u64, pressure: f32) -> u64 {
+    let p = if pressure.is_nan() { 0.0 } else { f64::from(pressure).clamp(0.0, 1.0) };
+    (max_throttle as f64 * p * p) as u64
 }
 
 /// Exponential backoff: `base * 2^(attempts-1)`, at most 1 s.
@@ -226,6 +244,15 @@ pub(crate) struct Machine<B> {
     partition_id: Option<i64>,
     /// Bumped whenever the partition id changes (the partition was dropped and recreated).
     epoch: u32,
+    /// Per bucket: the storage pressure of the server's latest answer (0 for log tables).
+    pressure: Vec<f32>,
+    /// Per bucket: nothing is sent before this time (server back-pressure).
+    throttle_until: Vec<u64>,
+    /// Per bucket: since when batches wait only because of the throttle.
+    held_since: Vec<Option<u64>>,
+    /// (bucket, nanos) of each time a bucket held batches back for the throttle, since the
+    /// shell last asked ([`Machine::take_throttled`]).
+    throttled: Vec<(usize, u64)>,
 }
 
 impl<B> Machine<B> {
@@ -250,7 +277,49 @@ impl<B> Machine<B> {
             retried: Vec::new(),
             partition_id,
             epoch: 0,
+            pressure: vec![0.0; n],
+            throttle_until: vec![0; n],
+            held_since: vec![None; n],
+            throttled: Vec::new(),
             p,
+        }
+    }
+
+    /// The storage pressure the server reported in its latest answer for `bucket` (0..1).
+    pub fn pressure(&self, bucket: usize) -> f32 {
+        self.pressure.get(bucket).copied().unwrap_or(0.0)
+    }
+
+    /// The bucket and duration (nanos) of each time a bucket held batches back because the
+    /// server asked it to slow down, since the last call.
+    pub fn take_throttled(&mut self) -> Vec<(usize, u64)> {
+        std::mem::take(&mut self.throttled)
+    }
+
+    /// The server reported storage `pressure` for `bucket` in an answer received at `now` (a
+    /// PutKv v2 answer; 0 when it carried none): the bucket's next sends wait
+    /// `max_throttle x pressure^2` from now, replacing any earlier throttle (latest wins).
+    pub fn on_pressure(&mut self, bucket: i32, pressure: f32, now: u64) {
+        let Some(b) = usize::try_from(bucket).ok().filter(|b| *b < self.pressure.len()) else { return };
+        let p = if pressure.is_nan() { 0.0 } else { pressure.clamp(0.0, 1.0) };
+        self.pressure[b] = p;
+        self.throttle_until[b] = now.saturating_add(throttle_for(self.p.max_throttle, p));
+    }
+
+    /// A successful answer for `bucket` without a pressure (a 1.0 server sends none at 0, a 0.9
+    /// server never does): the bucket's current pressure reads 0; a throttle already set runs
+    /// out as it was (the answer may predate the one that set it).
+    pub fn on_no_pressure(&mut self, bucket: i32) {
+        if let Some(p) = usize::try_from(bucket).ok().and_then(|b| self.pressure.get_mut(b)) {
+            *p = 0.0;
+        }
+    }
+
+    /// Close bucket `b`'s hold (if any) at `now`: it lasted until the throttle ended.
+    fn end_hold(&mut self, b: usize, now: u64) {
+        if let Some(since) = self.held_since[b].take() {
+            let end = now.min(self.throttle_until[b]).max(since);
+            self.throttled.push((b, end - since));
         }
     }
 
@@ -364,6 +433,10 @@ impl<B> Machine<B> {
     /// in flight (lost, aborted) change nothing.
     pub fn on_response(&mut self, part: Part, result: Result<(i64, i64)>, now: u64) {
         let Ok(b) = usize::try_from(part.bucket) else { return };
+        if matches!(&result, Err(e) if e.code() == FlussCode::STORAGE_BACKPRESSURE) {
+            // Back-pressure at its strongest, also when the attempt is no longer awaited.
+            self.on_pressure(part.bucket, 1.0, now);
+        }
         let Some(idx) = self.buckets.get(b).and_then(|q| q.iter().position(|f| f.id == part.id)) else { return };
         match self.buckets[b][idx].state {
             State::InFlight { attempt, .. } if attempt == part.attempt => self.on_attempt_result(b, idx, result, now),
@@ -638,7 +711,7 @@ impl<B> Machine<B> {
                 let err = if let Some(f) = &self.fatal {
                     f.clone()
                 } else if now >= deadline {
-                    delivery_timeout_error(self.p.delivery_timeout, None)
+                    delivery_timeout_error(self.p.delivery_timeout, self.throttle_note(b, now).as_ref())
                 } else {
                     due(&mut next, deadline);
                     break;
@@ -696,6 +769,8 @@ impl<B> Machine<B> {
             if let Some(idx) = self.buckets[b].iter().position(|f| matches!(f.state, State::Backoff { .. })) {
                 want_writer_id = true;
                 let State::Backoff { at } = self.buckets[b][idx].state else { unreachable!() };
+                // A resend waits for the bucket's throttle too.
+                let at = at.max(self.throttle_until[b]);
                 if in_flight {
                     // Waits for the bucket's answers (their `until` is due).
                 } else if at > now {
@@ -733,6 +808,14 @@ impl<B> Machine<B> {
                 if !can_send || stale_in_flight || self.buckets[b].len() >= self.p.max_inflight {
                     break;
                 }
+                if now < self.throttle_until[b] {
+                    // Server back-pressure: the bucket's next send waits (its batches keep their
+                    // deadlines, see 2a).
+                    if q.front_created(b).is_some() {
+                        due(&mut next, self.throttle_until[b]);
+                    }
+                    break;
+                }
                 let mut batch = match q.take_ready(b, now, self.p.linger, flush_all) {
                     Ok(Some(batch)) => batch,
                     Ok(None) => break,
@@ -759,6 +842,14 @@ impl<B> Machine<B> {
                 f.sent_to = self.partition_id;
                 due(&mut next, until);
                 sends.push((leader.expect("can_send"), Part { bucket: b as i32, id, attempt: 1 }));
+            }
+            // Throttle accounting: a bucket holds batches back while it is throttled and has a
+            // batch queued or awaiting a resend.
+            let waiting = q.front_created(b).is_some() || self.buckets[b].iter().any(|f| matches!(f.state, State::Backoff { .. }));
+            if waiting && now < self.throttle_until[b] && can_send {
+                self.held_since[b].get_or_insert(now);
+            } else {
+                self.end_hold(b, now);
             }
             if q.front_created(b).is_some() {
                 want_writer_id = true;
@@ -815,6 +906,16 @@ impl<B> Machine<B> {
         let deadline = self.deadline(created);
         let budget = deadline.saturating_sub(now).min(self.p.request_timeout).max(MS);
         now.saturating_add(budget)
+    }
+
+    /// For a batch expiring in a throttled bucket: the reason it was not sent.
+    fn throttle_note(&self, b: usize, now: u64) -> Option<Error> {
+        (now < self.throttle_until[b]).then(|| {
+            Error::server(
+                FlussCode::STORAGE_BACKPRESSURE,
+                format!("held back by server back-pressure (pressure {:.3}, client.writer.kv-backpressure.max-throttle)", self.pressure[b]),
+            )
+        })
     }
 
     fn token(&mut self) -> u64 {
@@ -893,7 +994,7 @@ mod tests {
     }
 
     /// Error classes a produce answer can carry.
-    const CODES: [i32; 9] = [
+    const CODES: [i32; 10] = [
         FlussCode::NETWORK_EXCEPTION,
         FlussCode::NOT_LEADER_OR_FOLLOWER,
         FlussCode::UNKNOWN_TABLE_OR_BUCKET,
@@ -903,6 +1004,7 @@ mod tests {
         FlussCode::RECORD_TOO_LARGE,
         FlussCode::UNKNOWN_WRITER_ID,
         FlussCode::INVALID_TABLE,
+        FlussCode::STORAGE_BACKPRESSURE,
     ];
 
     #[derive(Clone, Debug)]
@@ -945,6 +1047,11 @@ mod tests {
         /// The partition is dropped and recreated under a new id: requests already out were
         /// sent to the old id; metadata answers from now on name the new id.
         Recreate,
+        /// An answer for `bucket` reported storage pressure `permille` / 1000 (PutKv v2).
+        Pressure {
+            bucket: usize,
+            permille: u16,
+        },
     }
 
     fn op(buckets: usize) -> impl Strategy<Value = Op> {
@@ -961,6 +1068,7 @@ mod tests {
             50 => Just(Op::FailNextPrepare),
             3 => Just(Op::Abort),
             20 => Just(Op::Recreate),
+            100 => (0..buckets, prop_oneof![Just(0u16), 0u16..=1000]).prop_map(|(bucket, permille)| Op::Pressure { bucket, permille }),
         ]
     }
 
@@ -975,6 +1083,7 @@ mod tests {
                 retry_backoff: backoff * MS,
                 max_inflight: if idempotent { inflight } else { 1 },
                 idempotent,
+                max_throttle: 300 * MS,
             },
         )
     }
@@ -1077,11 +1186,12 @@ mod tests {
                 let can_send = m.leaders[b].is_some() && m.writer_id.is_some() && m.fatal.is_none() && !m.aborted;
                 let retrying = fl.iter().any(|f| matches!(f.state, State::Backoff { .. }));
                 let stale = fl.iter().any(|f| f.epoch != m.epoch && matches!(f.state, State::InFlight { .. }));
+                let throttled = self.now < m.throttle_until[b];
                 let ready = !self.q.closed[b].is_empty() || self.q.open[b].as_ref().is_some_and(|o| self.now >= o.created + self.p.linger);
                 // Flights done at the front of the bucket have completed (in order).
                 let open_flights = fl.len() - fl.iter().take_while(|f| matches!(f.state, State::Done(_))).count();
                 assert!(
-                    !(can_send && !retrying && !stale && open_flights < self.p.max_inflight && ready),
+                    !can_send || retrying || stale || throttled || open_flights >= self.p.max_inflight || !ready,
                     "bucket {b}: a ready batch was left unsent with room for it: flights {:?}, {} closed, open {:?}",
                     fl.iter().map(|f| (f.id, &f.state)).collect::<Vec<_>>(),
                     self.q.closed[b].len(),
@@ -1205,6 +1315,7 @@ mod tests {
                 Op::FailNextPrepare => self.q.fail_next_prepare = true,
                 Op::Abort => self.m.abort(&mut self.q),
                 Op::Recreate => self.server_pid += 1,
+                Op::Pressure { bucket, permille } => self.m.on_pressure(bucket as i32, f32::from(permille) / 1000.0, self.now),
             }
         }
 
@@ -1247,6 +1358,7 @@ mod tests {
             retry_backoff: 100 * MS,
             max_inflight: if idempotent { 5 } else { 1 },
             idempotent,
+            max_throttle: 3_000 * MS,
         }
     }
 
@@ -1318,14 +1430,122 @@ mod tests {
         }
     }
 
+    /// Sends `n` batches of bucket `b` one by one and answers each with success; returns when
+    /// nothing is out.
+    fn send_and_answer(h: &mut Harness, b: usize) -> Part {
+        h.apply(Op::Append { bucket: b, new_batch: true });
+        h.apply(Op::Flush { bucket: b });
+        h.poll();
+        let parts: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(parts.len(), 1, "one send of bucket {b}");
+        parts[0]
+    }
+
+    /// A PutKv answer with pressure 0.5 (max-throttle 3 s): bucket 0's next send waits
+    /// 3 s x 0.25 = 750 ms from the answer, bucket 1 is not delayed, the wait is reported once
+    /// with its length, and the batch then goes out in order; a pressure of 0 lifts a throttle at
+    /// once, an answer without a pressure does not.
+    #[test]
+    fn pressure_delays_only_the_next_send_of_its_bucket_by_max_throttle_times_p_squared() {
+        let mut h = Harness::new(fixed(false), 2, true);
+        let first = send_and_answer(&mut h, 0);
+        h.m.on_pressure(0, 0.5, h.now);
+        h.m.on_response(first, Ok((0, 1)), h.now);
+        let answered = h.now;
+        h.poll();
+        assert_eq!(h.m.pressure(0), 0.5);
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.apply(Op::Append { bucket: 1, new_batch: true });
+        h.apply(Op::Flush { bucket: 0 });
+        h.apply(Op::Flush { bucket: 1 });
+        h.poll();
+        let sent: Vec<i32> = h.requests.drain(..).flatten().map(|p| p.bucket).collect();
+        assert_eq!(sent, vec![1], "only bucket 1 sends while bucket 0 is throttled");
+        assert_eq!(h.next, Some(answered + 750 * MS).min(h.next), "the machine asks to be woken when the throttle ends");
+        h.now = answered + 749 * MS;
+        h.poll();
+        assert!(h.requests.is_empty(), "still throttled 1 ms before the end");
+        h.now = answered + 750 * MS;
+        h.poll();
+        let sent: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(sent.iter().map(|p| p.bucket).collect::<Vec<_>>(), vec![0], "bucket 0 sends when its throttle ends");
+        let held = h.m.take_throttled();
+        assert_eq!(held.len(), 1, "{held:?}");
+        assert_eq!(held[0].0, 0);
+        assert!(held[0].1 > 700 * MS && held[0].1 <= 750 * MS, "{held:?}");
+        // Pressure 0 lifts the throttle at once (bucket 0's batch answered first: one in flight).
+        h.m.on_response(sent[0], Ok((1, 2)), h.now);
+        h.m.on_pressure(0, 0.9, h.now);
+        h.m.on_pressure(0, 0.0, h.now);
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.apply(Op::Flush { bucket: 0 });
+        h.poll();
+        let sent: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(sent.iter().map(|p| p.bucket).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(h.m.pressure(0), 0.0);
+        // An answer without a pressure reads as 0 but lets a throttle set meanwhile run out.
+        h.m.on_pressure(0, 0.5, h.now);
+        h.m.on_no_pressure(0);
+        h.m.on_response(sent[0], Ok((2, 3)), h.now);
+        assert_eq!(h.m.pressure(0), 0.0);
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.apply(Op::Flush { bucket: 0 });
+        h.poll();
+        assert!(h.requests.is_empty(), "the 750 ms throttle still runs");
+    }
+
+    /// The throttle never stretches a delivery deadline: with a max-throttle longer than the
+    /// delivery timeout, a batch queued behind STORAGE_BACKPRESSURE (pressure 1) fails with
+    /// DELIVERY_TIMEOUT at its deadline, naming the back-pressure; the 72 batch itself is resent
+    /// only after the throttle or fails at its own deadline, in order.
+    #[test]
+    fn a_throttled_bucket_fails_its_batches_at_their_deadline() {
+        let mut p = fixed(true);
+        p.max_throttle = 60_000 * MS;
+        let mut h = Harness::new(p, 1, true);
+        h.poll();
+        h.apply(Op::Append { bucket: 0, new_batch: false });
+        h.poll();
+        h.apply(Op::WriterId { kind: 0 });
+        h.apply(Op::Flush { bucket: 0 });
+        h.poll();
+        let parts: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(parts.len(), 1);
+        h.m.on_response(parts[0], Err(Error::server(FlussCode::STORAGE_BACKPRESSURE, "flush budget exceeded")), h.now);
+        assert_eq!(h.m.pressure(0), 1.0, "72 is pressure 1");
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.apply(Op::Flush { bucket: 0 });
+        let start = h.now;
+        while h.completed.len() < 2 {
+            h.poll();
+            assert!(h.requests.is_empty(), "nothing is sent while throttled");
+            if h.completed.len() < 2 {
+                h.now = h
+                    .next
+                    .unwrap_or_else(|| panic!("pending: {:?}", h.m.buckets[0].iter().map(|f| &f.state).collect::<Vec<_>>()))
+                    .max(h.now);
+            }
+        }
+        for id in [0, 1] {
+            let o = &h.completed[&id];
+            assert_eq!(code(o), ClientCode::DeliveryTimeout as i32, "batch {id}");
+        }
+        let e = h.completed[&1].result.as_ref().unwrap_err().to_string();
+        assert!(e.contains("back-pressure"), "{e}");
+        assert!(h.now <= start + 3_000 * MS, "failed at the deadline, not after the throttle");
+        h.check_end();
+    }
+
     /// Retries follow the one error-code table: 1.0's DISK_WRITE_LOCKED (70),
     /// STORAGE_BACKPRESSURE (72) and HISTORICAL_PARTITION_THROTTLED (73) are resent after the
-    /// backoff; NOT_COORDINATOR_LEADER (65) and a code the table lacks (a newer server's, 99)
+    /// backoff (72, pressure 1, after the whole max-throttle of 3 s); NOT_COORDINATOR_LEADER (65) and a code the table lacks (a newer server's, 99)
     /// fail the batch at once, the unknown one with its number in the message.
     #[test]
     fn the_code_table_decides_which_server_answers_are_retried() {
         for (answer, retried) in [(70, true), (72, true), (73, true), (65, false), (99, false)] {
-            let mut h = Harness::new(fixed(false), 1, true);
+            let mut p = fixed(false);
+            p.delivery_timeout = 10_000 * MS;
+            let mut h = Harness::new(p, 1, true);
             h.apply(Op::Append { bucket: 0, new_batch: false });
             h.apply(Op::Flush { bucket: 0 });
             h.poll();
@@ -1337,6 +1557,11 @@ mod tests {
                 assert!(h.completed.is_empty(), "code {answer} is retriable: the batch waits for its resend");
                 h.apply(Op::Advance { ms: 200 });
                 h.poll();
+                if answer == FlussCode::STORAGE_BACKPRESSURE {
+                    assert!(h.requests.is_empty(), "72 = pressure 1: the resend waits the max throttle");
+                    h.now += 3_000 * MS;
+                    h.poll();
+                }
                 assert_eq!(h.requests.len(), 1, "code {answer}: resent after the backoff");
             } else {
                 let o = &h.completed[&0];

@@ -352,6 +352,7 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
         retry_backoff: nanos(cfg.retry_backoff),
         max_inflight: cfg.effective_inflight_per_bucket(),
         idempotent: cfg.enable_idempotence,
+        max_throttle: nanos(cfg.kv_backpressure_max_throttle),
     };
     let mut leaders = shared.initial_leaders.clone();
     leaders.resize(shared.acc.bucket_count(), None);
@@ -392,6 +393,12 @@ pub(crate) async fn run(shared: Arc<SenderShared>) {
             }
             finish_batch(&shared, o.batch, outcome)
         });
+        for (bucket, nanos) in m.take_throttled() {
+            shared.metrics.throttled(nanos);
+            if let Some(c) = shared.buckets.get(bucket) {
+                c.set_pressure(m.pressure(bucket));
+            }
+        }
         for (bucket, code) in m.take_retried() {
             shared.metrics.retried(code);
             if let Some(c) = shared.buckets.get(bucket) {
@@ -462,6 +469,11 @@ fn on_event(shared: &SenderShared, m: &mut Machine<Outgoing>, e: Event) {
     match e {
         Event::Produce { parts, result } => {
             for part in parts {
+                match bucket_pressure(&result, part.bucket) {
+                    Some(Some(p)) => m.on_pressure(part.bucket, p, now),
+                    Some(None) => m.on_no_pressure(part.bucket),
+                    None => {}
+                }
                 let r = bucket_result(&result, part.bucket);
                 if r.as_ref().is_err_and(|e| e.code() == FlussCode::INVALID_BUCKET_ROUTING) {
                     // The batch fails with the server's error (its records were routed by a count
@@ -471,6 +483,9 @@ fn on_event(shared: &SenderShared, m: &mut Machine<Outgoing>, e: Event) {
                     shared.stale.store(true, Ordering::Release);
                 }
                 m.on_response(part, r, now);
+                if let Some(c) = shared.buckets.get(part.bucket as usize) {
+                    c.set_pressure(m.pressure(part.bucket as usize));
+                }
             }
         }
         Event::Metadata { token, result } => {
@@ -509,6 +524,19 @@ fn bucket_result(result: &Result<Response>, bucket: i32) -> Result<(i64, i64)> {
             },
         },
         Ok(other) => Err(Error::protocol(format!("unexpected response {other:?}"))),
+    }
+}
+
+/// The storage pressure of a successful PutKv answer for `bucket`: `Some(Some(p))` (PutKv v2,
+/// pressure above 0), `Some(None)` (no pressure field); `None` for anything else (log tables,
+/// errors: `STORAGE_BACKPRESSURE` is the machine's to read).
+fn bucket_pressure(result: &Result<Response>, bucket: i32) -> Option<Option<f32>> {
+    match result {
+        Ok(Response::PutKv(p)) => {
+            let x = p.buckets_resp.iter().find(|x| x.bucket_id == bucket)?;
+            x.error_code.filter(|c| *c != 0).is_none().then_some(x.pressure)
+        }
+        _ => None,
     }
 }
 

@@ -35,7 +35,7 @@ use crate::connection::ConnInner;
 use crate::error::{ClientCode, Error, Result};
 use crate::metadata::partition::{PartitionRouter, PARTITION_SEPARATOR};
 use crate::metadata::{Schema, TableInfo};
-use crate::metrics::{BucketCount, CodeCount, Report, Reports, WriterMetrics};
+use crate::metrics::{BucketCount, BucketCounters, CodeCount, Report, Reports, WriterMetrics};
 use crate::row::{check_value, Value};
 use crate::table::Table;
 use crate::wire::arrow::{arrow_row_sizes, arrow_value, check_arrow_ranges, check_arrow_row, conform_record_batch};
@@ -174,6 +174,14 @@ pub struct WriterStats {
     pub requests_sent: u64,
     /// Batch attempts that failed with a retriable error and were tried again.
     pub retries: u64,
+    /// Times a bucket of a primary-key table held its next send back because the server reported
+    /// storage pressure (PutKv v2, Fluss 1.0; `client.writer.kv-backpressure.max-throttle`).
+    pub kv_throttled_sends: u64,
+    /// Total time buckets held sends back for server storage pressure, in nanoseconds.
+    pub kv_throttle_nanos: u64,
+    /// The highest storage pressure the server reported in its latest answer for any bucket of
+    /// this writer, in thousandths (0: none; 1000: `STORAGE_BACKPRESSURE`).
+    pub kv_pressure_permille: u64,
     /// Callbacks that ran at least `client.writer.slow-callback-threshold` (each also logged,
     /// at most one line per 10 s).
     pub slow_callbacks: u64,
@@ -197,7 +205,7 @@ impl WriterStats {
     /// `..._p50_nanos`, `..._p99_nanos`, `..._max_nanos`, and the same for `request_latency`):
     /// the one list of names the bindings expose (a Python dict, the C++ struct's fields, the
     /// JSON and Prometheus exports). [`crate::metrics::METRICS`] describes each, in this order.
-    pub fn fields(&self) -> [(&'static str, u64); 28] {
+    pub fn fields(&self) -> [(&'static str, u64); 31] {
         // Destructured so that a new field cannot be forgotten here.
         let WriterStats {
             pending_callbacks,
@@ -215,6 +223,9 @@ impl WriterStats {
             operations_rejected,
             requests_sent,
             retries,
+            kv_throttled_sends,
+            kv_throttle_nanos,
+            kv_pressure_permille,
             slow_callbacks,
             oldest_pending_batch_age_nanos,
             request_latency,
@@ -242,6 +253,9 @@ impl WriterStats {
             ("operations_rejected", operations_rejected),
             ("requests_sent", requests_sent),
             ("retries", retries),
+            ("kv_throttled_sends", kv_throttled_sends),
+            ("kv_throttle_nanos", kv_throttle_nanos),
+            ("kv_pressure_permille", kv_pressure_permille),
             ("slow_callbacks", slow_callbacks),
             ("oldest_pending_batch_age_nanos", oldest_pending_batch_age_nanos),
             ("request_latency_count", request_latency.count),
@@ -1049,6 +1063,13 @@ impl WriterCore {
             ..WriterStats::default()
         };
         self.lane_config.metrics.fill(&mut stats);
+        let lane_pressure = |l: &Lane| l.shared.buckets.iter().map(BucketCounters::pressure_permille).max().unwrap_or(0);
+        stats.kv_pressure_permille = match &self.lanes {
+            Lanes::Single(l) => lane_pressure(l),
+            Lanes::Partitioned { lanes, .. } => {
+                lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.values().map(|l| lane_pressure(l)).max().unwrap_or(0)
+            }
+        };
         stats
     }
 

@@ -32,6 +32,20 @@ pub fn lake_bootstrap(test: &str) -> Option<String> {
     cluster_address("FLUSS_LAKE_BOOTSTRAP_SERVERS", "FLUSS_LAKE=paimon FLUSS_OUT_VAR=FLUSS_LAKE_BOOTSTRAP_SERVERS ", test)
 }
 
+/// The address of a Fluss 1.0-SNAPSHOT cluster started with low KV back-pressure thresholds
+/// (`FLUSS_PRESSURE_BOOTSTRAP_SERVERS`; see rust/core/tests/kv_backpressure.rs), with the same rule
+/// as [`bootstrap`].
+#[allow(dead_code)]
+pub fn pressure_bootstrap(test: &str) -> Option<String> {
+    cluster_address(
+        "FLUSS_PRESSURE_BOOTSTRAP_SERVERS",
+        "FLUSS_VERSION=1.0-SNAPSHOT FLUSS_RUN_DIR=.fluss/run-pressure FLUSS_COORDINATOR_PORT=9500 FLUSS_TABLET_PORT=9501 \
+         FLUSS_ZK_PORT=9502 FLUSS_OUT_VAR=FLUSS_PRESSURE_BOOTSTRAP_SERVERS \
+         FLUSS_EXTRA_CONF=$'kv.backpressure.l0-slowdown-trigger: 1\\nkv.rocksdb.writebuffer.size: 64kb\\nserver.data-disk.write-limit-ratio: 0.99' ",
+        test,
+    )
+}
+
 /// `var`'s cluster address; unset: `None` with a loud banner, or a panic under CI=true.
 fn cluster_address(var: &str, start_env: &str, test: &str) -> Option<String> {
     match std::env::var(var) {
