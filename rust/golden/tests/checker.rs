@@ -656,6 +656,8 @@ fn unsupported_requirements() {
     ran["events"].as_array_mut().unwrap().insert(1, json!({"seq": 1, "ev": "settled"}));
     renumber(&mut ran);
     fails_with(doc, ran, "steps ran although");
+}
+
 /// `expect.stats`: a `stats` step records the writer's stats; on the embedded engine the last
 /// value must reach `min` and `rises_and_falls` needs a value above 0 followed by a lower one;
 /// a real server decides its own pressure, so on a cluster only the recording is checked; a
