@@ -96,6 +96,19 @@ fluss10_started=0
 # (a 1.0-SNAPSHOT server measured 85.6 % with a third of the disk free).
 fluss10_env=("FLUSS_RUN_DIR=$REPO/.fluss/run-1.0" FLUSS_COORDINATOR_PORT=9423 FLUSS_TABLET_PORT=9424 FLUSS_ZK_PORT=2581
   "FLUSS_EXTRA_CONF=server.data-disk.write-limit-ratio: 1.0")
+# A second 1.0-line server with tiny storage back-pressure thresholds (one L0 file slows writes
+# down, 64 KiB write buffers), for rust/core/tests/kv_backpressure.rs: at the defaults a test
+# load shows no pressure, and these thresholds would refuse the other tests' big batches.
+pressure_started=0
+pressure_env=("FLUSS_RUN_DIR=$REPO/.fluss/run-pressure" FLUSS_COORDINATOR_PORT=9823 FLUSS_TABLET_PORT=9824 FLUSS_ZK_PORT=2881
+  "FLUSS_EXTRA_CONF=kv.backpressure.l0-slowdown-trigger: 1
+kv.rocksdb.writebuffer.size: 64kb
+server.data-disk.write-limit-ratio: 1.0")
+# A third, whose client listener takes SASL/PLAIN with the authorizer on (users admin and fluss),
+# for rust/core/tests/cluster_sasl_v1.rs: what Fluss 1.0 changed in authorization.
+sasl_v1_started=0
+sasl_v1_env=(FLUSS_SASL=1 "FLUSS_RUN_DIR=$REPO/.fluss/run-sasl-v1" FLUSS_COORDINATOR_PORT=9600 FLUSS_TABLET_PORT=9601
+  FLUSS_ZK_PORT=9610 "FLUSS_EXTRA_CONF=server.data-disk.write-limit-ratio: 1.0")
 watch_pids=()
 rm -f "$REPO"/.fluss/run*.heals
 heal_watch() {
@@ -122,6 +135,8 @@ cleanup() {
   if [ "$failover_started" = 1 ]; then env "${failover_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$lake_started" = 1 ]; then env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$fluss10_started" = 1 ]; then env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$pressure_started" = 1 ]; then env "${pressure_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$sasl_v1_started" = 1 ]; then env "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ -n "${fluss10_missing:-}" ]; then echo "NOTE: $fluss10_missing"; fi
 }
 trap cleanup EXIT
@@ -178,6 +193,14 @@ if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ] && comm
     export "$line"
     fluss10_started=1
     echo "using Fluss $FLUSS_1_0_VERSION at $FLUSS_1_0_BOOTSTRAP_SERVERS"
+    line=$(env "${pressure_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_PRESSURE_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
+    export "$line"
+    pressure_started=1
+    echo "using Fluss $FLUSS_1_0_VERSION with tiny back-pressure thresholds at $FLUSS_PRESSURE_BOOTSTRAP_SERVERS"
+    line=$(env "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_SASL_V1_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
+    export "$line"
+    sasl_v1_started=1
+    echo "using Fluss $FLUSS_1_0_VERSION with SASL/PLAIN and the authorizer at $FLUSS_SASL_V1_BOOTSTRAP_SERVERS"
   else
     fluss10_missing="no Fluss 1.0-line server was available (see scripts/fluss-1.0-server.sh): the tests against Fluss 1.0 did NOT run; only 0.9.1 was tested"
     echo "!!!!! $fluss10_missing !!!!!" >&2
@@ -199,6 +222,12 @@ ensure_clusters() {
   fi
   if [ "$fluss10_started" = 1 ]; then
     env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_1_0_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start >/dev/null
+  fi
+  if [ "$pressure_started" = 1 ]; then
+    env "${pressure_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_PRESSURE_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start >/dev/null
+  fi
+  if [ "$sasl_v1_started" = 1 ]; then
+    env "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_SASL_V1_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start >/dev/null
   fi
 }
 

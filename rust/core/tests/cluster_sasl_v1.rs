@@ -9,10 +9,11 @@
 //! ```text
 //! export "$(FLUSS_VERSION=1.0-SNAPSHOT FLUSS_SASL=1 FLUSS_RUN_DIR=$PWD/.fluss/run-sasl-v1 \
 //!   FLUSS_COORDINATOR_PORT=9600 FLUSS_TABLET_PORT=9601 FLUSS_ZK_PORT=9610 \
-//!   scripts/fluss-cluster.sh start | tail -n 1 | sed 's/^FLUSS_SASL_BOOTSTRAP_SERVERS=/FLUSS_SASL_V1_BOOTSTRAP_SERVERS=/')"
+//!   FLUSS_OUT_VAR=FLUSS_SASL_V1_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)"
 //! ```
 //!
-//! Without `FLUSS_SASL_V1_BOOTSTRAP_SERVERS` the tests print a banner and pass.
+//! `make test` starts it. Without `FLUSS_SASL_V1_BOOTSTRAP_SERVERS` the tests print a banner and
+//! pass, and fail under CI=true.
 
 mod cluster_support;
 
@@ -25,21 +26,6 @@ use fluss_writer::{
 
 const ADMIN_PASSWORD: &str = "admin-secret";
 const USER_PASSWORD: &str = "fluss-secret";
-
-fn sasl_v1_bootstrap(test: &str) -> Option<String> {
-    match std::env::var("FLUSS_SASL_V1_BOOTSTRAP_SERVERS") {
-        Ok(s) if !s.trim().is_empty() => Some(s),
-        _ => {
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "\n!!! {test}: FLUSS_SASL_V1_BOOTSTRAP_SERVERS is not set: NOT testing Fluss 1.0 authorization against a real \
-                 cluster (see the head of rust/core/tests/cluster_sasl_v1.rs for the command that starts one)."
-            );
-            None
-        }
-    }
-}
 
 fn connect(bootstrap: &str, user: &str, password: &str) -> Connection {
     Connection::connect(
@@ -98,7 +84,7 @@ fn db_and_table(admin: &Connection, prefix: &str) -> (String, fluss_writer::Tabl
 
 #[test]
 fn creating_and_dropping_acls_needs_all_alter_is_not_enough() {
-    let Some(b) = sasl_v1_bootstrap("sasl_v1_acls_need_all") else { return };
+    let Some(b) = cluster_support::sasl_v1_bootstrap("sasl_v1_acls_need_all") else { return };
     bounded("sasl_v1_acls_need_all", Duration::from_secs(150), move || {
         let admin = connect(&b, "admin", ADMIN_PASSWORD);
         let (db, path) = db_and_table(&admin, "fw_perm_all");
@@ -133,7 +119,7 @@ fn creating_and_dropping_acls_needs_all_alter_is_not_enough() {
 
 #[test]
 fn database_and_table_exists_answer_false_without_describe() {
-    let Some(b) = sasl_v1_bootstrap("sasl_v1_exists") else { return };
+    let Some(b) = cluster_support::sasl_v1_bootstrap("sasl_v1_exists") else { return };
     bounded("sasl_v1_exists", Duration::from_secs(150), move || {
         let admin = connect(&b, "admin", ADMIN_PASSWORD);
         let (db, path) = db_and_table(&admin, "fw_perm_exists");

@@ -46,6 +46,18 @@ pub fn pressure_bootstrap(test: &str) -> Option<String> {
     )
 }
 
+/// The address of the 1.0-line cluster whose client listener takes SASL/PLAIN
+/// (`FLUSS_SASL_V1_BOOTSTRAP_SERVERS`; see rust/core/tests/cluster_sasl_v1.rs), with the same rule.
+#[allow(dead_code)]
+pub fn sasl_v1_bootstrap(test: &str) -> Option<String> {
+    cluster_address(
+        "FLUSS_SASL_V1_BOOTSTRAP_SERVERS",
+        "FLUSS_VERSION=1.0-SNAPSHOT FLUSS_SASL=1 FLUSS_RUN_DIR=.fluss/run-sasl-v1 FLUSS_COORDINATOR_PORT=9600 \
+         FLUSS_TABLET_PORT=9601 FLUSS_ZK_PORT=9610 FLUSS_OUT_VAR=FLUSS_SASL_V1_BOOTSTRAP_SERVERS ",
+        test,
+    )
+}
+
 /// `var`'s cluster address; unset: `None` with a loud banner, or a panic under CI=true.
 fn cluster_address(var: &str, start_env: &str, test: &str) -> Option<String> {
     match std::env::var(var) {
