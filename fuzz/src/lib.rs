@@ -149,7 +149,12 @@ pub fn engine_request(data: &[u8]) {
                 acks: -1,
                 table_id: e.log_id,
                 timeout_ms: 1000,
-                buckets_req: vec![proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: 0, records: Bytes::from(bytes) }],
+                buckets_req: vec![proto::PbProduceLogReqForBucket {
+                    partition_id: None,
+                    bucket_id: 0,
+                    records: Bytes::from(bytes),
+                    original_partition_name: None,
+                }],
             })
         }
         1 => {
@@ -161,7 +166,12 @@ pub fn engine_request(data: &[u8]) {
                 table_id: e.pk_id,
                 timeout_ms: 1000,
                 target_columns: vec![],
-                buckets_req: vec![proto::PbPutKvReqForBucket { partition_id: None, bucket_id: 0, records: Bytes::from(bytes) }],
+                buckets_req: vec![proto::PbPutKvReqForBucket {
+                    partition_id: None,
+                    bucket_id: 0,
+                    records: Bytes::from(bytes),
+                    original_partition_name: None,
+                }],
                 agg_mode: None,
             })
         }

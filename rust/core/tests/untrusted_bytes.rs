@@ -206,7 +206,12 @@ fn the_embedded_engine_answers_garbage_with_errors_and_stays_usable() {
                     table_id: pk_id,
                     timeout_ms: 1000,
                     target_columns: vec![],
-                    buckets_req: vec![proto::PbPutKvReqForBucket { partition_id: None, bucket_id: 0, records: Bytes::from(bytes) }],
+                    buckets_req: vec![proto::PbPutKvReqForBucket {
+                        partition_id: None,
+                        bucket_id: 0,
+                        records: Bytes::from(bytes),
+                        original_partition_name: None,
+                    }],
                     agg_mode: None,
                 };
                 (Request::PutKv(req), pk_id)
@@ -219,7 +224,12 @@ fn the_embedded_engine_answers_garbage_with_errors_and_stays_usable() {
                     acks: -1,
                     table_id: log_id,
                     timeout_ms: 1000,
-                    buckets_req: vec![proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: 0, records: Bytes::from(bytes) }],
+                    buckets_req: vec![proto::PbProduceLogReqForBucket {
+                        partition_id: None,
+                        bucket_id: 0,
+                        records: Bytes::from(bytes),
+                        original_partition_name: None,
+                    }],
                 };
                 (Request::ProduceLog(req), log_id)
             };

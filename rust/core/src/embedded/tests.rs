@@ -122,7 +122,12 @@ fn produce_req(table_id: i64, entries: Vec<(i32, Vec<u8>)>) -> proto::ProduceLog
         timeout_ms: 30_000,
         buckets_req: entries
             .into_iter()
-            .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: b, records: records.into() })
+            .map(|(b, records)| proto::PbProduceLogReqForBucket {
+                partition_id: None,
+                bucket_id: b,
+                records: records.into(),
+                original_partition_name: None,
+            })
             .collect(),
     }
 }
@@ -190,7 +195,12 @@ fn put_req(table_id: i64, target: Vec<i32>, entries: Vec<(i32, Vec<u8>)>) -> pro
         target_columns: target,
         buckets_req: entries
             .into_iter()
-            .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id: None, bucket_id: b, records: records.into() })
+            .map(|(b, records)| proto::PbPutKvReqForBucket {
+                partition_id: None,
+                bucket_id: b,
+                records: records.into(),
+                original_partition_name: None,
+            })
             .collect(),
         agg_mode: None,
     }
@@ -988,7 +998,12 @@ fn a_recreated_partition_has_fresh_writer_state() {
             acks: -1,
             table_id: id,
             timeout_ms: 30_000,
-            buckets_req: vec![proto::PbProduceLogReqForBucket { partition_id: Some(pid), bucket_id: 0, records: batch.into() }],
+            buckets_req: vec![proto::PbProduceLogReqForBucket {
+                partition_id: Some(pid),
+                bucket_id: 0,
+                records: batch.into(),
+                original_partition_name: None,
+            }],
         };
         let resp = send(&e, req).unwrap();
         entry(&resp.buckets_resp[0].error_code, &resp.buckets_resp[0].error_message, resp.buckets_resp[0].base_offset)

@@ -702,7 +702,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
             timeout_ms,
             buckets_req: items
                 .into_iter()
-                .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id, bucket_id: b, records })
+                .map(|(b, records)| proto::PbProduceLogReqForBucket { partition_id, bucket_id: b, records, original_partition_name: None })
                 .collect(),
         }),
         BatchKind::Kv => Request::PutKv(proto::PutKvRequest {
@@ -710,7 +710,10 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
             table_id: shared.target.table_id,
             timeout_ms,
             target_columns: shared.target_columns.clone(),
-            buckets_req: items.into_iter().map(|(b, records)| proto::PbPutKvReqForBucket { partition_id, bucket_id: b, records }).collect(),
+            buckets_req: items
+                .into_iter()
+                .map(|(b, records)| proto::PbPutKvReqForBucket { partition_id, bucket_id: b, records, original_partition_name: None })
+                .collect(),
             agg_mode: None,
         }),
     };
