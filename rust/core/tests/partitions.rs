@@ -787,6 +787,20 @@ fn time_format_partitions_cluster_1_0() {
     bounded("time_format_partitions_cluster_1_0", LIMIT, move || time_format_partitions(&connect(&b, &[]), Duration::from_secs(30)));
 }
 
+/// Historical partitions (Fluss 1.0, FIP-28) need a lake (a 1.0 server refuses the option
+/// without `table.datalake.enabled`); the embedded engine has none, and no `__historical__`
+/// partition: it refuses the option with INVALID_CONFIG naming it, and accepts it off.
+#[test]
+fn historical_partitions_are_refused_by_the_embedded_engine() {
+    let conn = embedded(&[]);
+    let d = log_descriptor().with_property("table.datalake.historical-partition.enabled", "true");
+    let e = conn.admin().create_table(&TablePath::new(database(&conn), unique("phist")).unwrap(), &d, false).unwrap_err();
+    assert_eq!(e.code(), FlussCode::INVALID_CONFIG, "{e}");
+    assert!(e.message().contains("historical-partition.enabled"), "{e}");
+    let off = log_descriptor().with_property("table.datalake.historical-partition.enabled", "false");
+    conn.admin().create_table(&TablePath::new(database(&conn), unique("phist")).unwrap(), &off, false).unwrap();
+}
+
 /// A durable embedded engine keeps partitions and their rows across a reopen.
 #[test]
 fn durable_embedded_partitions_survive_reopen() {

@@ -53,6 +53,8 @@ const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
     ("table.delete.behavior", Some("ALLOW")),
     ("table.log.format", Some("ARROW")),
     ("table.kv.format", Some("COMPACTED")),
+    // Fluss 1.0 historical partitions (FIP-28): a lake table's `__historical__` partition.
+    ("table.datalake.historical-partition.enabled", Some("false")),
 ];
 
 /// Reserved system column names (Fluss refuses them in user schemas).

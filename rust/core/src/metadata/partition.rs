@@ -134,7 +134,7 @@ pub fn check_partition_value(value: &str) -> std::result::Result<(), String> {
         return Err(format!("contains {c:?}: only ASCII letters, digits, '_' and '-' are allowed"));
     }
     if value.starts_with("__") {
-        return Err("starts with '__', which Fluss reserves".into());
+        return Err("starts with '__', which Fluss reserves for system partitions (such as __historical__)".into());
     }
     Ok(())
 }
