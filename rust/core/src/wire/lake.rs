@@ -43,7 +43,7 @@ pub enum LakeFormat {
 
 impl LakeFormat {
     /// The format a table's `table.datalake.format` value names: `None` for no value; a value
-    /// Fluss 0.9.1 does not know is `UNSUPPORTED`, naming it, so that no row is ever placed by a
+    /// Fluss 1.0 does not know is `UNSUPPORTED`, naming it, so that no row is ever placed by a
     /// guessed rule.
     pub fn from_property(value: Option<&str>) -> Result<Option<LakeFormat>> {
         let Some(v) = value else { return Ok(None) };
