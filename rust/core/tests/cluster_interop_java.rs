@@ -757,6 +757,11 @@ fn lake_schema(pk: &[&str]) -> Schema {
 /// Create `d` (8 buckets), check that the table's format is `format`, upsert 240 rows, and find
 /// every one by fluss-writer's lookup and by the Java client's.
 fn check_lake_table(bs: &str, conn: &Connection, format: &str, d: TableDescriptor) {
+    check_lake_table_with(None, bs, conn, format, d)
+}
+
+/// [`check_lake_table`] with the Java client of `version` (None: 0.9.1).
+fn check_lake_table_with(version: Option<&str>, bs: &str, conn: &Connection, format: &str, d: TableDescriptor) {
     let path = create_fresh_table(conn, "java_interop_lake", &d.with_bucket_count(8));
     let info = table_info(conn, &path);
     assert_eq!(info.descriptor.properties.get("table.datalake.format").map(String::as_str), Some(format));
@@ -788,7 +793,7 @@ fn check_lake_table(bs: &str, conn: &Connection, format: &str, d: TableDescripto
         }
     }
     let input: String = rows.iter().map(|r| pk.iter().map(|&i| canon(&r[i])).collect::<Vec<_>>().join("\t") + "\n").collect();
-    let lines = java_oracle(&[bs, &path.to_string()], input);
+    let lines = java_oracle_of(version, &[bs, &path.to_string()], input);
     assert_eq!(lines.len(), rows.len());
     for (r, line) in rows.iter().zip(&lines) {
         let want = std::iter::once("FOUND".to_string()).chain(r.iter().map(canon)).collect::<Vec<_>>().join("\t");
@@ -1323,4 +1328,32 @@ fn auto_partition_time_formats_match_java_1_0() {
         checked[0], checked[1], checked[2]
     );
     assert!(refused > 100 && checked.iter().all(|&n| n > 20), "the cases cover refusals and every verdict");
+}
+
+/// HUDI tables on a Fluss 1.0 server (`FLUSS_1_0_BOOTSTRAP_SERVERS`): every row fluss-writer
+/// upserts is found by the lookups of the fluss-client 1.0.0 Java client, which keys and buckets
+/// them by Hudi's rule, for the bucket key = the primary key, a primary key of two columns (in
+/// both orders) and a bucket key that is a part of the primary key.
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn java_client_1_0_finds_rows_of_hudi_tables() {
+    let Ok(bs) = std::env::var("FLUSS_1_0_BOOTSTRAP_SERVERS") else {
+        eprintln!("cluster_interop_java::java_client_1_0_finds_rows_of_hudi_tables: FLUSS_1_0_BOOTSTRAP_SERVERS is not set: not testing against a Fluss 1.0 server");
+        return;
+    };
+    if !java_available() {
+        return;
+    }
+    bounded("java_interop_hudi", Duration::from_secs(180), move || {
+        let conn = connect(&bs, &[]);
+        for d in [
+            TableDescriptor::new(lake_schema(&["k"])),
+            TableDescriptor::new(lake_schema(&["s", "k"])),
+            TableDescriptor::new(lake_schema(&["k", "s"])),
+            TableDescriptor::new(lake_schema(&["k", "s"])).with_bucket_key(["s"]),
+        ] {
+            check_lake_table_with(Some(FLUSS_1_0), &bs, &conn, "hudi", d.with_property("table.datalake.format", "hudi"));
+        }
+        conn.close(None).unwrap();
+    });
 }
