@@ -787,6 +787,47 @@ fn time_format_partitions_cluster_1_0() {
     bounded("time_format_partitions_cluster_1_0", LIMIT, move || time_format_partitions(&connect(&b, &[]), Duration::from_secs(30)));
 }
 
+/// A Fluss 1.0 server refuses every CreatePartition of a quarterly auto-partitioned table with
+/// the default format `yyyyQ` (Java's year reads the quarter's digit too), as
+/// `AutoPartition::check_value` says; with `yyyy'Q'Q` it creates them. Only against a 1.0 server
+/// (`FLUSS_1_0_BOOTSTRAP_SERVERS`): 0.9.1 checks nothing, nor does the embedded engine without
+/// the time-format option.
+#[test]
+fn quarterly_partitions_cluster_1_0() {
+    let Ok(b) = std::env::var("FLUSS_1_0_BOOTSTRAP_SERVERS") else {
+        eprintln!("partitions::quarterly_partitions_cluster_1_0: FLUSS_1_0_BOOTSTRAP_SERVERS is not set: not testing against a Fluss 1.0 server");
+        return;
+    };
+    bounded("quarterly_partitions_cluster_1_0", LIMIT, move || {
+        let conn = connect(&b, &[]);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        for (format, created) in [(None, false), (Some("yyyy'Q'Q"), true)] {
+            let mut d = log_descriptor()
+                .with_property(AutoPartition::ENABLED, "true")
+                .with_property(AutoPartition::TIME_UNIT, "QUARTER")
+                .with_property(AutoPartition::NUM_PRECREATE, "1")
+                .with_property(AutoPartition::TIME_ZONE, "UTC");
+            if let Some(f) = format {
+                d = d.with_property(AutoPartition::TIME_FORMAT, f);
+            }
+            let auto = AutoPartition::from_descriptor(&d.normalized(1).unwrap()).unwrap().unwrap();
+            let path = create(&conn, "pquarter", &d);
+            let later = auto.names_from(now, 3, 1).unwrap().remove(0);
+            let ours = auto.check_value(&later, now);
+            let theirs = conn.admin().create_partition(&path, &spec(&later), false);
+            assert_eq!(ours.is_ok(), created, "{format:?} {later}: {ours:?}");
+            match theirs {
+                Ok(()) => assert!(created, "{format:?}: the server created {later}"),
+                Err(e) => {
+                    assert!(!created, "{format:?} {later}: {e}");
+                    assert_eq!(e.code(), FlussCode::PARTITION_SPEC_INVALID, "{e}");
+                    assert!(e.message().contains("does not match the expected format 'yyyyQ'"), "{e}");
+                }
+            }
+        }
+    });
+}
+
 /// Historical partitions (Fluss 1.0, FIP-28) need a lake (a 1.0 server refuses the option
 /// without `table.datalake.enabled`); the embedded engine has none, and no `__historical__`
 /// partition: it refuses the option with INVALID_CONFIG naming it, and accepts it off.
