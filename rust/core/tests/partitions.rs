@@ -795,7 +795,9 @@ fn time_format_partitions_cluster_1_0() {
 #[test]
 fn quarterly_partitions_cluster_1_0() {
     let Ok(b) = std::env::var("FLUSS_1_0_BOOTSTRAP_SERVERS") else {
-        eprintln!("partitions::quarterly_partitions_cluster_1_0: FLUSS_1_0_BOOTSTRAP_SERVERS is not set: not testing against a Fluss 1.0 server");
+        eprintln!(
+            "partitions::quarterly_partitions_cluster_1_0: FLUSS_1_0_BOOTSTRAP_SERVERS is not set: not testing against a Fluss 1.0 server"
+        );
         return;
     };
     bounded("quarterly_partitions_cluster_1_0", LIMIT, move || {
