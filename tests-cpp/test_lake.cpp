@@ -9,7 +9,10 @@
 //   no lake, and every key is found by lookup;
 // * an iceberg table whose key has two columns is created, but its writer is refused with
 //   INVALID_TABLE; an empty iceberg key is refused synchronously with INVALID_ROW;
-// * table.datalake.enabled = true on a cluster without a lake: the server's INVALID_TABLE (15).
+// * table.datalake.enabled = true on a cluster without a lake: the server's INVALID_TABLE (15);
+// * hudi (Fluss 1.0; embedded engine only, 0.9.1 does not know the format): every key lands in the
+//   bucket of Hudi's rule, recomputed here from its definition (the Java hash of the key's decimal
+//   string as a one-element List<String>).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -110,6 +113,23 @@ TEST_P(LakeTest, FormatsPlaceKeysByTheirRule) {
   EXPECT_GT(Moved(paimon, none), 40) << "paimon places most keys elsewhere than Fluss's rule";
   EXPECT_GT(Moved(iceberg, none), 40) << "iceberg places most keys elsewhere than Fluss's rule";
   EXPECT_NE(paimon, iceberg);
+}
+
+// Hudi's bucket of an INT key (Fluss 1.0 HudiKeyEncoder + HudiBucketingFunction): Java's
+// List.of(String.valueOf(k)).hashCode(), then (hash & INT_MAX) % buckets.
+int32_t HudiBucket(int32_t k) {
+  uint32_t s = 0;
+  for (char c : std::to_string(k)) s = 31 * s + static_cast<uint32_t>(static_cast<unsigned char>(c));
+  const uint32_t list = 31 * 1u + s;
+  return static_cast<int32_t>((list & 0x7fffffffu) % static_cast<uint32_t>(kBuckets));
+}
+
+TEST_P(LakeTest, HudiPlacesKeysByHudisRule) {
+  if (!Embedded()) GTEST_SKIP() << "a Fluss 0.9.1 cluster does not know the hudi format (the Rust tests cover a 1.0 server)";
+  auto hudi = Placements("hudi");
+  auto none = Placements("");
+  for (const auto& [k, bucket] : hudi) EXPECT_EQ(bucket, HudiBucket(k)) << "key " << k;
+  EXPECT_GT(Moved(hudi, none), 40) << "hudi places most keys elsewhere than Fluss's rule";
 }
 
 TEST_P(LakeTest, KeysAFormatCannotBucketAreRefused) {

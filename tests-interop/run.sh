@@ -11,7 +11,9 @@
 #      by primary-key lookup, with identical values, also in lake-enabled tables of the cluster
 #      with a Paimon lake (FLUSS_LAKE_BOOTSTRAP_SERVERS), and Fluss's own Java encoders write
 #      nested values byte for byte as fluss-writer does (rust/core/tests/cluster_interop_java.rs,
-#      driving tests-interop/java/run.sh).
+#      driving tests-interop/java/run.sh). The same file checks the Fluss 1.0 rules, HUDI key bytes
+#      and buckets and auto-partition time formats, against fluss-client 1.0.0's classes (no
+#      cluster; FLOAT/DOUBLE Hudi keys only when JAVA is a JDK 19+).
 #   2. Python: the official Python client (pyfluss 1.0.0) reads back a log table and the changelog
 #      of a primary-key table written by fluss-writer, row for row, and lists and reads every
 #      partition of a partitioned log table and a partitioned primary-key table; fluss-writer

@@ -13,6 +13,9 @@ surfaces as the documented exceptions:
   (InvalidTableError naming the reason); an empty iceberg key is refused synchronously
   (InvalidRowError), nothing written;
 * ``table.datalake.enabled = true`` on a cluster without a lake: the server's INVALID_TABLE (15).
+* hudi (Fluss 1.0; embedded engine only, as 0.9.1 does not know the format): every key lands in
+  the bucket of Hudi's rule, recomputed here from the rule's definition (the Java hash of the
+  key's decimal string as a one-element ``List<String>``), and is found by lookup.
 """
 
 from __future__ import annotations
@@ -120,3 +123,41 @@ def test_keys_a_lake_format_cannot_bucket_are_refused(target: Target) -> None:
             fw.TableDescriptor(schema, properties={"table.datalake.enabled": "true"}),
         )
     assert e.value.code == INVALID_TABLE and "table.datalake.enabled" in e.value.message
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units), as a signed 32-bit int."""
+    h = 0
+    units = s.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i : i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def hudi_bucket(values: Tuple[str, ...], buckets: int) -> int:
+    """Hudi's bucket (Fluss 1.0 HudiBucketingFunction) of key values in their Java string form."""
+    h = 1
+    for v in values:
+        h = (31 * h + java_string_hash(v)) & 0xFFFFFFFF
+    return (h & 0x7FFFFFFF) % buckets
+
+
+def test_hudi_places_keys_by_hudis_rule(target: Target) -> None:
+    if target.kind != "embedded":
+        pytest.skip("a Fluss 0.9.1 cluster does not know the hudi format (the Rust tests cover a 1.0 server)")
+    hudi = placements(target, "hudi")
+    none = placements(target, None)
+    assert hudi == {k: hudi_bucket((str(k),), BUCKETS) for k in KEYS}
+    assert sum(hudi[k] != none[k] for k in KEYS) > len(KEYS) // 2, "hudi must place most keys elsewhere than Fluss's rule"
+    # Two key columns: the key is the list of both strings.
+    path = target.create("lake_hudi2", descriptor("hudi", ("s", "k")))
+    table = target.conn.get_table(path)
+    done: Dict[int, fw.WriteCompletion] = {}
+    with table.new_upsert().create_writer() as w:
+        for k in KEYS:
+            w.upsert({"k": k, "s": f"s{k}é", "v": "row"}, callback=lambda c, k=k: done.setdefault(k, c))
+        with pytest.raises(fw.InvalidRowError, match="','"):
+            w.upsert({"k": 1, "s": "a,b", "v": "row"})
+        w.flush(60)
+    assert all(c.ok for c in done.values()) and len(done) == len(KEYS)
+    assert {k: c.bucket for k, c in done.items()} == {k: hudi_bucket((f"s{k}é", str(k)), BUCKETS) for k in KEYS}

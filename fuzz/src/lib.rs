@@ -154,6 +154,7 @@ pub fn engine_request(data: &[u8]) {
                     bucket_id: 0,
                     records: Bytes::from(bytes),
                     routing_bucket_count: None,
+                    original_partition_name: None,
                 }],
             })
         }
@@ -171,6 +172,7 @@ pub fn engine_request(data: &[u8]) {
                     bucket_id: 0,
                     records: Bytes::from(bytes),
                     routing_bucket_count: None,
+                    original_partition_name: None,
                 }],
                 agg_mode: None,
             })

@@ -32,6 +32,22 @@
  * Java classes refuse the key. TYPE is one of the names above or DECIMAL(p,s), TIME(p), CHAR(n), BINARY(n), TIMESTAMP(p),
  * TIMESTAMP_LTZ(p) (a plain TIMESTAMP / TIMESTAMP_LTZ is precision 9 here).
  *
+ *   java FlussLookupOracle --java-version
+ *
+ * The feature version of the JVM (Hudi keys of FLOAT / DOUBLE values carry Java's
+ * Double.toString, whose digits changed in JDK 19).
+ *
+ *   java FlussLookupOracle --auto-partition  < cases          (fluss-client 1.0 or later)
+ *
+ * Auto-partition names as Fluss 1.0 forms them (PartitionUtils.validateTimeFormat,
+ * generateAutoPartitionTime, validateAutoPartitionTime; called by reflection so that this file
+ * still compiles against 0.9.1). stdin, one case a line, TAB separated: time unit, time format
+ * (\N: none), time zone, epoch millis, offset, num-retention, a partition value to check.
+ * stdout, one line a case: "BADFORMAT TAB <message>" where the coordinator refuses the format,
+ * else "<name of the partition offset units after the one holding the time> TAB <check>",
+ * check being OK, or FORMAT / OUTDATED / ERROR followed by TAB and the message, for the value
+ * (validateAutoPartitionTime at the current time: a partition the client would not create).
+ *
  *   java FlussLookupOracle --row-vectors <TYPE>[;<TYPE>...]  < rows
  *
  * Row bytes and Arrow vectors as the Java client writes them for a row type with columns c0, c1,
@@ -124,6 +140,14 @@ public final class FlussLookupOracle {
             keyVectors(args[1], args[2].split(";"), Integer.parseInt(args[3]));
             return;
         }
+        if (args.length == 1 && args[0].equals("--java-version")) {
+            System.out.println(Runtime.version().feature());
+            return;
+        }
+        if (args.length == 1 && args[0].equals("--auto-partition")) {
+            autoPartition();
+            return;
+        }
         if (args.length == 2 && args[0].equals("--row-vectors")) {
             rowVectors(splitTopLevel(args[1], ';'));
             return;
@@ -207,6 +231,59 @@ public final class FlussLookupOracle {
                 values.add(PartitionUtils.convertValueOfType(parse(types[i], parts[i]), types[i].getTypeRoot()));
             }
             out.append(String.join(ResolvedPartitionSpec.PARTITION_SPEC_SEPARATOR, values)).append('\n');
+        }
+        System.out.print(out);
+        System.out.flush();
+    }
+
+    static void autoPartition() throws Exception {
+        Class<?> utils = Class.forName("org.apache.fluss.utils.PartitionUtils");
+        Class<?> strategyClass = Class.forName("org.apache.fluss.utils.AutoPartitionStrategy");
+        Class<?> unitClass = Class.forName("org.apache.fluss.config.AutoPartitionTimeUnit");
+        Class<?> specClass = Class.forName("org.apache.fluss.metadata.PartitionSpec");
+        java.lang.reflect.Method from = strategyClass.getMethod("from", Map.class);
+        java.lang.reflect.Method validateFormat = utils.getMethod("validateTimeFormat", unitClass, strategyClass);
+        java.lang.reflect.Method generate = utils.getMethod(
+                "generateAutoPartitionTime", java.time.ZonedDateTime.class, int.class, unitClass, strategyClass);
+        java.lang.reflect.Method validateTime = utils.getMethod("validateAutoPartitionTime", specClass, List.class, strategyClass);
+        java.lang.reflect.Method timeZone = strategyClass.getMethod("timeZone");
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        StringBuilder out = new StringBuilder();
+        for (String l = in.readLine(); l != null; l = in.readLine()) {
+            String[] f = l.split("\t", -1);
+            Map<String, String> props = new LinkedHashMap<>();
+            props.put("table.auto-partition.enabled", "true");
+            props.put("table.auto-partition.time-unit", f[0]);
+            if (!f[1].equals("\\N")) {
+                props.put("table.auto-partition.time-format", f[1]);
+            }
+            props.put("table.auto-partition.time-zone", f[2]);
+            props.put("table.auto-partition.num-retention", f[5]);
+            Object strategy = from.invoke(null, props);
+            @SuppressWarnings({"unchecked", "rawtypes"})
+            Object unit = Enum.valueOf((Class) unitClass, f[0]);
+            try {
+                validateFormat.invoke(null, unit, strategy);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                out.append("BADFORMAT\t").append(message(e.getCause())).append('\n');
+                continue;
+            }
+            java.time.ZoneId zone = ((java.util.TimeZone) timeZone.invoke(strategy)).toZoneId();
+            java.time.ZonedDateTime time =
+                    java.time.ZonedDateTime.ofInstant(java.time.Instant.ofEpochMilli(Long.parseLong(f[3])), zone);
+            out.append(generate.invoke(null, time, Integer.parseInt(f[4]), unit, strategy)).append('\t');
+            Map<String, String> spec = new LinkedHashMap<>();
+            spec.put("p", f[6]);
+            Object partitionSpec = specClass.getConstructor(Map.class).newInstance(spec);
+            try {
+                validateTime.invoke(null, partitionSpec, java.util.Collections.singletonList("p"), strategy);
+                out.append("OK");
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                String m = message(e.getCause());
+                out.append(m.contains("out-of-date") ? "OUTDATED" : m.contains("does not match") ? "FORMAT" : "ERROR");
+                out.append('\t').append(m);
+            }
+            out.append('\n');
         }
         System.out.print(out);
         System.out.flush();

@@ -409,7 +409,10 @@ impl Admin {
     /// table without partition keys).
     pub fn list_partitions(&self, path: &TablePath) -> Result<Vec<PartitionInfo>> {
         let info = self.get_table_info(path)?;
-        let r = self.run_read(Dest::Any, proto::ListPartitionInfosRequest { table_path: pb_path(path), partial_partition_spec: None })?;
+        let r = self.run_read(
+            Dest::Any,
+            proto::ListPartitionInfosRequest { table_path: pb_path(path), partial_partition_spec: None, include_system_partitions: None },
+        )?;
         let mut out = r.partitions_info.into_iter().map(|p| partition_info(info.partition_keys(), p)).collect::<Result<Vec<_>>>()?;
         out.sort_by(|a, b| a.partition_name.cmp(&b.partition_name));
         Ok(out)

@@ -190,8 +190,17 @@ fn java_lookup(bootstrap: &str, path: &TablePath, rows: &[Row]) -> Vec<String> {
 
 /// Run tests-interop/java/run.sh with `args` and `input` on stdin; its stdout lines.
 fn java_oracle(args: &[&str], input: String) -> Vec<String> {
+    java_oracle_of(None, args, input)
+}
+
+/// The Java oracle with the classes of fluss-client `version` (None: run.sh's default, 0.9.1).
+fn java_oracle_of(version: Option<&str>, args: &[&str], input: String) -> Vec<String> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests-interop/java/run.sh");
-    let mut child = Command::new(script)
+    let mut cmd = Command::new(script);
+    if let Some(v) = version {
+        cmd.env("FLUSS_CLIENT_VERSION", v);
+    }
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -622,6 +631,19 @@ fn lake_key_table(format: &str, types: &[DataType], buckets: i32) -> TableInfo {
 #[test]
 #[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
 fn lake_key_bytes_and_buckets_match_java() {
+    lake_key_vectors(None);
+}
+
+/// [`lake_key_bytes_and_buckets_match_java`] against Fluss 1.0.0's classes: the paimon, iceberg,
+/// lance and no-lake rules did not change in 1.0.
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn lake_key_bytes_and_buckets_match_java_1_0() {
+    lake_key_vectors(Some(FLUSS_1_0));
+}
+
+/// The key vectors of the lake formats, compared with the Java classes of `version`.
+fn lake_key_vectors(version: Option<&str>) {
     if !java_available() {
         return;
     }
@@ -672,7 +694,7 @@ fn lake_key_bytes_and_buckets_match_java() {
         let spec = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(";");
         let rows: Vec<Row> = (0..60).map(|_| types.iter().map(|t| random_key_value(t.clone(), &mut seed)).collect()).collect();
         let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
-        let java = java_oracle(&["--key-vectors", format, &spec, &buckets.to_string()], input);
+        let java = java_oracle_of(version, &["--key-vectors", format, &spec, &buckets.to_string()], input);
         assert_eq!(java.len(), rows.len(), "{format} {spec}: one answer per key");
         let codec = match KeyCodec::new(&info) {
             Ok(c) => c,
@@ -698,7 +720,8 @@ fn lake_key_bytes_and_buckets_match_java() {
         }
     }
     eprintln!(
-        "lake key vectors: {compared} keys of {} type lists equal to Java's bytes and buckets; {refused} type lists refused by both",
+        "lake key vectors ({}): {compared} keys of {} type lists equal to Java's bytes and buckets; {refused} type lists refused by both",
+        version.unwrap_or("0.9.1"),
         cases.len()
     );
     assert!(refused >= 4, "iceberg refuses BOOLEAN, TINYINT, SMALLINT and TIMESTAMP_LTZ keys ({refused} refused)");
@@ -749,6 +772,11 @@ fn lake_schema(pk: &[&str]) -> Schema {
 /// Create `d` (8 buckets), check that the table's format is `format`, upsert 240 rows, and find
 /// every one by fluss-writer's lookup and by the Java client's.
 fn check_lake_table(bs: &str, conn: &Connection, format: &str, d: TableDescriptor) {
+    check_lake_table_with(None, bs, conn, format, d)
+}
+
+/// [`check_lake_table`] with the Java client of `version` (None: 0.9.1).
+fn check_lake_table_with(version: Option<&str>, bs: &str, conn: &Connection, format: &str, d: TableDescriptor) {
     let path = create_fresh_table(conn, "java_interop_lake", &d.with_bucket_count(8));
     let info = table_info(conn, &path);
     assert_eq!(info.descriptor.properties.get("table.datalake.format").map(String::as_str), Some(format));
@@ -780,7 +808,7 @@ fn check_lake_table(bs: &str, conn: &Connection, format: &str, d: TableDescripto
         }
     }
     let input: String = rows.iter().map(|r| pk.iter().map(|&i| canon(&r[i])).collect::<Vec<_>>().join("\t") + "\n").collect();
-    let lines = java_oracle(&[bs, &path.to_string()], input);
+    let lines = java_oracle_of(version, &[bs, &path.to_string()], input);
     assert_eq!(lines.len(), rows.len());
     for (r, line) in rows.iter().zip(&lines) {
         let want = std::iter::once("FOUND".to_string()).chain(r.iter().map(canon)).collect::<Vec<_>>().join("\t");
@@ -1094,6 +1122,253 @@ fn java_client_reads_nested_rows() {
             assert_eq!(line, &want, "row {:?}", r[0]);
         }
         eprintln!("java nested lookups: {} rows with nested values found with identical values", rows.len());
+        conn.close(None).unwrap();
+    });
+}
+
+/// The Fluss 1.0 release whose classes are the oracle of the 1.0 rules below.
+const FLUSS_1_0: &str = "1.0.0";
+
+/// HUDI lake tables (Fluss 1.0): for every key type, several multi-column keys and the values a
+/// multi-column Hudi key refuses (a ',' in a value, the `__null__` / `__empty__` placeholders),
+/// the bucket-key bytes and bucket fluss-writer computes equal those of Fluss 1.0.0's own
+/// `KeyEncoder.ofBucketKeyEncoder` (`HudiKeyEncoder`) and `BucketingFunction.of(HUDI)`; types
+/// Java refuses (BYTES, BINARY) fluss-writer refuses when the writer is created. FLOAT and
+/// DOUBLE keys carry Java's `Double.toString`, whose digits changed in JDK 19: they are
+/// compared when the oracle's JVM is 19 or later (set JAVA to one), as fluss-writer follows it.
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn hudi_key_bytes_and_buckets_match_java_1_0() {
+    if !java_available() {
+        return;
+    }
+    use fluss_writer::wire::KeyCodec;
+    let jvm: u32 = java_oracle_of(Some(FLUSS_1_0), &["--java-version"], String::new())[0].parse().unwrap();
+    let mut cases: Vec<Vec<DataType>> = [
+        DataType::Boolean,
+        DataType::TinyInt,
+        DataType::SmallInt,
+        DataType::Int,
+        DataType::BigInt,
+        DataType::Float,
+        DataType::Double,
+        DataType::String,
+        DataType::Bytes,
+        DataType::Date,
+        DataType::Time { precision: 0 },
+        DataType::Decimal { precision: 10, scale: 2 },
+        DataType::Decimal { precision: 18, scale: 0 },
+        DataType::Decimal { precision: 30, scale: 4 },
+        DataType::Decimal { precision: 38, scale: 10 },
+        DataType::Timestamp { precision: 3 },
+        DataType::Timestamp { precision: 6 },
+        DataType::Timestamp { precision: 9 },
+        DataType::TimestampLtz { precision: 3 },
+        DataType::TimestampLtz { precision: 6 },
+        DataType::TimestampLtz { precision: 9 },
+        DataType::Char { length: 5 },
+        DataType::Binary { length: 3 },
+    ]
+    .into_iter()
+    .map(|t| vec![t])
+    .collect();
+    cases.push(vec![DataType::Int, DataType::String, DataType::Decimal { precision: 30, scale: 4 }, DataType::Timestamp { precision: 6 }]);
+    cases.push(vec![DataType::String, DataType::BigInt, DataType::Boolean, DataType::TimestampLtz { precision: 9 }, DataType::Double]);
+    cases.push(vec![DataType::String, DataType::String]);
+    if jvm < 19 {
+        eprintln!("the Java oracle runs on JDK {jvm}: FLOAT / DOUBLE hudi keys (JDK 19+ digits) are left out; set JAVA to a JDK 19+ to compare them");
+        cases.retain(|types| !types.iter().any(|t| matches!(t, DataType::Float | DataType::Double)));
+    }
+    let mut seed = 29;
+    let (mut compared, mut refused_rows, mut refused_types) = (0, 0, 0);
+    for (n, types) in cases.iter().enumerate() {
+        let buckets = [7, 16, 1, 1000][n % 4];
+        let info = lake_key_table("hudi", types, buckets);
+        let spec = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(";");
+        let mut rows: Vec<Row> = (0..80).map(|_| types.iter().map(|t| random_key_value(t.clone(), &mut seed)).collect()).collect();
+        if types.len() == 2 && types.iter().all(|t| *t == DataType::String) {
+            for (a, b) in [("a,b", "x"), ("x", "__null__"), ("__empty__", "y"), ("", "z"), ("", ""), ("a:b", "2023-10-25T10:01:13.182Z")] {
+                rows.push(vec![Value::String(a.into()), Value::String(b.into())]);
+            }
+        }
+        if types == &[DataType::String] {
+            for v in ["a,b", "__null__", "__empty__", "", "\u{1F600}"] {
+                rows.push(vec![Value::String(v.into())]);
+            }
+        }
+        let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
+        let java = java_oracle_of(Some(FLUSS_1_0), &["--key-vectors", "hudi", &spec, &buckets.to_string()], input);
+        assert_eq!(java.len(), rows.len(), "hudi {spec}: one answer per key");
+        let codec = match KeyCodec::new(&info) {
+            Ok(c) => c,
+            Err(e) => {
+                assert!(java.iter().all(|l| l.starts_with("ERROR")), "hudi {spec}: we refuse ({e}) but Java encodes: {}", java[0]);
+                refused_types += 1;
+                continue;
+            }
+        };
+        for (row, line) in rows.iter().zip(&java) {
+            let mut key = Vec::new();
+            let ours = codec.encode_bucket_key(info.schema(), row, &mut key).map(|()| {
+                let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+                format!("{hex}\t{}", codec.bucket_of(&key))
+            });
+            match ours {
+                Ok(ours) => assert_eq!(&ours, line, "hudi {spec}: key {row:?}"),
+                Err(e) => {
+                    assert!(line.starts_with("ERROR"), "hudi {spec}: we refuse {row:?} ({e}) but Java says {line}");
+                    refused_rows += 1;
+                }
+            }
+            compared += 1;
+        }
+    }
+    eprintln!(
+        "hudi key vectors (JDK {jvm}): {compared} keys over {} type lists equal to Fluss 1.0.0's bytes and buckets; {refused_rows} keys and {refused_types} type lists refused by both",
+        cases.len()
+    );
+    assert!(refused_types >= 2, "BYTES and BINARY keys are refused ({refused_types})");
+    assert!(refused_rows >= 3, "',' and the placeholders in a multi-column key are refused ({refused_rows})");
+}
+
+/// `table.auto-partition.time-format` (Fluss 1.0): for every time unit, formats the coordinator
+/// accepts and ones it refuses, several zones, times and offsets, fluss-writer's partition names
+/// equal Fluss 1.0.0's `PartitionUtils.generateAutoPartitionTime`, the formats it refuses are
+/// the ones `validateTimeFormat` refuses, and its check of a value to create a partition for
+/// (format, then retention) agrees with `validateAutoPartitionTime`.
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn auto_partition_time_formats_match_java_1_0() {
+    if !java_available() {
+        return;
+    }
+    use fluss_writer::partition::AutoPartition;
+    let formats: &[(&str, &[&str])] = &[
+        ("YEAR", &["\\N", "yyyy", "uuuu", "'y'yyyy", "yyyy_", "yy", "yyyyMM", "yyyy'__'", "[yyyy]", "yyyy#"]),
+        ("QUARTER", &["\\N", "yyyyQ", "yyyy-'Q'Q", "yyyy_q", "QQ", "Qyyyy", "yyyyQQQ", "uuuu'q'q"]),
+        ("MONTH", &["\\N", "yyyyMM", "yyyy-MM", "uuuu_LL", "yyyy-M", "yyyy/MM", "MMyyyy", "yyyy-MM-'x'", "yyyy''MM"]),
+        (
+            "DAY",
+            &[
+                "\\N",
+                "yyyyMMdd",
+                "yyyy-MM-dd",
+                "yyyy_MM_dd",
+                "uuuu-LL-dd",
+                "'d'yyyyMMdd",
+                "yyyy-MM-d",
+                "ddMMyyyy",
+                "yyyy-MM-dd HH",
+                "yyyy.MM.dd",
+                "yyyy-MM-dd'",
+                "yyyyMMddEEE",
+            ],
+        ),
+        (
+            "HOUR",
+            &["\\N", "yyyyMMddHH", "yyyy-MM-dd-HH", "yyyy_MM_dd_HH", "yyyyMMddhh", "yyyy-MM-dd'T'HH", "yyyyMMddHHmm", "yyyy-MM-dd HH"],
+        ),
+    ];
+    let zones = ["UTC", "Asia/Shanghai", "America/New_York", "GMT-05:30", "Europe/Berlin"];
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let mut seed = 5;
+    let mut cases = Vec::new();
+    for (unit, fmts) in formats {
+        for fmt in fmts.iter() {
+            for k in 0..12u64 {
+                let zone = zones[(lcg(&mut seed) % zones.len() as u64) as usize];
+                // Times from 1971 to 2100, DST changes and the present included.
+                let at = if k == 0 { now } else { 31_536_000_000 + (lcg(&mut seed) % 4_000_000_000_000) as i64 };
+                let offset = (lcg(&mut seed) % 41) as i32 - 20;
+                let retention = (lcg(&mut seed) % 30) as i32;
+                cases.push((*unit, *fmt, zone, at, offset, retention));
+            }
+        }
+    }
+    // Values to check: each case's own name (now, and `offset` units away), and near misses.
+    let mut input = String::new();
+    let mut ours_all = Vec::new();
+    for &(unit, fmt, zone, at, offset, retention) in &cases {
+        let mut d = TableDescriptor::new(Schema::builder().column("p", DataType::String).column("v", DataType::Int).build().unwrap())
+            .with_partition_keys(["p"])
+            .with_property(AutoPartition::ENABLED, "true")
+            .with_property(AutoPartition::TIME_UNIT, unit)
+            .with_property(AutoPartition::TIME_ZONE, zone)
+            .with_property(AutoPartition::NUM_RETENTION, retention.to_string());
+        if fmt != "\\N" {
+            d = d.with_property(AutoPartition::TIME_FORMAT, fmt);
+        }
+        let ours = AutoPartition::from_descriptor(&d);
+        let name = ours.as_ref().ok().map(|a| a.as_ref().unwrap().names_from(at, offset, 1).unwrap().remove(0));
+        let mut value = name.clone().unwrap_or_else(|| "2026".into());
+        match lcg(&mut seed) % 6 {
+            0 => value.push('0'),
+            1 => value = value.replacen(|c: char| c.is_ascii_digit(), "9", 3),
+            2 => value = value.chars().rev().collect(),
+            _ => {}
+        }
+        input.push_str(&format!("{unit}\t{fmt}\t{zone}\t{at}\t{offset}\t{retention}\t{value}\n"));
+        ours_all.push((ours, name, value));
+    }
+    let java = java_oracle_of(Some(FLUSS_1_0), &["--auto-partition"], input);
+    assert_eq!(java.len(), cases.len(), "one answer per case");
+    let (mut named, mut refused, mut checked) = (0, 0, [0usize; 3]);
+    for ((case, (ours, name, value)), line) in cases.iter().zip(&ours_all).zip(&java) {
+        let mut parts = line.splitn(3, '\t');
+        let (first, second) = (parts.next().unwrap(), parts.next().unwrap_or(""));
+        match ours {
+            Err(e) => {
+                assert_eq!(first, "BADFORMAT", "{case:?}: we refuse the format ({e}) but Java names {line}");
+                refused += 1;
+            }
+            Ok(a) => {
+                assert_ne!(first, "BADFORMAT", "{case:?}: Java refuses the format: {line}");
+                assert_eq!(Some(first), name.as_deref(), "{case:?}: partition name");
+                named += 1;
+                let a = a.as_ref().unwrap();
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+                let verdict = match a.check_value(value, now) {
+                    Ok(()) => "OK",
+                    Err(m) if m.contains("out-of-date") => "OUTDATED",
+                    Err(m) if m.contains("does not match") => "FORMAT",
+                    Err(_) => "ERROR",
+                };
+                assert_eq!(verdict, second, "{case:?}: value {value:?}: Java says {line}");
+                checked[["OK", "FORMAT", "OUTDATED"].iter().position(|v| *v == verdict).unwrap()] += 1;
+            }
+        }
+    }
+    eprintln!(
+        "auto-partition time formats: {named} names equal to Fluss 1.0.0's, {refused} formats refused by both; values checked alike: {} ok, {} bad format, {} out-of-date",
+        checked[0], checked[1], checked[2]
+    );
+    assert!(refused > 100 && checked.iter().all(|&n| n > 20), "the cases cover refusals and every verdict");
+}
+
+/// HUDI tables on a Fluss 1.0 server (`FLUSS_1_0_BOOTSTRAP_SERVERS`): every row fluss-writer
+/// upserts is found by the lookups of the fluss-client 1.0.0 Java client, which keys and buckets
+/// them by Hudi's rule, for the bucket key = the primary key, a primary key of two columns (in
+/// both orders) and a bucket key that is a part of the primary key.
+#[test]
+#[ignore = "starts a JVM (several seconds): run by tests-interop/run.sh with --ignored"]
+fn java_client_1_0_finds_rows_of_hudi_tables() {
+    let Ok(bs) = std::env::var("FLUSS_1_0_BOOTSTRAP_SERVERS") else {
+        eprintln!("cluster_interop_java::java_client_1_0_finds_rows_of_hudi_tables: FLUSS_1_0_BOOTSTRAP_SERVERS is not set: not testing against a Fluss 1.0 server");
+        return;
+    };
+    if !java_available() {
+        return;
+    }
+    bounded("java_interop_hudi", Duration::from_secs(180), move || {
+        let conn = connect(&bs, &[]);
+        for d in [
+            TableDescriptor::new(lake_schema(&["k"])),
+            TableDescriptor::new(lake_schema(&["s", "k"])),
+            TableDescriptor::new(lake_schema(&["k", "s"])),
+            TableDescriptor::new(lake_schema(&["k", "s"])).with_bucket_key(["s"]),
+        ] {
+            check_lake_table_with(Some(FLUSS_1_0), &bs, &conn, "hudi", d.with_property("table.datalake.format", "hudi"));
+        }
         conn.close(None).unwrap();
     });
 }

@@ -68,8 +68,15 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
                 bucket_id: 5,
                 records: vec![1, 2].into(),
                 routing_bucket_count: Some(8),
+                original_partition_name: None,
             },
-            proto::PbProduceLogReqForBucket { partition_id: None, bucket_id: 0, records: vec![3].into(), routing_bucket_count: None },
+            proto::PbProduceLogReqForBucket {
+                partition_id: None,
+                bucket_id: 0,
+                records: vec![3].into(),
+                routing_bucket_count: None,
+                original_partition_name: None,
+            },
         ],
     });
     let put = Request::PutKv(proto::PutKvRequest {
@@ -82,6 +89,7 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
             bucket_id: 2,
             records: vec![4].into(),
             routing_bucket_count: Some(3),
+            original_partition_name: None,
         }],
         agg_mode: None,
     });
@@ -155,7 +163,11 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
         ..Default::default()
     }));
     let list = rt
-        .block_on(call(&*engine, Dest::Any, proto::ListPartitionInfosRequest { table_path: pb_path(&path), partial_partition_spec: None }))
+        .block_on(call(
+            &*engine,
+            Dest::Any,
+            proto::ListPartitionInfosRequest { table_path: pb_path(&path), partial_partition_spec: None, include_system_partitions: None },
+        ))
         .unwrap();
     let table_id = conn.admin().get_table_info(&path).unwrap().table_id;
     let mut ids: Vec<(i64, i32)> = list.partitions_info.iter().map(|p| (p.partition_id, p.bucket_count.unwrap())).collect();

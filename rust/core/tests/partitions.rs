@@ -412,6 +412,7 @@ fn bad_partition_values_are_refused_synchronously() {
         Value::String("a b".into()),
         Value::String(String::new()),
         Value::String("__sys".into()),
+        Value::String("__historical__".into()),
         Value::String("x".repeat(201)),
     ] {
         let e =
@@ -714,6 +715,133 @@ fn auto_partitions_embedded() {
 fn auto_partitions_cluster() {
     let Some(b) = bootstrap("partitions::auto_partitions_cluster") else { return };
     bounded("auto_partitions_cluster", LIMIT, move || auto_partitions(&connect(&b, &[]), Duration::from_secs(30)));
+}
+
+/// `table.auto-partition.time-format` (Fluss 1.0): the server names the auto-created partitions
+/// in the table's format, as fluss-writer's `AutoPartition::names_from` does; it refuses to
+/// create a partition whose value does not read in the format or is older than the table
+/// retains (PARTITION_SPEC_INVALID); a writer creating partitions on write creates one in the
+/// format, and its completions name it. A format the server refuses is refused at CreateTable.
+fn time_format_partitions(conn: &Connection, wait: Duration) {
+    let d = log_descriptor()
+        .with_property(AutoPartition::ENABLED, "true")
+        .with_property(AutoPartition::TIME_UNIT, "DAY")
+        .with_property(AutoPartition::TIME_FORMAT, "yyyy-MM-dd")
+        .with_property(AutoPartition::NUM_PRECREATE, "2")
+        .with_property(AutoPartition::NUM_RETENTION, "3")
+        .with_property(AutoPartition::TIME_ZONE, "UTC");
+    let auto = AutoPartition::from_descriptor(&d.normalized(1).unwrap()).unwrap().unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let path = create(conn, "ptfmt", &d);
+    let deadline = Instant::now() + wait;
+    let admin = conn.admin();
+    loop {
+        let names: Vec<String> = admin.list_partitions(&path).unwrap().into_iter().map(|p| p.partition_name).collect();
+        let want = auto.names_from(now, 0, 2).unwrap();
+        if names == want || names == auto.names_from(now + 60_000, 0, 2).unwrap() {
+            assert!(want[0].len() == 10 && want[0].as_bytes()[4] == b'-', "{want:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "auto partitions {names:?}, expected {want:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let yesterday = auto.names_from(now, -1, 1).unwrap().remove(0);
+    admin.create_partition(&path, &spec(&yesterday), false).unwrap();
+    let default_format = yesterday.replace('-', "");
+    let old = auto.names_from(now, -10, 1).unwrap().remove(0);
+    for (value, why) in [(default_format.as_str(), "does not match the expected format 'yyyy-MM-dd'"), (old.as_str(), "out-of-date")] {
+        let e = admin.create_partition(&path, &spec(value), false).unwrap_err();
+        assert_eq!(e.code(), FlussCode::PARTITION_SPEC_INVALID, "{value}: {e}");
+        assert!(e.message().contains(why), "{value}: {e}");
+    }
+    // Create on write, in the table's format.
+    let two_days_ago = auto.names_from(now, -2, 1).unwrap().remove(0);
+    let table = conn.get_table(&path).unwrap();
+    let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
+    let seen = Seen::default();
+    w.append_with_callback(&[Value::BigInt(1), Value::String(two_days_ago.clone()), Value::Null], seen.cb()).unwrap();
+    w.flush(None).unwrap();
+    let all = seen.all();
+    assert!(all[0].is_ok(), "{:?}", all[0].error);
+    assert_eq!(all[0].partition.as_deref(), Some(two_days_ago.as_str()));
+    assert!(admin.list_partitions(&path).unwrap().iter().any(|p| p.partition_name == two_days_ago));
+    w.close(None).unwrap();
+
+    let bad = log_descriptor().with_property(AutoPartition::ENABLED, "true").with_property(AutoPartition::TIME_FORMAT, "yyyy/MM/dd");
+    let e = admin.create_table(&TablePath::new(database(conn), unique("ptfmt2")).unwrap(), &bad, false).unwrap_err();
+    assert!(e.message().contains("table.auto-partition.time-format") && e.message().contains("2024/11/11"), "{e}");
+}
+
+#[test]
+fn time_format_partitions_embedded() {
+    time_format_partitions(&embedded(&[]), Duration::ZERO);
+}
+
+/// Against a Fluss 1.0 server (`FLUSS_1_0_BOOTSTRAP_SERVERS`; 0.9.1 does not know the option).
+#[test]
+fn time_format_partitions_cluster_1_0() {
+    let Ok(b) = std::env::var("FLUSS_1_0_BOOTSTRAP_SERVERS") else {
+        eprintln!("partitions::time_format_partitions_cluster_1_0: FLUSS_1_0_BOOTSTRAP_SERVERS is not set: not testing against a Fluss 1.0 server");
+        return;
+    };
+    bounded("time_format_partitions_cluster_1_0", LIMIT, move || time_format_partitions(&connect(&b, &[]), Duration::from_secs(30)));
+}
+
+/// A Fluss 1.0 server refuses every CreatePartition of a quarterly auto-partitioned table with
+/// the default format `yyyyQ` (Java's year reads the quarter's digit too), as
+/// `AutoPartition::check_value` says; with `yyyy'Q'Q` it creates them. Only against a 1.0 server
+/// (`FLUSS_1_0_BOOTSTRAP_SERVERS`): 0.9.1 checks nothing, nor does the embedded engine without
+/// the time-format option.
+#[test]
+fn quarterly_partitions_cluster_1_0() {
+    let Ok(b) = std::env::var("FLUSS_1_0_BOOTSTRAP_SERVERS") else {
+        eprintln!(
+            "partitions::quarterly_partitions_cluster_1_0: FLUSS_1_0_BOOTSTRAP_SERVERS is not set: not testing against a Fluss 1.0 server"
+        );
+        return;
+    };
+    bounded("quarterly_partitions_cluster_1_0", LIMIT, move || {
+        let conn = connect(&b, &[]);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        for (format, created) in [(None, false), (Some("yyyy'Q'Q"), true)] {
+            let mut d = log_descriptor()
+                .with_property(AutoPartition::ENABLED, "true")
+                .with_property(AutoPartition::TIME_UNIT, "QUARTER")
+                .with_property(AutoPartition::NUM_PRECREATE, "1")
+                .with_property(AutoPartition::TIME_ZONE, "UTC");
+            if let Some(f) = format {
+                d = d.with_property(AutoPartition::TIME_FORMAT, f);
+            }
+            let auto = AutoPartition::from_descriptor(&d.normalized(1).unwrap()).unwrap().unwrap();
+            let path = create(&conn, "pquarter", &d);
+            let later = auto.names_from(now, 3, 1).unwrap().remove(0);
+            let ours = auto.check_value(&later, now);
+            let theirs = conn.admin().create_partition(&path, &spec(&later), false);
+            assert_eq!(ours.is_ok(), created, "{format:?} {later}: {ours:?}");
+            match theirs {
+                Ok(()) => assert!(created, "{format:?}: the server created {later}"),
+                Err(e) => {
+                    assert!(!created, "{format:?} {later}: {e}");
+                    assert_eq!(e.code(), FlussCode::PARTITION_SPEC_INVALID, "{e}");
+                    assert!(e.message().contains("does not match the expected format 'yyyyQ'"), "{e}");
+                }
+            }
+        }
+    });
+}
+
+/// Historical partitions (Fluss 1.0, FIP-28) need a lake (a 1.0 server refuses the option
+/// without `table.datalake.enabled`); the embedded engine has none, and no `__historical__`
+/// partition: it refuses the option with INVALID_CONFIG naming it, and accepts it off.
+#[test]
+fn historical_partitions_are_refused_by_the_embedded_engine() {
+    let conn = embedded(&[]);
+    let d = log_descriptor().with_property("table.datalake.historical-partition.enabled", "true");
+    let e = conn.admin().create_table(&TablePath::new(database(&conn), unique("phist")).unwrap(), &d, false).unwrap_err();
+    assert_eq!(e.code(), FlussCode::INVALID_CONFIG, "{e}");
+    assert!(e.message().contains("historical-partition.enabled"), "{e}");
+    let off = log_descriptor().with_property("table.datalake.historical-partition.enabled", "false");
+    conn.admin().create_table(&TablePath::new(database(&conn), unique("phist")).unwrap(), &off, false).unwrap();
 }
 
 /// A durable embedded engine keeps partitions and their rows across a reopen.

@@ -211,6 +211,7 @@ fn the_embedded_engine_answers_garbage_with_errors_and_stays_usable() {
                         bucket_id: 0,
                         records: Bytes::from(bytes),
                         routing_bucket_count: None,
+                        original_partition_name: None,
                     }],
                     agg_mode: None,
                 };
@@ -229,6 +230,7 @@ fn the_embedded_engine_answers_garbage_with_errors_and_stays_usable() {
                         bucket_id: 0,
                         records: Bytes::from(bytes),
                         routing_bucket_count: None,
+                        original_partition_name: None,
                     }],
                 };
                 (Request::ProduceLog(req), log_id)

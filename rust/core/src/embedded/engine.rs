@@ -54,6 +54,8 @@ const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
     ("table.delete.behavior", Some("ALLOW")),
     ("table.log.format", Some("ARROW")),
     ("table.kv.format", Some("COMPACTED")),
+    // Fluss 1.0 historical partitions (FIP-28): a lake table's `__historical__` partition.
+    ("table.datalake.historical-partition.enabled", Some("false")),
 ];
 
 /// Reserved system column names (Fluss refuses them in user schemas).
@@ -614,6 +616,14 @@ impl EmbeddedEngine {
         let mut cat = self.lock_catalog();
         let (t, name) = Self::partition_target(&cat, &path, Some(&r.partition_spec), "create")?;
         let name = name.expect("a spec");
+        // A table with Fluss 1.0's `table.auto-partition.time-format` is checked as a 1.0
+        // coordinator checks it: the auto-partition value must read in the format and not be
+        // older than the table retains (without the option: no check, as on 0.9.1).
+        if let Some(auto) = AutoPartition::from_descriptor(&t.info.descriptor)?.filter(|a| a.time_format.is_some()) {
+            let spec = PartitionSpec::from_name(t.info.partition_keys(), &name)?;
+            let value = spec.get(&auto.key).unwrap_or_default();
+            auto.check_value(value, now_ms()).map_err(|m| server(FlussCode::PARTITION_SPEC_INVALID, m))?;
+        }
         let existing = cat.partitions.get(&t.id());
         if existing.is_some_and(|m| m.contains_key(&name)) {
             // Field 3 of CreatePartition means "ignore if it exists".

@@ -127,6 +127,7 @@ fn produce_req(table_id: i64, entries: Vec<(i32, Vec<u8>)>) -> proto::ProduceLog
                 bucket_id: b,
                 records: records.into(),
                 routing_bucket_count: None,
+                original_partition_name: None,
             })
             .collect(),
     }
@@ -200,6 +201,7 @@ fn put_req(table_id: i64, target: Vec<i32>, entries: Vec<(i32, Vec<u8>)>) -> pro
                 bucket_id: b,
                 records: records.into(),
                 routing_bucket_count: None,
+                original_partition_name: None,
             })
             .collect(),
         agg_mode: None,
@@ -1008,6 +1010,7 @@ fn a_recreated_partition_has_fresh_writer_state() {
                 bucket_id: 0,
                 records: batch.into(),
                 routing_bucket_count: None,
+                original_partition_name: None,
             }],
         };
         let resp = send(&e, req).unwrap();
@@ -1065,7 +1068,9 @@ fn a_bucket_count_change_applies_to_partitions_created_afterwards() {
     rescale(8).unwrap(); // the count it has: nothing changes
     assert_eq!(epoch(), Some(1));
     create("b");
-    let parts = send(&e, proto::ListPartitionInfosRequest { table_path: pb(&path), partial_partition_spec: None }).unwrap();
+    let parts =
+        send(&e, proto::ListPartitionInfosRequest { table_path: pb(&path), partial_partition_spec: None, include_system_partitions: None })
+            .unwrap();
     let counts: std::collections::BTreeMap<String, Option<i32>> =
         parts.partitions_info.iter().map(|p| (p.partition_spec.partition_key_values[0].value.clone(), p.bucket_count)).collect();
     assert_eq!(counts, [("a".to_string(), Some(4)), ("b".to_string(), Some(8))].into_iter().collect());
@@ -1127,6 +1132,7 @@ fn writes_without_or_with_a_stale_routing_count_are_refused_after_a_rescale() {
                 bucket_id: 1,
                 records: log_batch(&schema, &[row![n, "d"]], -1, -1).into(),
                 routing_bucket_count: routing,
+                original_partition_name: None,
             }],
         };
         let resp = send(&e, req).unwrap();

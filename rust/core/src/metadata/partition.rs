@@ -134,7 +134,7 @@ pub fn check_partition_value(value: &str) -> std::result::Result<(), String> {
         return Err(format!("contains {c:?}: only ASCII letters, digits, '_' and '-' are allowed"));
     }
     if value.starts_with("__") {
-        return Err("starts with '__', which Fluss reserves".into());
+        return Err("starts with '__', which Fluss reserves for system partitions (such as __historical__)".into());
     }
     Ok(())
 }
@@ -152,8 +152,8 @@ pub fn format_partition_value(col: &Column, value: &Value, out: &mut String) -> 
         (DataType::SmallInt, Value::SmallInt(v)) => write!(out, "{v}").expect("String"),
         (DataType::Int, Value::Int(v)) => write!(out, "{v}").expect("String"),
         (DataType::BigInt, Value::BigInt(v)) => write!(out, "{v}").expect("String"),
-        (DataType::Float, Value::Float(v)) => java_float(f64::from(*v), format!("{v:e}"), format!("{:.1e}", v.abs()), out),
-        (DataType::Double, Value::Double(v)) => java_float(*v, format!("{v:e}"), format!("{:.1e}", v.abs()), out),
+        (DataType::Float, Value::Float(v)) => java_float(f64::from(*v), format!("{v:e}"), format!("{:.1e}", v.abs()), '_', out),
+        (DataType::Double, Value::Double(v)) => java_float(*v, format!("{v:e}"), format!("{:.1e}", v.abs()), '_', out),
         (DataType::Date, Value::Date(d)) => {
             let (y, m, day) = civil_from_days(i64::from(*d));
             write!(out, "{y:04}-{m:02}-{day:02}").expect("String");
@@ -177,22 +177,33 @@ pub fn format_partition_value(col: &Column, value: &Value, out: &mut String) -> 
     check_partition_value(&out[start..]).map_err(|why| bad(format!("partition value {:?} {why}", &out[start..])))
 }
 
-/// Java's `String.valueOf(float/double)` with `.` replaced by `_`: plain notation with at least
-/// one fractional digit for magnitudes in [1e-3, 1e7), otherwise `d.dddE<exp>`; the digits are
-/// the shortest that round-trip (`sci` is Rust's `{:e}` form of the value, which has those;
-/// `two_digits` its `{:.1e}` form, for values that one digit would name). This is the JDK 19+
-/// algorithm; older JDKs print a longer form for a few values.
-fn java_float(v: f64, sci: String, two_digits: String, out: &mut String) {
+/// Java's `String.valueOf(float/double)` with `.` replaced by `point` (`_` in partition names,
+/// with `Inf` for `Infinity`): plain notation with at least one fractional digit for magnitudes
+/// in [1e-3, 1e7), otherwise `d.dddE<exp>`; the digits are the shortest that round-trip (`sci`
+/// is Rust's `{:e}` form of the value, which has those; `two_digits` its `{:.1e}` form, for
+/// values that one digit would name). This is the JDK 19+ algorithm; older JDKs print a longer
+/// form for a few values.
+pub(crate) fn java_float(v: f64, sci: String, two_digits: String, point: char, out: &mut String) {
     if v.is_nan() {
         out.push_str("NaN");
         return;
     }
     if v.is_infinite() {
-        out.push_str(if v > 0.0 { "Inf" } else { "-Inf" });
+        out.push_str(match (v > 0.0, point) {
+            (true, '.') => "Infinity",
+            (false, '.') => "-Infinity",
+            (true, _) => "Inf",
+            (false, _) => "-Inf",
+        });
         return;
     }
     if v == 0.0 {
-        out.push_str(if v.is_sign_negative() { "-0_0" } else { "0_0" });
+        if v.is_sign_negative() {
+            out.push('-');
+        }
+        out.push('0');
+        out.push(point);
+        out.push('0');
         return;
     }
     let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
@@ -211,11 +222,12 @@ fn java_float(v: f64, sci: String, two_digits: String, out: &mut String) {
             let int_len = exp as usize + 1;
             let padded = format!("{digits:0<int_len$}");
             out.push_str(&padded[..int_len]);
-            out.push('_');
+            out.push(point);
             let frac = &padded[int_len..];
             out.push_str(if frac.is_empty() { "0" } else { frac });
         } else {
-            out.push_str("0_");
+            out.push('0');
+            out.push(point);
             for _ in 0..(-exp - 1) {
                 out.push('0');
             }
@@ -231,7 +243,7 @@ fn java_float(v: f64, sci: String, two_digits: String, out: &mut String) {
             (digits, exp)
         };
         out.push_str(&digits[..1]);
-        out.push('_');
+        out.push(point);
         out.push_str(&digits[1..]);
         write!(out, "E{exp}").expect("String");
     }
@@ -300,6 +312,8 @@ pub struct AutoPartition {
     pub num_retention: i32,
     /// `table.auto-partition.time-zone` (default: the server's zone).
     pub time_zone: Option<String>,
+    /// `table.auto-partition.time-format` (Fluss 1.0; default: the time unit's own format).
+    pub time_format: Option<TimeFormat>,
 }
 
 impl AutoPartition {
@@ -315,6 +329,8 @@ impl AutoPartition {
     pub const NUM_RETENTION: &'static str = "table.auto-partition.num-retention";
     /// See [`AutoPartition::time_zone`].
     pub const TIME_ZONE: &'static str = "table.auto-partition.time-zone";
+    /// See [`AutoPartition::time_format`].
+    pub const TIME_FORMAT: &'static str = "table.auto-partition.time-format";
 
     /// The auto-partitioning of a descriptor (`None`: not enabled). Errors as the server gives
     /// them: auto-partitioning of a table without partition keys is `INVALID_CONFIG`, the other
@@ -327,6 +343,27 @@ impl AutoPartition {
             Some(v) if v == "true" => true,
             Some(v) if v == "false" => false,
             Some(v) => return Err(Error::client(ClientCode::InvalidConfig, format!("{} = {v:?} is not true or false", Self::ENABLED))),
+        };
+        let time_unit = match props.get(Self::TIME_UNIT).map(|v| v.trim().to_ascii_uppercase()).as_deref() {
+            None | Some("DAY") => TimeUnit::Day,
+            Some("YEAR") => TimeUnit::Year,
+            Some("QUARTER") => TimeUnit::Quarter,
+            Some("MONTH") => TimeUnit::Month,
+            Some("HOUR") => TimeUnit::Hour,
+            Some(v) => {
+                return Err(Error::client(
+                    ClientCode::InvalidConfig,
+                    format!("{} = {v:?} is not one of YEAR, QUARTER, MONTH, DAY, HOUR", Self::TIME_UNIT),
+                ))
+            }
+        };
+        // A partitioned table's explicit time format is checked whether or not it is
+        // auto-partitioned, as the Fluss 1.0 coordinator checks it at CreateTable.
+        let time_format = match props.get(Self::TIME_FORMAT) {
+            Some(f) if !d.partition_keys.is_empty() => {
+                Some(TimeFormat::new(f, time_unit).map_err(|why| bad(format!("Invalid table property '{}': {why}", Self::TIME_FORMAT)))?)
+            }
+            _ => None,
         };
         if !enabled {
             return Ok(None);
@@ -360,27 +397,22 @@ impl AutoPartition {
                 Self::NUM_PRECREATE
             )));
         }
-        let time_unit = match props.get(Self::TIME_UNIT).map(|v| v.trim().to_ascii_uppercase()).as_deref() {
-            None | Some("DAY") => TimeUnit::Day,
-            Some("YEAR") => TimeUnit::Year,
-            Some("QUARTER") => TimeUnit::Quarter,
-            Some("MONTH") => TimeUnit::Month,
-            Some("HOUR") => TimeUnit::Hour,
-            Some(v) => {
-                return Err(Error::client(
-                    ClientCode::InvalidConfig,
-                    format!("{} = {v:?} is not one of YEAR, QUARTER, MONTH, DAY, HOUR", Self::TIME_UNIT),
-                ))
-            }
-        };
-        Ok(Some(AutoPartition { key, time_unit, num_precreate, num_retention, time_zone: props.get(Self::TIME_ZONE).cloned() }))
+        Ok(Some(AutoPartition {
+            key,
+            time_unit,
+            num_precreate,
+            num_retention,
+            time_zone: props.get(Self::TIME_ZONE).cloned(),
+            time_format,
+        }))
     }
 }
 
 impl AutoPartition {
     /// The names of the `count` partitions starting `from` units after the one that holds
     /// `now_ms` (0: the current one), in the table's time zone, as the server's auto-partitioning
-    /// names them: `yyyy`, `yyyyQ`, `yyyyMM`, `yyyyMMdd` or `yyyyMMddHH`.
+    /// names them: by the table's `table.auto-partition.time-format`, or else `yyyy`, `yyyyQ`,
+    /// `yyyyMM`, `yyyyMMdd` or `yyyyMMddHH`.
     pub fn names_from(&self, now_ms: i64, from: i32, count: i32) -> Result<Vec<String>> {
         let bad = |m: String| Error::client(ClientCode::InvalidTable, m);
         let tz = time_zone(self.time_zone.as_deref());
@@ -398,6 +430,9 @@ impl AutoPartition {
                 .map_err(|e| bad(format!("auto-partition offset {k}: {e}")))?;
                 let t = now.checked_add(span).map_err(|e| bad(format!("auto-partition offset {k}: {e}")))?;
                 let (y, m, d, h) = (t.year(), t.month(), t.day(), t.hour());
+                if let Some(f) = &self.time_format {
+                    return Ok(f.format(i64::from(y), m as u32, d as u32, h as u32));
+                }
                 Ok(match self.time_unit {
                     TimeUnit::Year => format!("{y:04}"),
                     TimeUnit::Quarter => format!("{y:04}{}", (m - 1) / 3 + 1),
@@ -407,6 +442,319 @@ impl AutoPartition {
                 })
             })
             .collect()
+    }
+}
+
+impl AutoPartition {
+    /// Whether `value`, the auto-partition key's value of a partition to create, is one the
+    /// Fluss 1.0 coordinator (and the 1.0 Java client before creating a partition on write)
+    /// accepts: it must read as a time in the table's format and must not be older than the
+    /// oldest partition the table retains, `num_retention` units before the one holding
+    /// `now_ms` ("out-of-date"). Names compare as strings, as the server compares them. The
+    /// error is the server's message (its code: PARTITION_SPEC_INVALID_EXCEPTION).
+    pub fn check_value(&self, value: &str, now_ms: i64) -> std::result::Result<(), String> {
+        let bad = |m: String| m;
+        let format = self.format_pattern();
+        let parses = match &self.time_format {
+            Some(f) => f.parses(value),
+            None => TimeFormat::new(&format, self.time_unit).map(|f| f.parses(value)).unwrap_or(false),
+        };
+        if !parses {
+            return Err(bad(format!(
+                "Partition value '{value}' does not match the expected format '{format}' for auto-partition time unit '{}'.",
+                self.time_unit.name()
+            )));
+        }
+        let oldest = self.names_from(now_ms, self.num_retention.saturating_neg(), 1).map_err(|e| e.message().to_string())?.remove(0);
+        if oldest.as_str() > value {
+            return Err(bad(format!("Partition value '{value}' is out-of-date. The earliest retained partition is '{oldest}'.")));
+        }
+        Ok(())
+    }
+
+    /// The pattern partition names follow: the table's time format, or the time unit's.
+    pub fn format_pattern(&self) -> String {
+        match &self.time_format {
+            Some(f) => f.pattern.clone(),
+            None => self.time_unit.default_format().to_string(),
+        }
+    }
+}
+
+impl TimeUnit {
+    /// The unit as the table property names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Year => "YEAR",
+            TimeUnit::Quarter => "QUARTER",
+            TimeUnit::Month => "MONTH",
+            TimeUnit::Day => "DAY",
+            TimeUnit::Hour => "HOUR",
+        }
+    }
+
+    /// The format of partition names without `table.auto-partition.time-format`.
+    pub fn default_format(self) -> &'static str {
+        match self {
+            TimeUnit::Year => "yyyy",
+            TimeUnit::Quarter => "yyyyQ",
+            TimeUnit::Month => "yyyyMM",
+            TimeUnit::Day => "yyyyMMdd",
+            TimeUnit::Hour => "yyyyMMddHH",
+        }
+    }
+
+    /// The fields a format of this unit has, in order.
+    fn fields(self) -> &'static [TimeField] {
+        use TimeField::*;
+        match self {
+            TimeUnit::Year => &[Year],
+            TimeUnit::Quarter => &[Year, Quarter],
+            TimeUnit::Month => &[Year, Month],
+            TimeUnit::Day => &[Year, Month, Day],
+            TimeUnit::Hour => &[Year, Month, Day, Hour],
+        }
+    }
+}
+
+/// A field of a partition time format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimeField {
+    Year,
+    Quarter,
+    Month,
+    Day,
+    Hour,
+}
+
+impl TimeField {
+    fn name(self) -> &'static str {
+        match self {
+            TimeField::Year => "year",
+            TimeField::Quarter => "quarter",
+            TimeField::Month => "month",
+            TimeField::Day => "day",
+            TimeField::Hour => "hour",
+        }
+    }
+
+    fn width(self) -> usize {
+        match self {
+            TimeField::Year => 4,
+            TimeField::Quarter => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// One part of a time format: literal text, or a field with its pattern letter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FormatPart {
+    Literal(String),
+    Field(TimeField, char),
+}
+
+/// A `table.auto-partition.time-format` (Fluss 1.0), checked as the coordinator checks it at
+/// CreateTable (`PartitionUtils.validateTimeFormat`): a Java `DateTimeFormatter` pattern whose
+/// fields are exactly the time unit's, in order (year `yyyy` / `uuuu`, quarter `Q` / `q`,
+/// month `MM` / `LL`, day `dd`, hour `HH`), with literal text between them (quoted with `'`, or
+/// any character other than a letter and `[ ] { } #`), and whose names are valid partition
+/// values (checked on 2024-11-11 11:00, as the server checks them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeFormat {
+    pattern: String,
+    parts: Vec<FormatPart>,
+}
+
+impl TimeFormat {
+    /// Parse and check `pattern` for `unit`; the error says why, as the server's does.
+    pub fn new(pattern: &str, unit: TimeUnit) -> std::result::Result<TimeFormat, String> {
+        let invalid = |why: &str| format!("Invalid date-time format pattern '{pattern}': {why}.");
+        let chars: Vec<char> = pattern.chars().collect();
+        let mut parts: Vec<FormatPart> = Vec::new();
+        let literal = |parts: &mut Vec<FormatPart>, c: char| match parts.last_mut() {
+            Some(FormatPart::Literal(s)) => s.push(c),
+            _ => parts.push(FormatPart::Literal(c.to_string())),
+        };
+        let mut optional = false;
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '\'' {
+                if chars.get(i + 1) == Some(&'\'') {
+                    literal(&mut parts, '\'');
+                    i += 2;
+                    continue;
+                }
+                // A quoted literal up to the next lone quote ('' inside is one quote).
+                i += 1;
+                loop {
+                    match (chars.get(i), chars.get(i + 1)) {
+                        (None, _) => return Err(invalid("the pattern ends with an incomplete string literal")),
+                        (Some('\''), Some('\'')) => {
+                            literal(&mut parts, '\'');
+                            i += 2;
+                        }
+                        (Some('\''), _) => {
+                            i += 1;
+                            break;
+                        }
+                        (Some(&c), _) => {
+                            literal(&mut parts, c);
+                            i += 1;
+                        }
+                    }
+                }
+                continue;
+            }
+            if matches!(c, '{' | '}' | '#') {
+                return Err(invalid(&format!("the pattern includes the reserved character '{c}'")));
+            }
+            if c == '[' || c == ']' {
+                optional = true;
+                i += 1;
+                continue;
+            }
+            if !c.is_ascii_alphabetic() {
+                literal(&mut parts, c);
+                i += 1;
+                continue;
+            }
+            let mut end = i + 1;
+            while end < chars.len() && chars[end] == c {
+                end += 1;
+            }
+            let field = match c {
+                'y' | 'u' => TimeField::Year,
+                'Q' | 'q' => TimeField::Quarter,
+                'M' | 'L' => TimeField::Month,
+                'd' => TimeField::Day,
+                'H' => TimeField::Hour,
+                _ => return Err(format!("Time format '{pattern}' contains unsupported time field '{c}'.")),
+            };
+            if end - i != field.width() {
+                return Err(format!(
+                    "Time field '{}' in format '{pattern}' must have fixed width {}, but found {}.",
+                    field.name(),
+                    field.width(),
+                    end - i
+                ));
+            }
+            parts.push(FormatPart::Field(field, c));
+            i = end;
+        }
+        if optional {
+            return Err(format!("Time format '{pattern}' must not contain optional sections ('[' or ']')."));
+        }
+        let fields: Vec<TimeField> = parts
+            .iter()
+            .filter_map(|p| match p {
+                FormatPart::Field(f, _) => Some(*f),
+                FormatPart::Literal(_) => None,
+            })
+            .collect();
+        if fields != unit.fields() {
+            let names = |fs: &[TimeField]| format!("[{}]", fs.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "));
+            return Err(format!(
+                "Time format '{pattern}' must contain fields {} in this order for time unit '{}', but found {}.",
+                names(unit.fields()),
+                unit.name(),
+                names(&fields)
+            ));
+        }
+        let format = TimeFormat { pattern: pattern.to_string(), parts };
+        // The server formats 2024-11-11 11:00 (in the table's zone: the fields are these).
+        let sample = format.format(2024, 11, 11, 11);
+        check_partition_value(&sample)
+            .map_err(|why| format!("Time format '{pattern}' generates invalid partition value '{sample}': the value {why}."))?;
+        Ok(format)
+    }
+
+    /// The pattern as the table property gives it.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// The name of the partition holding this local time (proleptic year, month 1-12, day,
+    /// hour 0-23), as Java's `DateTimeFormatter` prints it.
+    pub fn format(&self, year: i64, month: u32, day: u32, hour: u32) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                FormatPart::Literal(s) => out.push_str(s),
+                FormatPart::Field(TimeField::Year, letter) => {
+                    // `yyyy` is the year of era (1 BC is 1), `uuuu` the proleptic year; four
+                    // digits at least, a sign beyond them.
+                    let y = if *letter == 'y' && year < 1 { 1 - year } else { year };
+                    if y > 9999 {
+                        write!(out, "+{y}").expect("String");
+                    } else if y < 0 {
+                        write!(out, "-{:04}", -y).expect("String");
+                    } else {
+                        write!(out, "{y:04}").expect("String");
+                    }
+                }
+                FormatPart::Field(TimeField::Quarter, _) => write!(out, "{}", (month - 1) / 3 + 1).expect("String"),
+                FormatPart::Field(TimeField::Month, _) => write!(out, "{month:02}").expect("String"),
+                FormatPart::Field(TimeField::Day, _) => write!(out, "{day:02}").expect("String"),
+                FormatPart::Field(TimeField::Hour, _) => write!(out, "{hour:02}").expect("String"),
+            }
+        }
+        out
+    }
+
+    /// Whether `value` reads as a time in this format, as Java's
+    /// `DateTimeFormatter.ofPattern(pattern).parse(value)` reads it (smart resolving; checked
+    /// against the 1.0.0 jar): the literals as they are, each field its exact width of ASCII
+    /// digits (the quarter: 1 to 19 digits, any number), the year of era (`y`) from 1 (`u`:
+    /// from 0), day 1-31 (a day past
+    /// the month's end is taken as its last day) with month 1-12 (a format without a day
+    /// leaves the month unchecked: `202613` is a MONTH value), hour 0-24 (24 is the next
+    /// day's midnight). A quarter right after the year (`yyyyQ`, the QUARTER unit's default)
+    /// never reads: Java's year then takes the quarter's digit too, so the 1.0 coordinator
+    /// refuses every such value (a quarterly table needs a format with text between them, e.g.
+    /// `yyyy'Q'Q`, to create partitions other than by auto-partitioning).
+    pub fn parses(&self, value: &str) -> bool {
+        let has_day = self.parts.iter().any(|p| matches!(p, FormatPart::Field(TimeField::Day, _)));
+        if self.parts.windows(2).any(|w| matches!(w, [FormatPart::Field(TimeField::Year, _), FormatPart::Field(TimeField::Quarter, _)])) {
+            return false;
+        }
+        let mut rest = value;
+        for p in &self.parts {
+            match p {
+                FormatPart::Literal(s) => match rest.strip_prefix(s.as_str()) {
+                    Some(r) => rest = r,
+                    None => return false,
+                },
+                FormatPart::Field(TimeField::Quarter, _) => {
+                    // Java reads the quarter as 1 to 19 digits and leaves its value unchecked.
+                    let n = rest.bytes().take(19).take_while(u8::is_ascii_digit).count();
+                    if n == 0 {
+                        return false;
+                    }
+                    rest = &rest[n..];
+                }
+                FormatPart::Field(f, letter) => {
+                    let w = f.width();
+                    if rest.len() < w || !rest.as_bytes()[..w].iter().all(u8::is_ascii_digit) {
+                        return false;
+                    }
+                    let v: u32 = rest[..w].parse().expect("digits");
+                    rest = &rest[w..];
+                    let ok = match f {
+                        TimeField::Year => *letter == 'u' || v >= 1,
+                        TimeField::Quarter => true,
+                        TimeField::Month => !has_day || (1..=12).contains(&v),
+                        TimeField::Day => (1..=31).contains(&v),
+                        TimeField::Hour => v <= 24,
+                    };
+                    if !ok {
+                        return false;
+                    }
+                }
+            }
+        }
+        rest.is_empty()
     }
 }
 
@@ -590,6 +938,52 @@ mod tests {
         assert_eq!(d("QUARTER", "UTC").names_from(now, 0, 2).unwrap(), ["20264", "20271"]);
         assert_eq!(d("MONTH", "UTC").names_from(now, -1, 2).unwrap(), ["202611", "202612"]);
         assert_eq!(d("YEAR", "Nowhere/Else").names_from(now, 0, 1).unwrap(), ["2026"]);
+    }
+
+    #[test]
+    fn time_formats_name_partitions_and_refuse_what_the_server_refuses() {
+        let d = |unit: &str, format: &str| {
+            let schema = Schema::builder().column("p", DataType::String).build().unwrap();
+            super::super::TableDescriptor::new(schema)
+                .with_partition_keys(["p"])
+                .with_property(AutoPartition::ENABLED, "true")
+                .with_property(AutoPartition::TIME_UNIT, unit)
+                .with_property(AutoPartition::TIME_ZONE, "UTC")
+                .with_property(AutoPartition::TIME_FORMAT, format)
+        };
+        let now = 1_798_675_200_000; // 2026-12-31T00:00:00Z
+        let names = |unit, format| AutoPartition::from_descriptor(&d(unit, format)).unwrap().unwrap().names_from(now, 0, 2).unwrap();
+        assert_eq!(names("DAY", "yyyy-MM-dd"), ["2026-12-31", "2027-01-01"]);
+        assert_eq!(names("DAY", "uuuu_LL_dd"), ["2026_12_31", "2027_01_01"]);
+        assert_eq!(names("HOUR", "yyyy-MM-dd'T'HH"), ["2026-12-31T00", "2026-12-31T01"]);
+        assert_eq!(names("QUARTER", "yyyy-'Q'Q"), ["2026-Q4", "2027-Q1"]);
+        assert_eq!(names("MONTH", "yyyy-MM"), ["2026-12", "2027-01"]);
+        assert_eq!(names("YEAR", "'y'yyyy"), ["y2026", "y2027"]);
+        for (unit, format, why) in [
+            ("DAY", "yyyy/MM/dd", "invalid partition value '2024/11/11'"),
+            ("DAY", "yyyy-MM", "must contain fields [year, month, day]"),
+            ("DAY", "ddMMyyyy", "in this order"),
+            ("DAY", "yyyy-MM-d", "fixed width 2"),
+            ("HOUR", "yyyyMMddhh", "unsupported time field 'h'"),
+            ("YEAR", "[yyyy]", "optional sections"),
+            ("YEAR", "yyyy#", "reserved character"),
+            ("YEAR", "yyyy'", "incomplete string literal"),
+            ("YEAR", "'__'yyyy", "starts with '__'"),
+        ] {
+            let e = AutoPartition::from_descriptor(&d(unit, format)).unwrap_err();
+            assert_eq!(e.code(), ClientCode::InvalidTable as i32, "{format}");
+            assert!(e.message().contains(AutoPartition::TIME_FORMAT) && e.message().contains(why), "{format}: {e}");
+        }
+        let a = AutoPartition::from_descriptor(&d("DAY", "yyyy-MM-dd")).unwrap().unwrap();
+        assert_eq!(a.check_value("2026-12-30", now), Ok(()));
+        assert_eq!(a.check_value("2027-02-30", now), Ok(()), "a day past the month's end reads as its last day");
+        assert!(a.check_value("20261230", now).unwrap_err().contains("does not match the expected format 'yyyy-MM-dd'"));
+        assert!(a.check_value("2026-13-01", now).unwrap_err().contains("does not match"));
+        assert!(a.check_value("2026-12-23", now).unwrap_err().contains("out-of-date. The earliest retained partition is '2026-12-24'"));
+        let q = AutoPartition::from_descriptor(&d("QUARTER", "yyyyQ")).unwrap().unwrap();
+        assert!(q.check_value("20271", now).is_err(), "Java never reads a quarter right after the year");
+        let m = AutoPartition::from_descriptor(&d("MONTH", "yyyyMM")).unwrap().unwrap();
+        assert_eq!(m.check_value("202713", now), Ok(()), "without a day Java leaves the month unchecked");
     }
 
     #[test]

@@ -53,6 +53,7 @@ enum Encoding {
     Compacted,
     Paimon,
     Iceberg,
+    Hudi,
 }
 
 impl Encoding {
@@ -78,6 +79,14 @@ impl Encoding {
                 }
                 Ok(())
             }
+            Encoding::Hudi => {
+                check_key(schema, key_indexes, row)?;
+                let fields: Vec<_> = key_indexes
+                    .iter()
+                    .map(|&i| (schema.columns()[i].name.as_str(), &schema.columns()[i].data_type, &row[i]))
+                    .collect();
+                lake::encode_hudi(&fields, out)
+            }
         }
     }
 }
@@ -87,6 +96,7 @@ impl Encoding {
 ///
 /// * The bucket key is encoded in the lake format's way (compacted without a lake, or for
 ///   lance) and bucketed by the format's function.
+/// * A hudi table (Fluss 1.0) buckets by Hudi's key and keeps a compacted primary key.
 /// * The primary key (the physical one: partition columns left out) uses the lake's encoding
 ///   when the table's kv format version is 1, or when the bucket key is the primary key (then
 ///   the key bytes are also the bucket bytes); otherwise (version 2 with a bucket key that is a
@@ -112,6 +122,7 @@ impl KeyCodec {
         let lake_encoding = match lake {
             Some(LakeFormat::Paimon) => Encoding::Paimon,
             Some(LakeFormat::Iceberg) => Encoding::Iceberg,
+            Some(LakeFormat::Hudi) => Encoding::Hudi,
             Some(LakeFormat::Lance) | None => Encoding::Compacted,
         };
         let pk = info.physical_key_indexes();
@@ -126,6 +137,8 @@ impl KeyCodec {
                 })?,
             };
             match version {
+                // Fluss 1.0: a hudi table's primary key is compacted whatever its version.
+                1 | 2 if lake == Some(LakeFormat::Hudi) => Encoding::Compacted,
                 1 => lake_encoding,
                 2 if bucket_key == pk => lake_encoding,
                 2 => Encoding::Compacted,
@@ -151,6 +164,12 @@ impl KeyCodec {
             let col = &schema.columns()[columns[0]];
             lake::check_iceberg_key_type(&col.name, &col.data_type)?;
         }
+        if lake_encoding == Encoding::Hudi {
+            for &i in &bucket_key {
+                let col = &schema.columns()[i];
+                lake::check_hudi_key_type(&col.name, &col.data_type)?;
+            }
+        }
         Ok(KeyCodec { lake, pk, bucket_key, pk_encoding, bucket_encoding: lake_encoding, bucket_count: info.bucket_count() })
     }
 
@@ -161,7 +180,7 @@ impl KeyCodec {
 
     /// Whether the bucket key is the (physical) primary key: then its bytes are the key bytes.
     pub fn bucket_is_pk(&self) -> bool {
-        !self.pk.is_empty() && self.bucket_key == self.pk
+        !self.pk.is_empty() && self.bucket_key == self.pk && self.pk_encoding == self.bucket_encoding
     }
 
     /// Whether the primary key is compacted (decodable with the key columns' schema).
@@ -196,6 +215,7 @@ impl KeyCodec {
         match self.lake {
             Some(LakeFormat::Paimon) => lake::paimon_bucket(bucket_bytes, self.bucket_count),
             Some(LakeFormat::Iceberg) => lake::iceberg_bucket(bucket_bytes, self.bucket_count),
+            Some(LakeFormat::Hudi) => lake::hudi_bucket(bucket_bytes, self.bucket_count),
             Some(LakeFormat::Lance) | None => super::bucketing::bucket_for_key(bucket_bytes, self.bucket_count),
         }
     }

@@ -81,6 +81,31 @@ pub(crate) fn le_i64(b: &[u8], at: usize) -> i64 {
 mod tests {
     use super::proto::PbBucketMetadata;
 
+    /// Fluss 1.0's historical-partition fields carry the numbers of the 1.0.0 jar's generated
+    /// classes (`_ORIGINAL_PARTITION_NAME_FIELD_NUMBER` 4 in both write requests, 6 in the
+    /// ProduceLog response entry, 7 in the PutKv one; `_INCLUDE_SYSTEM_PARTITIONS_FIELD_NUMBER`
+    /// 3), and are absent from the wire when unset, so requests stay what 0.9.1 reads.
+    #[test]
+    fn historical_partition_fields_have_the_1_0_numbers() {
+        use super::proto::*;
+        use prost::Message;
+        let name = Some("20261201".to_string());
+        let tail = |bytes: Vec<u8>, tag: u8| {
+            let mut want = vec![tag, 8];
+            want.extend_from_slice(b"20261201");
+            assert!(bytes.ends_with(&want), "{bytes:02x?} ends with field tag {tag:#x}");
+        };
+        let records = bytes::Bytes::from_static(b"r");
+        let req = PbProduceLogReqForBucket { partition_id: None, bucket_id: 0, records: records.clone(), original_partition_name: None, routing_bucket_count: None };
+        assert_eq!(req.encode_to_vec(), [0x10, 0, 0x1a, 1, b'r']);
+        tail(PbProduceLogReqForBucket { original_partition_name: name.clone(), ..req }.encode_to_vec(), 4 << 3 | 2);
+        tail(PbPutKvReqForBucket { partition_id: None, bucket_id: 0, records, original_partition_name: name.clone(), routing_bucket_count: None }.encode_to_vec(), 4 << 3 | 2);
+        tail(PbProduceLogRespForBucket { original_partition_name: name.clone(), ..Default::default() }.encode_to_vec(), 6 << 3 | 2);
+        tail(PbPutKvRespForBucket { original_partition_name: name, ..Default::default() }.encode_to_vec(), 7 << 3 | 2);
+        let list = ListPartitionInfosRequest { include_system_partitions: Some(true), ..Default::default() };
+        assert!(list.encode_to_vec().ends_with(&[3 << 3, 1]));
+    }
+
     #[test]
     fn a_negative_or_absent_leader_id_means_no_leader() {
         let bm = |leader_id| PbBucketMetadata { bucket_id: 0, leader_id, replica_id: vec![0], leader_epoch: None };

@@ -772,6 +772,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
                     bucket_id: b,
                     records,
                     routing_bucket_count: shared.routing_count,
+                    original_partition_name: None,
                 })
                 .collect(),
         }),
@@ -787,6 +788,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
                     bucket_id: b,
                     records,
                     routing_bucket_count: shared.routing_count,
+                    original_partition_name: None,
                 })
                 .collect(),
             agg_mode: None,
