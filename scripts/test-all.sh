@@ -274,7 +274,7 @@ if part fluss10 && [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then
   # The same test binaries as the Rust step, pointed at the 1.0 server. Skipped there:
   # late_upserts_for_a_recreated_partition_cluster, which drops a partition of a primary-key table
   # under load: the 1.0-SNAPSHOT (545c553) tablet server exits on it (FATAL in kv-flush-thread,
-  # "memory mapped buffer ... is already closed"; docs/compatibility.md). It runs against 0.9.1.
+  # "memory mapped buffer ... is already closed"; docs/server-compatibility.md). It runs against 0.9.1.
   FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" \
     cargo test -p fluss-writer --test cluster_writes --test partitions --test nested_values --test nested_ddl \
     --test schema_evolution --test char_binary -- --skip late_upserts_for_a_recreated_partition_cluster 2>&1 | tee "$LOGS/rust-fluss10.log"
