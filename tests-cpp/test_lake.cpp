@@ -124,8 +124,11 @@ int32_t HudiBucket(int32_t k) {
   return static_cast<int32_t>((list & 0x7fffffffu) % static_cast<uint32_t>(kBuckets));
 }
 
-TEST_P(LakeTest, HudiPlacesKeysByHudisRule) {
-  if (!Embedded()) GTEST_SKIP() << "a Fluss 0.9.1 cluster does not know the hudi format (the Rust tests cover a 1.0 server)";
+// HUDI is a Fluss 1.0 lake format, which the 0.9.1 test cluster does not have: this test runs on
+// the embedded engine only (the Rust and Python suites also run it against the 1.0-line cluster).
+class HudiTest : public LakeTest {};
+
+TEST_P(HudiTest, HudiPlacesKeysByHudisRule) {
   auto hudi = Placements("hudi");
   auto none = Placements("");
   for (const auto& [k, bucket] : hudi) EXPECT_EQ(bucket, HudiBucket(k)) << "key " << k;
@@ -166,3 +169,4 @@ TEST_P(LakeTest, KeysAFormatCannotBucketAreRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Embedded, LakeTest, ::testing::Values(Backend::Embedded), BackendName);
 INSTANTIATE_TEST_SUITE_P(Cluster, LakeTest, ::testing::Values(Backend::Cluster), BackendName);
+INSTANTIATE_TEST_SUITE_P(Embedded, HudiTest, ::testing::Values(Backend::Embedded), BackendName);

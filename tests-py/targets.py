@@ -1,6 +1,8 @@
 """Where a test runs: the ``target`` fixture (a plugin of conftest.py) is the embedded engine and,
 with FLUSS_BOOTSTRAP_SERVERS set, the real Fluss 0.9.1 cluster too (one database per test
-module). Test modules import ``Target`` for their annotations."""
+module); ``target_1_0`` is the embedded engine and, with FLUSS_1_0_BOOTSTRAP_SERVERS set, the
+Fluss 1.0-line cluster, for what 0.9.1 does not have. Test modules import ``Target`` for their
+annotations."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from cluster.support import create_table
 from fluss_writer import testing
 
 CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
+CLUSTER_1_0_BOOTSTRAP = os.environ.get("FLUSS_1_0_BOOTSTRAP_SERVERS", "")
 EMBEDDED_CONFIG = {"client.writer.batch-timeout": "5ms", "client.writer.retry-backoff": "5ms"}
 CLUSTER_CONFIG = {
     "client.writer.batch-timeout": "5ms",
@@ -26,8 +29,8 @@ class Target:
     """Where a test runs: a connection, a database of its own, and the embedded engine (None on
     a cluster)."""
 
-    def __init__(self, kind: str, conn: fw.Connection, db: str) -> None:
-        self.kind, self.conn, self.db = kind, conn, db
+    def __init__(self, kind: str, conn: fw.Connection, db: str, bootstrap: str = CLUSTER_BOOTSTRAP) -> None:
+        self.kind, self.conn, self.db, self.bootstrap = kind, conn, db, bootstrap
         self.engine: Optional[testing.EmbeddedEngine] = testing.engine(conn) if kind == "embedded" else None
 
     def create(self, prefix: str, descriptor: fw.TableDescriptor) -> str:
@@ -44,7 +47,7 @@ class Target:
         """A target with its own connection configured with ``extra`` as well: to the same
         cluster (same database), or a new embedded engine."""
         if self.kind == "cluster":
-            return Target("cluster", fw.connect(CLUSTER_BOOTSTRAP, {**CLUSTER_CONFIG, **extra}), self.db)
+            return Target("cluster", fw.connect(self.bootstrap, {**CLUSTER_CONFIG, **extra}), self.db, self.bootstrap)
         return Target("embedded", fw.connect("embedded", {**EMBEDDED_CONFIG, **extra}), "fluss")
 
 
@@ -62,6 +65,26 @@ def cluster_target(cluster_databases: List[str]) -> Iterator[Target]:
 def target(request: pytest.FixtureRequest) -> Iterator[Target]:
     if request.param == "cluster":
         yield request.getfixturevalue("cluster_target")
+        return
+    c = fw.connect("embedded", EMBEDDED_CONFIG)
+    yield Target("embedded", c, "fluss")
+    c.close(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def cluster_1_0_target() -> Iterator[Target]:
+    c = fw.connect(CLUSTER_1_0_BOOTSTRAP, CLUSTER_CONFIG)
+    db = f"fw_py_{uuid.uuid4().hex[:10]}"
+    c.admin().create_database(db)
+    yield Target("cluster", c, db, CLUSTER_1_0_BOOTSTRAP)
+    c.admin().drop_database(db, ignore_if_not_exists=True, cascade=True)
+    c.close(timeout=20)
+
+
+@pytest.fixture(params=["embedded", *(["cluster-1.0"] if CLUSTER_1_0_BOOTSTRAP else [])])
+def target_1_0(request: pytest.FixtureRequest) -> Iterator[Target]:
+    if request.param == "cluster-1.0":
+        yield request.getfixturevalue("cluster_1_0_target")
         return
     c = fw.connect("embedded", EMBEDDED_CONFIG)
     yield Target("embedded", c, "fluss")

@@ -142,9 +142,9 @@ def hudi_bucket(values: Tuple[str, ...], buckets: int) -> int:
     return (h & 0x7FFFFFFF) % buckets
 
 
-def test_hudi_places_keys_by_hudis_rule(target: Target) -> None:
-    if target.kind != "embedded":
-        pytest.skip("a Fluss 0.9.1 cluster does not know the hudi format (the Rust tests cover a 1.0 server)")
+def test_hudi_places_keys_by_hudis_rule(target_1_0: Target) -> None:
+    """HUDI is a Fluss 1.0 lake format: the embedded engine and the 1.0-line cluster (0.9.1 has none)."""
+    target = target_1_0
     hudi = placements(target, "hudi")
     none = placements(target, None)
     assert hudi == {k: hudi_bucket((str(k),), BUCKETS) for k in KEYS}
