@@ -61,14 +61,19 @@ def cluster_target(cluster_databases: List[str]) -> Iterator[Target]:
     c.close(timeout=20)
 
 
-@pytest.fixture(params=["embedded", *(["cluster"] if CLUSTER_BOOTSTRAP else [])])
-def target(request: pytest.FixtureRequest) -> Iterator[Target]:
-    if request.param == "cluster":
-        yield request.getfixturevalue("cluster_target")
+def _embedded_or(request: pytest.FixtureRequest, cluster_fixture: str) -> Iterator[Target]:
+    """The target of a parametrized fixture: a fresh embedded engine, or the module's cluster."""
+    if request.param != "embedded":
+        yield request.getfixturevalue(cluster_fixture)
         return
     c = fw.connect("embedded", EMBEDDED_CONFIG)
     yield Target("embedded", c, "fluss")
     c.close(timeout=10)
+
+
+@pytest.fixture(params=["embedded", *(["cluster"] if CLUSTER_BOOTSTRAP else [])])
+def target(request: pytest.FixtureRequest) -> Iterator[Target]:
+    yield from _embedded_or(request, "cluster_target")
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +88,4 @@ def cluster_1_0_target() -> Iterator[Target]:
 
 @pytest.fixture(params=["embedded", *(["cluster-1.0"] if CLUSTER_1_0_BOOTSTRAP else [])])
 def target_1_0(request: pytest.FixtureRequest) -> Iterator[Target]:
-    if request.param == "cluster-1.0":
-        yield request.getfixturevalue("cluster_1_0_target")
-        return
-    c = fw.connect("embedded", EMBEDDED_CONFIG)
-    yield Target("embedded", c, "fluss")
-    c.close(timeout=10)
+    yield from _embedded_or(request, "cluster_1_0_target")
