@@ -15,6 +15,8 @@
 // Only that cluster's servers are killed, so the test runs beside the other suites. The whole
 // test is bounded (a watchdog ends the process after kTestBound, restarting the killed server
 // first); the killed server is started again on every path, also when an assertion fails.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -141,6 +143,46 @@ class ClusterScript {
  private:
   std::string script_;
   std::vector<std::string> env_;
+};
+
+// The cluster's failover lock (`<FLUSS_RUN_DIR>/failover.lock`, an exclusive flock that the Rust
+// and Python failover tests take too): `make test` runs the suites side by side, and another
+// suite's killed server would leave this test's three-replica table short. Held until destroyed
+// (the process's exit releases it too).
+class FailoverLock {
+ public:
+  explicit FailoverLock(const std::string& env_words) {
+    std::istringstream in(env_words);
+    std::string dir;
+    for (std::string w; in >> w;) {
+      if (w.rfind("FLUSS_RUN_DIR=", 0) == 0) dir = w.substr(std::strlen("FLUSS_RUN_DIR="));
+    }
+    if (dir.empty()) return;
+    std::string path = dir + "/failover.lock";
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      error_ = "open " + path + ": " + std::strerror(errno);
+      return;
+    }
+    auto deadline = Clock::now() + std::chrono::seconds(150);
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (Clock::now() > deadline) {
+        error_ = "another suite held " + path + " for 150 s";
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  ~FailoverLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FailoverLock(const FailoverLock&) = delete;
+  FailoverLock& operator=(const FailoverLock&) = delete;
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  std::string error_;
 };
 
 // The killed tablet server is started again however the test ends: by the destructor (normal
@@ -303,6 +345,8 @@ TEST(Failover, SigkillOfABusyLeaderLosesAndDuplicatesNothing) {
   ASSERT_FALSE(bootstrap.empty() || cluster_env.empty() || script_path.empty())
       << "FLUSS_REPLICATED_BOOTSTRAP_SERVERS, FLUSS_REPLICATED_CLUSTER_ENV and FLUSS_CLUSTER_SCRIPT must be set "
          "(scripts/test-all.sh starts the replicated cluster; tests-cpp/CMakeLists.txt passes them)";
+  FailoverLock lock(cluster_env);
+  ASSERT_TRUE(lock.error().empty()) << lock.error();
   ClusterScript script(script_path, cluster_env);
   KilledServer killed(script);
   Watchdog watchdog(kTestBound, killed);

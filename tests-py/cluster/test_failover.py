@@ -16,6 +16,7 @@ other suites; the killed server is started again however the test ends.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pathlib
 import re
@@ -24,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import fluss_writer as fw
 import pytest
@@ -52,7 +53,7 @@ assert len(FAULT_CODES) == len(_FAULT_NAMES), "a fault code name is not in the m
 
 
 @pytest.fixture(scope="module")
-def replicated() -> Tuple[str, Dict[str, str]]:
+def replicated() -> Iterator[Tuple[str, Dict[str, str]]]:
     bootstrap = os.environ.get("FLUSS_REPLICATED_BOOTSTRAP_SERVERS", "")
     words = os.environ.get("FLUSS_REPLICATED_CLUSTER_ENV", "")
     if not bootstrap or not words:
@@ -62,7 +63,20 @@ def replicated() -> Tuple[str, Dict[str, str]]:
     env = dict(os.environ)
     env.update(w.split("=", 1) for w in words.split() if "=" in w)
     env["FLUSS_START_TIMEOUT"] = "45"
-    return bootstrap, env
+    # The cluster's failover lock, which the Rust and C++ failover tests take too: `make test`
+    # runs the suites side by side, and another suite's killed server would leave this test's
+    # three-replica table short (INVALID_REPLICATION_FACTOR at CreateTable).
+    with open(pathlib.Path(env.get("FLUSS_RUN_DIR", "/tmp")) / "failover.lock", "w") as lock:
+        deadline = time.monotonic() + 150
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail("another suite held the replicated cluster's failover lock for 150 s")
+                time.sleep(0.2)
+        yield bootstrap, env
 
 
 def script(env: Dict[str, str], *args: str) -> str:

@@ -59,6 +59,22 @@ fn replicated(test: &str) -> Option<Cluster> {
 }
 
 impl Cluster {
+    /// The cluster's failover lock (`<FLUSS_RUN_DIR>/failover.lock`, an exclusive file lock that
+    /// the Python and C++ failover tests take too): a test that kills servers, or creates a
+    /// table needing all three, must not overlap another suite's (`make test` runs suites side by
+    /// side). Held until dropped; `None` without a run dir.
+    fn failover_lock(&self) -> Option<std::fs::File> {
+        let dir = self.env.iter().find(|(k, _)| k == "FLUSS_RUN_DIR")?.1.clone();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(format!("{dir}/failover.lock"))
+            .unwrap_or_else(|e| panic!("open {dir}/failover.lock: {e}"));
+        file.lock().unwrap_or_else(|e| panic!("lock {dir}/failover.lock: {e}"));
+        Some(file)
+    }
+
     fn script(&self, args: &[&str]) -> Duration {
         match self.try_script(args) {
             Ok(d) => d,
@@ -116,12 +132,14 @@ static SERIAL: Mutex<()> = Mutex::new(());
 struct Exclusive {
     cluster: Cluster,
     _serial: MutexGuard<'static, ()>,
+    _cluster_lock: Option<std::fs::File>,
 }
 
 fn exclusive(cluster: &Cluster) -> Exclusive {
     let serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let cluster_lock = cluster.failover_lock();
     cluster.settle();
-    Exclusive { cluster: cluster.clone(), _serial: serial }
+    Exclusive { cluster: cluster.clone(), _serial: serial, _cluster_lock: cluster_lock }
 }
 
 impl Drop for Exclusive {
