@@ -196,4 +196,4 @@ def test_the_checker_finds_what_it_should() -> None:
     assert "per-partition-bucket-counts" in sections(REPO / "docs/architecture.md")
     assert "python-interpreter-exit" in sections(REPO / "docs/callback-contract.md")
     assert "bucketing" not in sections(REPO / "docs/callback-contract.md")
-    assert MD_NAME.findall("see fluss-protocol.md section 5.1, docs/architecture.md") == ["fluss-protocol.md"]
+    assert MD_NAME.findall("see protocol-notes.md section 5.1, docs/architecture.md") == ["protocol-notes.md"]
