@@ -14,7 +14,7 @@ which documents the canonical value form used here. Checks, failing loudly on an
    `datetime`, which has microsecond resolution, so TIMESTAMP(7..9) values of the changelog are
    compared truncated to microseconds (the log table check covers them at nanosecond precision).
 3. Primary-key lookups through pyfluss (a sample of 50 keys): pyfluss 1.0.0 hashes keys whose tail bytes are >= 0x80
-   differently from Java and fluss-writer (see fluss-protocol.md section 5.1), so it finds exactly
+   differently from Java and fluss-writer (see docs/wire-format.md, "Bucketing"), so it finds exactly
    the rows whose key hashes alike under both rules and misses the others. The script asserts
    that split (documenting the known incompatibility rather than hiding it).
 4. Partitioned tables (a log table partitioned by STRING and DATE keys, a primary-key table by INT
@@ -122,7 +122,7 @@ def truncate_to_micros(type_name: str, v: str | None) -> str | None:
     return f"{millis}.{int(nanos) - int(nanos) % 1000}"
 
 
-# ---------------------------------------------------------------- bucketing (fluss-protocol.md 5.1)
+# ---------------------------------------------------------------- bucketing (docs/wire-format.md, "Bucketing")
 def _mix_k1(k: int) -> int:
     k = (k * 0xCC9E2D51) & 0xFFFFFFFF
     k = ((k << 15) | (k >> 17)) & 0xFFFFFFFF

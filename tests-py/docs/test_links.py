@@ -4,8 +4,13 @@
   a file or folder that exists (relative to the Markdown file), and an anchor into a Markdown file
   names one of its headings (GitHub's rule: lower case, punctuation dropped, spaces to ``-``).
 * Every mention of a repository path under ``docs/``, ``examples/`` or ``scripts/`` in Markdown,
-  Rust, C++ and Python sources (``see docs/callback-contract.md``) names a file that exists
-  (relative to the repository root; ``*`` and ``{a,b}`` patterns must match something).
+  Rust, C++, Python, Java and protobuf sources (``see docs/callback-contract.md``) names a file
+  that exists (relative to the repository root; ``*`` and ``{a,b}`` patterns must match something).
+* A citation of a section, ``docs/wire-format.md, "Bucketing"`` (also ``... "A" and "B"``, and
+  across a line break of a comment), names a heading of that file or a bold run-in label that
+  starts a paragraph or a list item (``* **Per-partition bucket counts** (Fluss 1.0) ...``).
+* Every Markdown file a source names (``notes.md``) is one of the repository's: code and docs
+  point only to files inside it.
 
 Files are the ones git knows (tracked and untracked, ignored ones left out).
 """
@@ -19,13 +24,25 @@ from functools import cache
 from typing import List, Set
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SOURCE_EXTS = (".md", ".rs", ".hpp", ".h", ".cpp", ".py", ".pyi", ".sh", ".toml", ".txt")
+SOURCE_EXTS = (".md", ".rs", ".hpp", ".h", ".cpp", ".py", ".pyi", ".sh", ".toml", ".txt", ".proto", ".java")
 SKIP_DIRS = {"target", "dist", "node_modules", "site", "build"}
 
 MD_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 MENTION = re.compile(r"(?<![\w./-])((?:docs|examples|scripts)/[\w.*{},/-]*[\w*}])")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 SELF = "tests-py/docs/test_links.py"
+# A line break inside a comment: the newline and the next line's comment leader.
+_BREAK = r"\s*(?:\n[ \t]*(?://[/!]?|#|\*)?[ \t]*)?"
+CITATION = re.compile(
+    r"((?:docs|examples|scripts)/[\w./-]+\.md),"
+    + _BREAK + r'"([^"\n<]+)"'
+    + r"(?:\s+and" + _BREAK + r'"([^"\n<]+)")?'
+)
+MD_NAME = re.compile(r"(?<![\w./-])([\w-]+\.md)\b")
+# Markdown files that sources name but that are not in the repository on purpose: the page
+# scripts/docs.sh writes into the site (api/index.md), and the file tests-py/docs/test_markdown.py
+# writes into a temporary folder.
+MD_MADE_ELSEWHERE = {"index.md", "sample.md"}
 
 
 def repo_files() -> List[pathlib.Path]:
@@ -122,6 +139,42 @@ def broken_links() -> List[str]:
     return bad
 
 
+@cache
+def sections(path: pathlib.Path) -> Set[str]:
+    """Slugs of the headings and of the bold run-in labels of a Markdown file."""
+    text = path.read_text(encoding="utf-8")
+    bold = re.findall(r"^[ \t]*(?:[*-][ \t]+)?\*\*([^*\n]+?)\.?\*\*", text, re.M)
+    return anchors(path) | {slug(b) for b in bold}
+
+
+def broken_citations() -> List[str]:
+    bad: List[str] = []
+    md_names = {p.name for p in repo_files() if p.suffix == ".md"} | MD_MADE_ELSEWHERE
+    for f in repo_files():
+        rel = f.relative_to(REPO).as_posix()
+        if rel == SELF:
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        for m in CITATION.finditer(text):
+            n = text.count("\n", 0, m.start()) + 1
+            dest = REPO / m.group(1)
+            for section in filter(None, (m.group(2), m.group(3))):
+                if not dest.is_file():
+                    bad.append(f"{rel}:{n}: cites a section of a missing file: {m.group(1)}")
+                elif slug(section) not in sections(dest):
+                    bad.append(f"{rel}:{n}: cites a missing section: {m.group(1)}, \"{section}\"")
+        for n, line in enumerate(text.splitlines(), 1):
+            for m in MD_NAME.finditer(line):
+                if m.group(1) not in md_names:
+                    bad.append(f"{rel}:{n}: names a Markdown file that is not in the repository: {m.group(1)}")
+    return bad
+
+
+def test_every_section_citation_and_markdown_name_resolves() -> None:
+    bad = broken_citations()
+    assert not bad, f"{len(bad)} broken citations:\n" + "\n".join(bad)
+
+
 def test_every_link_and_path_mention_resolves() -> None:
     bad = broken_links()
     assert not bad, f"{len(bad)} broken links:\n" + "\n".join(bad)
@@ -138,3 +191,9 @@ def test_the_checker_finds_what_it_should() -> None:
     assert not exists(REPO, "docs/{callback-contract,nothing}.md")
     assert MENTION.findall("see docs/design.md, and `scripts/docs.sh`.") == ["docs/design.md", "scripts/docs.sh`"[:-1]]
     assert "architecture.md" in {p.name for p in repo_files()}
+    cite = "see docs/wire-format.md,\n//! \"Bucketing\" and \"Key encoding\"; docs/x.md, \"<section>\""
+    assert [m.groups() for m in CITATION.finditer(cite)] == [("docs/wire-format.md", "Bucketing", "Key encoding")]
+    assert "per-partition-bucket-counts" in sections(REPO / "docs/architecture.md")
+    assert "python-interpreter-exit" in sections(REPO / "docs/callback-contract.md")
+    assert "bucketing" not in sections(REPO / "docs/callback-contract.md")
+    assert MD_NAME.findall("see protocol-notes.md section 5.1, docs/architecture.md") == ["protocol-notes.md"]

@@ -5,7 +5,7 @@
 //!
 //! The keys include INT keys whose compacted bytes have tail bytes >= 0x80 (128, 200, and every
 //! key from 128 to 2^21 - 1): there fluss-rs 1.0.0 / pyfluss 1.0.0 hash differently from Java
-//! (fluss-protocol.md section 5.1), so a writer that followed them would put those rows where
+//! (docs/wire-format.md, "Bucketing"), so a writer that followed them would put those rows where
 //! Java lookups never look. The test checks that it really covers many such keys.
 //!
 //! Run it with `cargo test -p fluss-writer --test cluster_interop_java -- --ignored`
@@ -542,7 +542,7 @@ fn java_client_finds_rows_of_a_partitioned_table() {
     });
 }
 
-/// The reference vectors of fluss-protocol.md section 5.1: the two rules agree on INT 1 and
+/// The reference values of docs/wire-format.md, "Bucketing": the two rules agree on INT 1 and
 /// differ on 128 and 200 (Java 2 and 6, fluss-rs 7 and 10, with 16 buckets).
 #[test]
 fn bucket_rules_reference_vectors() {
@@ -550,7 +550,7 @@ fn bucket_rules_reference_vectors() {
         assert_eq!(bucket_for_key(key, 16), java, "Java rule for {key:02x?}");
         assert_eq!(rs_bucket(key, 16), rs, "fluss-rs rule for {key:02x?}");
     }
-    // Share of affected keys among 0..999 with 16 buckets: 836 (fluss-protocol.md).
+    // Share of affected keys among 0..999 with 16 buckets: 836 (docs/wire-format.md, "Bucketing").
     let s = Schema::builder().column_not_null("k", DataType::Int).build().unwrap();
     let differ = (0..1000)
         .filter(|&i| {

@@ -95,7 +95,7 @@ async fn wait_for_leaders(b: &NetworkBackend, tables: &[proto::PbTablePath]) -> 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn api_versions_match_the_fact_sheet() {
+async fn api_versions_of_a_0_9_cluster() {
     let Some(bootstrap) = bootstrap() else { return };
     let b = NetworkBackend::connect(&bootstrap, config()).await.unwrap();
     let nodes = b.nodes();

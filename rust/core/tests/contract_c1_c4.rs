@@ -461,7 +461,7 @@ fn c4_multi_bucket_arrow_batch_reports_per_bucket_results() {
     }
 }
 
-/// fluss-protocol.md section 6 / sender.rs: a fatal failure of a stamped batch resets the
+/// docs/wire-format.md, "Idempotence" / sender.rs: a fatal failure of a stamped batch resets the
 /// sequence state; the bucket's later in-flight batches are not retried (one that would need a
 /// retry fails with SEQUENCE_RESET, whether its failing answer came before or after the reset),
 /// and batches drained after the reset start over under a new writer id and succeed.

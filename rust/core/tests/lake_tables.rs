@@ -1,6 +1,6 @@
 //! Tables with a datalake format (`table.datalake.format` = paimon, iceberg or lance): rows are
-//! keyed and bucketed by the lake format's rule (fluss-protocol.md §5.2), on the embedded engine
-//! and on the real Fluss 0.9.1 cluster (tests marked `_cluster`).
+//! keyed and bucketed by the lake format's rule (docs/wire-format.md, "Lake formats"), on the
+//! embedded engine and on the real Fluss 0.9.1 cluster (tests marked `_cluster`).
 //!
 //! The expected buckets are computed here from the lake encoders and hash functions, which
 //! `cluster_interop_java::lake_key_bytes_and_buckets_match_java` holds to Fluss's own Java classes;

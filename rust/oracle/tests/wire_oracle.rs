@@ -366,7 +366,7 @@ fn arrow_type_mapping_matches_fluss_rs() {
 /// cannot be called from here. Its `fluss_hash_bytes_with_seed` (src/util/murmur_hash.rs) mixes
 /// each tail byte zero-extended (`byte as u32`) where Java sign-extends. For keys whose tail
 /// bytes are all < 0x80 the two agree; this test pins our (Java) answers, the values fluss-rs
-/// gives for the others (read from its source and from the protocol notes), and that ours
+/// gives for the others (read from its source; docs/wire-format.md, "Bucketing"), and that ours
 /// differ exactly there.
 #[test]
 fn bucketing_vs_fluss_rs() {

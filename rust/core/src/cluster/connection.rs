@@ -1,4 +1,4 @@
-//! One TCP connection to one Fluss server (fluss-protocol.md §1).
+//! One TCP connection to one Fluss server (docs/wire-format.md, "RPC framing").
 //!
 //! A [`Connection`] owns two tokio tasks: a **writer** that drains a queue of request frames
 //! into the socket (coalescing whatever is queued into one flush), and a **reader** that decodes

@@ -1,4 +1,4 @@
-//! Fluss RPC framing (fluss-protocol.md §1): pure byte layout, no I/O.
+//! Fluss RPC framing (docs/wire-format.md, "RPC framing"): pure byte layout, no I/O.
 //!
 //! Every message in both directions is an `int32 BE` length followed by that many bytes.
 //!

@@ -1,5 +1,5 @@
 //! The network backend: a [`Backend`] that talks to a real Fluss 0.9.x cluster over the Fluss
-//! wire protocol (fluss-protocol.md §1-2).
+//! wire protocol (docs/wire-format.md, "RPC framing" and "API keys and request versions").
 //!
 //! * [`frame`]: request/response frame layout.
 //! * [`connection`]: one TCP connection per server, with request-id matching, timeouts and the

@@ -1,5 +1,5 @@
-//! Read-back helpers for tests and examples (fluss-protocol.md §10): ListOffsets, FetchLog and
-//! Lookup against a bucket leader.
+//! Read-back helpers for tests and examples (docs/wire-format.md, "Read-back"): ListOffsets,
+//! FetchLog and Lookup against a bucket leader.
 //!
 //! They are built only on [`Backend`], so the same code reads back from the embedded engine and
 //! from a real cluster. A request-level failure and a per-bucket `error_code` are both `Err`
@@ -73,8 +73,8 @@ pub async fn list_offsets_routed(
 }
 
 /// FetchLog of one bucket from `offset` (at most `max_bytes`, without waiting for new data):
-/// `(high_watermark, records)`. `records` are concatenated log batches (fluss-protocol.md §3);
-/// the last one may be cut short by `max_bytes`.
+/// `(high_watermark, records)`. `records` are concatenated log batches (docs/wire-format.md,
+/// "Log record batches"); the last one may be cut short by `max_bytes`.
 pub async fn fetch_log(
     backend: &dyn Backend,
     leader: i32,

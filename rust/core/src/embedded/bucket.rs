@@ -7,7 +7,7 @@
 //! and records the batch in the writer state; replay on open goes through the same bookkeeping
 //! ([`Bucket::replay`]), so a reopened bucket is the bucket that was closed.
 //!
-//! # Idempotence (fluss-protocol.md §6)
+//! # Idempotence (docs/wire-format.md, "Idempotence")
 //!
 //! For a batch with `writer_id != -1`, per (writer id, bucket), shared by log and KV writes:
 //! the batch is accepted iff its sequence is `last + 1` (wrapping from `i32::MAX` to 0), or 0

@@ -1,5 +1,6 @@
 //! `PutKv` for one bucket entry: upserts, deletes and partial updates of a primary-key table,
-//! and the changelog they produce (fluss-protocol.md §4, §4.6).
+//! and the changelog they produce (docs/wire-format.md, "KV record batches" and
+//! "Deletes and partial updates").
 //!
 //! A KV batch is atomic: every record is decoded and checked, and the whole batch is applied
 //! against a private overlay of the bucket's state, before anything is written. The changes

@@ -28,7 +28,7 @@
 //! schema id 1; its descriptor is stored after defaults (bucket
 //! count from `embedded.default-bucket-number`, bucket key = primary key). Request-level
 //! failures are `Err(Error::server(code, ..))`; per-bucket failures are inside the response
-//! entries, as on the wire. Error codes follow fluss-protocol.md section 7.
+//! entries, as on the wire. Error codes follow docs/wire-format.md, "Error codes".
 //!
 //! The engine validates more than a 0.9.1 server does: log batches must decode against the
 //! table schema, KV value rows must decode and respect NOT NULL, key bytes must be the row's
@@ -45,12 +45,12 @@
 //! * Log tables: batches are stored byte for byte; the engine assigns base offsets and commit
 //!   timestamps (`max(last, now)`), as a server does; high watermark = log end offset.
 //! * Primary-key tables: upsert, delete, partial update and partial delete as in
-//!   fluss-protocol.md 4.6 (details in `kv.rs`); every KV batch becomes one changelog batch
-//!   (+I, -U/+U with full images, -D) in the bucket's log; PutKv answers with the changelog end
-//!   offset.
-//! * Idempotence (section 6): per writer id and bucket, shared by log and KV batches; a
-//!   duplicate of one of the last 5 accepted batches is answered with its original offsets and
-//!   not appended; a gap is `OUT_OF_ORDER_SEQUENCE` (31). Writer ids come from a counter that
+//!   docs/wire-format.md, "Deletes and partial updates" (details in `kv.rs`); every KV batch
+//!   becomes one changelog batch (+I, -U/+U with full images, -D) in the bucket's log; PutKv
+//!   answers with the changelog end offset.
+//! * Idempotence (docs/wire-format.md, "Idempotence"): per writer id and bucket, shared by log
+//!   and KV batches; a duplicate of one of the last 5 accepted batches is answered with its
+//!   original offsets and not appended; a gap is `OUT_OF_ORDER_SEQUENCE` (31). Writer ids come from a counter that
 //!   survives reopening a durable directory.
 //! * Back-pressure (Fluss 1.0, PutKv v2): a primary-key bucket's answers carry the storage
 //!   `pressure` a 1.0 server would compute, and its admission gate refuses writes with

@@ -1,5 +1,5 @@
 //! Fluss's JSON forms of table descriptors and schemas (`table_json` in CreateTable and
-//! GetTableInfo, `schema_json` in GetTableSchema). See fluss-protocol.md section 2.5.
+//! GetTableInfo, `schema_json` in GetTableSchema). See docs/wire-format.md, "Table and schema JSON".
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! Fluss tables as Arrow data (fluss-protocol.md §3.5, type mapping table).
+//! Fluss tables as Arrow data (docs/wire-format.md, "Arrow type mapping").
 //!
 //! | Fluss | Arrow |
 //! |---|---|

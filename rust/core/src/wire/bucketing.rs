@@ -1,4 +1,4 @@
-//! Bucket assignment for tables with a bucket key (fluss-protocol.md §5.1): Fluss's variant of
+//! Bucket assignment for tables with a bucket key (docs/wire-format.md, "Bucketing"): Fluss's variant of
 //! MurmurHash3 (x86, 32-bit) over the encoded bucket-key bytes, then a second mix of the hash,
 //! then `mod bucket_count`.
 //!
@@ -60,8 +60,8 @@ fn murmur_int(code: u32) -> i32 {
     }
 }
 
-/// The bucket of a row whose bucket key encodes to `key_bytes` (compacted key encoding, §4.3),
-/// in a table of `bucket_count` buckets.
+/// The bucket of a row whose bucket key encodes to `key_bytes` (compacted key encoding,
+/// docs/wire-format.md, "Key encoding"), in a table of `bucket_count` buckets.
 ///
 /// `key_bytes` is never empty for a validly encoded key (every encoding takes at least one
 /// byte). Panics if `bucket_count <= 0`, which no valid table has.
@@ -76,7 +76,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn java_verified_vectors_from_the_protocol_doc() {
+    fn java_verified_reference_values() {
         assert_eq!(bucket_for_key(&[0x00, 0x0a], 7), 1);
         assert_eq!(bucket_for_key(&[0x00, 0x0a, 0x0a, 0x0a], 12), 0);
         assert_eq!(bucket_for_key(b"The quick brown fox jumps over the lazy dog", 8), 6);

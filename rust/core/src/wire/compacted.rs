@@ -1,6 +1,6 @@
 //! CompactedRow, the value-row format of primary-key tables (`table.kv.format=COMPACTED`,
-//! fluss-protocol.md §4.4), and the per-field encodings that the compacted key format (§4.3,
-//! see [`super::key`]) shares.
+//! docs/wire-format.md, "Compacted rows"), and the per-field encodings that the compacted key
+//! format ("Key encoding", see [`super::key`]) shares.
 //!
 //! A row is a null bitset of `ceil(fields / 8)` bytes (bit `i % 8` of byte `i / 8` set = field
 //! `i` is null), then every non-null field in schema order:

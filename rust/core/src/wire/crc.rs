@@ -1,5 +1,5 @@
-//! CRC-32C (Castagnoli), the checksum of Fluss log batches (fluss-protocol.md §3.4) and KV
-//! batches (§4.1).
+//! CRC-32C (Castagnoli), the checksum of Fluss log batches and KV batches
+//! (docs/wire-format.md, "CRC-32C").
 //!
 //! Reflected polynomial 0x82F63B78, initial value and final xor 0xFFFFFFFF; the check value of
 //! `"123456789"` is 0xE3069283. The checksum is stored as a little-endian `u32` in the batch

@@ -1,7 +1,7 @@
-//! Key encoding (fluss-protocol.md §4.3, §5.2): the bytes of a primary key or a bucket key, and
-//! the bucket of a keyed row.
+//! Key encoding (docs/wire-format.md, "Key encoding" and "Lake formats"): the bytes of a primary
+//! key or a bucket key, and the bucket of a keyed row.
 //!
-//! Without a datalake format a key is the compacted encoding of its columns (§4.4,
+//! Without a datalake format a key is the compacted encoding of its columns ("Compacted rows",
 //! [`super::compacted`]), concatenated in key-column order with **no null bitset**, and the
 //! bucket is Fluss's hash of those bytes ([`super::bucketing`]). A table with
 //! `table.datalake.format` keys some columns the lake's way ([`super::lake`]); [`KeyCodec`]

@@ -1,4 +1,4 @@
-//! KV record batches, the `records` of a PutKv bucket request (fluss-protocol.md §4.1-4.2).
+//! KV record batches, the `records` of a PutKv bucket request (docs/wire-format.md, "KV record batches").
 //!
 //! Header (28 bytes, little-endian, KV magic 0):
 //!

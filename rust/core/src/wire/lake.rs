@@ -1,4 +1,4 @@
-//! Key bytes and buckets of tables with a datalake format (fluss-protocol.md §5.2).
+//! Key bytes and buckets of tables with a datalake format (docs/wire-format.md, "Lake formats").
 //!
 //! A table whose properties name `table.datalake.format` places its keyed rows the way the lake
 //! format buckets them, so that the lake's files line up with Fluss's buckets. Fluss 0.9.1's

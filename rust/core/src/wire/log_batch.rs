@@ -1,4 +1,4 @@
-//! ARROW log record batches, magic 0 only (fluss-protocol.md §3.2-3.5): the `records` of
+//! ARROW log record batches, magic 0 only (docs/wire-format.md, "Log record batches"): the `records` of
 //! ProduceLog and FetchLog.
 //!
 //! Header (48 bytes, little-endian):
@@ -17,7 +17,7 @@
 //! | 40 | i32 | BatchSequence (−1 if not idempotent) |
 //! | 44 | i32 | RecordCount |
 //!
-//! Then, if the batch is not append-only, one change-type byte per record (§3.5: 0 +A, 1 +I,
+//! Then, if the batch is not append-only, one change-type byte per record (0 +A, 1 +I,
 //! 2 -U, 3 +U, 4 -D), then exactly one Arrow IPC encapsulated RecordBatch message
 //! (continuation `0xFFFFFFFF`, metadata length, flatbuffer `Message` V5, body) with no schema
 //! message and no end-of-stream marker. Readers rebuild the schema from the table schema.
@@ -61,7 +61,7 @@ const WRITER_ID_OFFSET: usize = 32;
 const SEQUENCE_OFFSET: usize = 40;
 const RECORD_COUNT_OFFSET: usize = 44;
 
-/// Change-type bytes of non-append-only batches (§3.5).
+/// Change-type bytes of non-append-only batches (docs/wire-format.md, "Log record batches").
 pub mod change_type {
     pub const APPEND_ONLY: u8 = 0;
     pub const INSERT: u8 = 1;

@@ -2,18 +2,21 @@
 //! encodings, bucketing. Everything here is pure (no I/O) and shared by the sender, the
 //! embedded engine and the network client.
 //!
-//! Modules, in the order a record meets them (the § numbers here and in the modules are sections
-//! of the Fluss protocol notes the core was written from, which are not part of the repository;
-//! the Fluss Java classes each module names are the reference):
+//! Modules, in the order a record meets them (the quoted names are sections of
+//! docs/wire-format.md, which also names the tests that pin each format against Fluss; the
+//! Fluss Java classes each module names are the reference):
 //!
-//! * [`compacted`]: CompactedRow value rows of primary-key tables (§4.4).
-//! * [`key`]: compacted key encoding of primary and bucket keys (§4.3).
-//! * [`bucketing`]: bucket of a key, Fluss's MurmurHash3 variant (§5.1).
-//! * [`lake`]: key bytes and buckets of tables with a datalake format (§5.2).
-//! * [`arrow`]: the Fluss → Arrow type mapping, rows → Arrow, and checking user batches (§3.5).
-//! * [`kv_batch`]: KV record batches for PutKv (§4.1-4.2).
-//! * [`log_batch`]: ARROW log record batches, magic 0, for ProduceLog and FetchLog (§3.2-3.5).
-//! * [`crc`], [`varint`]: the checksum and the integer encoding the formats share.
+//! * [`compacted`]: CompactedRow value rows of primary-key tables ("Compacted rows").
+//! * [`key`]: compacted key encoding of primary and bucket keys ("Key encoding").
+//! * [`bucketing`]: bucket of a key, Fluss's MurmurHash3 variant ("Bucketing").
+//! * [`lake`]: key bytes and buckets of tables with a datalake format ("Lake formats").
+//! * [`arrow`]: the Fluss → Arrow type mapping, rows → Arrow, and checking user batches ("Arrow
+//!   type mapping").
+//! * [`kv_batch`]: KV record batches for PutKv ("KV record batches").
+//! * [`log_batch`]: ARROW log record batches, magic 0, for ProduceLog and FetchLog ("Log record
+//!   batches").
+//! * [`crc`], [`varint`]: the checksum and the integer encoding the formats share ("CRC-32C",
+//!   "Conventions").
 //!
 //! Corrupt input bytes are reported as server-style errors (`CORRUPT_MESSAGE`, 3, or
 //! `CORRUPT_RECORD_EXCEPTION`, 14, for a CRC mismatch), so the embedded engine can answer like a

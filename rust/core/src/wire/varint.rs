@@ -1,4 +1,4 @@
-//! Unsigned LEB128 varints as Fluss uses them (fluss-protocol.md conventions, §4.2, §4.4).
+//! Unsigned LEB128 varints as Fluss uses them (docs/wire-format.md, "Conventions").
 //!
 //! Seven bits per byte, low group first, high bit set on every byte but the last. There is
 //! **no zig-zag**: a negative `INT` is written as its 32-bit pattern (five bytes) and a

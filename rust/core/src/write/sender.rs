@@ -21,7 +21,7 @@
 //! * Retry mode (some flight of the bucket backs off): nothing new is sent for the bucket;
 //!   once no request of the bucket is out, the first flight backing off is resent with the
 //!   same bytes (same writer id and sequence), one at a time.
-//! * Idempotence (fluss-protocol.md section 6): batches are stamped with (writer id, next
+//! * Idempotence (docs/wire-format.md, "Idempotence"): batches are stamped with (writer id, next
 //!   sequence of the bucket) when first drained and keep that stamp for every retry.
 //!   `OUT_OF_ORDER_SEQUENCE` is retried when the batch is not the next one the server expects (an
 //!   earlier batch failed); otherwise it is fatal. A fatal failure of a stamped batch **resets
