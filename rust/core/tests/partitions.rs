@@ -664,10 +664,33 @@ fn late_upserts_for_a_recreated_partition_embedded() {
     assert_eq!(counts.keys().collect::<Vec<_>>(), [&0]);
 }
 
+/// A Fluss 0.9.1 tablet server sometimes leaves the writes to a primary-key partition that was
+/// dropped and recreated under load unanswered: they are stored (the log grows) but never
+/// acknowledged, so every record after the drop ends in DELIVERY_TIMEOUT (or SEQUENCE_RESET behind
+/// one), nothing else (seen once in four `make test` runs, 2026-12-06; the 1.0-SNAPSHOT server
+/// exits on the same test instead, docs/server-compatibility.md). That outcome, and only that,
+/// gets one more try on a fresh table, noted in the run's summary; any other failure fails.
 #[test]
 fn late_upserts_for_a_recreated_partition_cluster() {
     let Some(b) = bootstrap("partitions::late_upserts_for_a_recreated_partition_cluster") else { return };
-    bounded("late_upserts_for_a_recreated_partition_cluster", Duration::from_secs(180), move || {
+    bounded("late_upserts_for_a_recreated_partition_cluster", Duration::from_secs(240), move || {
+        let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| late_upserts(&connect(&b, &[]), false)));
+        let Err(panic) = first else { return };
+        let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        let unanswered = msg.contains("records failed ({")
+            && msg
+                .split("records failed ({")
+                .nth(1)
+                .and_then(|r| r.split('}').next())
+                .is_some_and(|counts| counts.split(", ").all(|kv| ["0:", "-1008:", "-1018:"].iter().any(|code| kv.starts_with(code))));
+        if !unanswered {
+            std::panic::resume_unwind(panic);
+        }
+        cluster_support::note_retry(format!(
+            "late_upserts_for_a_recreated_partition_cluster: the server left the writes to the recreated partition unanswered \
+             (Fluss 0.9.1; {}); trying once more on a fresh table",
+            msg.lines().next().unwrap_or("")
+        ));
         late_upserts(&connect(&b, &[]), false);
     });
 }
