@@ -112,8 +112,10 @@ fn assert_rose_and_fell(o: &Observed, what: &str) {
     assert!(o.throttled_sends > 0 && o.throttle_nanos > 0, "{what}: no throttle in the stats ({} sends)", o.throttled_sends);
 }
 
-#[test]
-fn embedded_pressure_rises_and_falls_under_a_steady_upsert_load_and_the_writer_throttles() {
+/// An embedded engine whose storage comes under pressure quickly (one L0 file slows writes
+/// down, 1 KiB memtables, each file compacted in `compaction_per_file`), and a writer with
+/// `client.writer.kv-backpressure.max-throttle` = `max_throttle`.
+fn embedded_under_pressure(max_throttle: &str, compaction_per_file: &str) -> Connection {
     let mut c = Config::default();
     for (k, v) in [
         ("bootstrap.servers", "embedded"),
@@ -121,14 +123,19 @@ fn embedded_pressure_rises_and_falls_under_a_steady_upsert_load_and_the_writer_t
         // A batch must fit the gate: L0 files + its flushes + 2 < 20 (1 KiB memtables here).
         ("client.writer.batch-size", "4kb"),
         ("client.writer.delivery-timeout", "20s"),
-        ("client.writer.kv-backpressure.max-throttle", "400ms"),
+        ("client.writer.kv-backpressure.max-throttle", max_throttle),
         ("embedded.kv.backpressure.l0-slowdown-trigger", "1"),
         ("embedded.kv.rocksdb.writebuffer.size", "1kb"),
-        ("embedded.kv.compaction-time-per-file", "4ms"),
+        ("embedded.kv.compaction-time-per-file", compaction_per_file),
     ] {
         c.set(k, v).unwrap();
     }
-    let conn = Connection::connect(c).unwrap();
+    Connection::connect(c).unwrap()
+}
+
+#[test]
+fn embedded_pressure_rises_and_falls_under_a_steady_upsert_load_and_the_writer_throttles() {
+    let conn = embedded_under_pressure("400ms", "4ms");
     // About 250 KiB/s into storage that compacts about 250 files of 1 KiB per second.
     let o = steady_upserts(&conn, 2, Duration::from_millis(1500), Duration::from_millis(2), 500);
     assert_rose_and_fell(&o, "embedded");
@@ -146,21 +153,7 @@ fn embedded_pressure_rises_and_falls_under_a_steady_upsert_load_and_the_writer_t
 /// nothing (the test above fails before the throttle existed; this one pins the off switch).
 #[test]
 fn embedded_max_throttle_zero_ignores_pressure() {
-    let mut c = Config::default();
-    for (k, v) in [
-        ("bootstrap.servers", "embedded"),
-        ("client.writer.batch-timeout", "2ms"),
-        // A batch must fit the gate: L0 files + its flushes + 2 < 20 (1 KiB memtables here).
-        ("client.writer.batch-size", "4kb"),
-        ("client.writer.delivery-timeout", "20s"),
-        ("client.writer.kv-backpressure.max-throttle", "0"),
-        ("embedded.kv.backpressure.l0-slowdown-trigger", "1"),
-        ("embedded.kv.rocksdb.writebuffer.size", "1kb"),
-        ("embedded.kv.compaction-time-per-file", "25ms"),
-    ] {
-        c.set(k, v).unwrap();
-    }
-    let conn = Connection::connect(c).unwrap();
+    let conn = embedded_under_pressure("0", "25ms");
     let o = steady_upserts(&conn, 2, Duration::from_millis(400), Duration::from_millis(2), 1000);
     assert!(o.pressure.iter().any(|p| *p > 0), "the engine reported pressure: {:?}", o.pressure);
     assert_eq!(o.throttle_nanos, 0);
