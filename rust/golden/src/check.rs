@@ -377,24 +377,28 @@ fn judge(sc: &Scenario, trace: &Trace, r: &mut Report) {
         }
     }
 
-    // Log tables: per (partition, bucket), the offsets of successful single-record callbacks grow
-    // in callback order.
+    // Log tables: per (writer, partition, bucket), the offsets of successful single-record
+    // callbacks grow in callback order. Two writers of one connection send on their own, so
+    // nothing orders one writer's records against another's in a bucket (C3 is per writer).
     if sc.table.kind == TableKind::Log {
-        type Where = (Option<String>, i32); // (partition, bucket)
+        type Where = (String, Option<String>, i32); // (writer, partition, bucket)
         let mut per: BTreeMap<Where, Vec<(u64, i64, &str)>> = BTreeMap::new();
         for (id, (_, arrow)) in &specs {
             if let (false, [(seq, _, c)]) = (*arrow, ops.get(id).unwrap_or(&no).starts.as_slice()) {
                 if c.code == 0 {
-                    per.entry((c.partition.clone(), c.bucket)).or_default().push((*seq, c.offset, id));
+                    per.entry((op_writer[id].clone(), c.partition.clone(), c.bucket)).or_default().push((*seq, c.offset, id));
                 }
             }
         }
-        for ((p, b), mut v) in per {
+        for ((w, p, b), mut v) in per {
             v.sort();
             let at = p.map_or(String::new(), |p| format!("partition {p} "));
             for p in v.windows(2) {
                 r.check(p[0].1 < p[1].1, || {
-                    format!("{at}bucket {b}: callback of {} (offset {}) ran before {} (offset {})", p[0].2, p[0].1, p[1].2, p[1].1)
+                    format!(
+                        "writer {w} {at}bucket {b}: callback of {} (offset {}) ran before {} (offset {})",
+                        p[0].2, p[0].1, p[1].2, p[1].1
+                    )
                 });
             }
         }

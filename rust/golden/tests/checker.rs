@@ -287,6 +287,31 @@ fn per_bucket_order() {
     assert!(r.failures.iter().any(|f| f.contains("callback of a2 (offset 1) ran before a1 (offset 0)")), "{:?}", r.failures);
 }
 
+/// Two writers send on their own: the checker holds each writer's records of a bucket to offset
+/// order, never one writer's against another's (C3 is per writer).
+#[test]
+fn offsets_are_ordered_per_writer_only() {
+    let mut d = base();
+    d["writers"] = json!([{"name": "w", "kind": "append"}, {"name": "w2", "kind": "append"}]);
+    d["steps"][0]["writer"] = json!("w");
+    d["steps"][0]["offset"] = json!(1);
+    d["steps"][1]["writer"] = json!("w2");
+    d["steps"][1]["offset"] = json!(0);
+    d["steps"][2]["writer"] = json!("w2");
+    d["expect"]["read_back"]["buckets"]["0"] = json!([[2, "y"], [1, "x"]]);
+    let mut t = base_trace();
+    t["events"][6]["offset"] = json!(1); // a1 (w) runs first but landed second
+    t["events"][8]["offset"] = json!(0);
+    t["callback_errors"]["w2"] = json!(0);
+    t["read_back"]["scans"][0]["rows"] = json!([[2, "y"], [1, "x"]]);
+    let r = run(&d, &t);
+    assert!(r.passed(), "{:?}", r.failures);
+    // The same trace with both records from one writer breaks offset order.
+    d["steps"][1]["writer"] = json!("w");
+    d["steps"][2]["writer"] = json!("w");
+    fails_with(d, t, "writer w bucket 0: callback of a1 (offset 1) ran before a2 (offset 0)");
+}
+
 #[test]
 fn flush_watermark() {
     let mut t = base_trace();
