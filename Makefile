@@ -7,8 +7,8 @@
 
 CARGO ?= cargo
 export PATH := $(HOME)/.cargo/bin:$(PATH)
-# One cargo target directory outside the clone, shared by every clone on the machine
-# (scripts/cargo-target-dir.sh); CARGO_TARGET_DIR overrides it.
+# The clone's cargo target directory in the user's cache, started from what other clones on the
+# machine compiled (scripts/cargo-target-dir.sh); CARGO_TARGET_DIR overrides it.
 export CARGO_TARGET_DIR := $(shell $(CURDIR)/scripts/cargo-target-dir.sh)
 
 demo:
@@ -47,6 +47,8 @@ cluster-start:
 cluster-stop:
 	scripts/fluss-cluster.sh stop
 
-# Removes the shared build cache (never a CARGO_TARGET_DIR of your own).
+# Removes the build cache of every clone (never a CARGO_TARGET_DIR of your own).
 clean-cache:
-	d="$$(env -u CARGO_TARGET_DIR scripts/cargo-target-dir.sh)"; case "$$d" in */fluss-writer/target|$(CURDIR)/target) rm -rf "$$d";; esac
+	d="$$(env -u CARGO_TARGET_DIR scripts/cargo-target-dir.sh)"; case "$$d" in \
+	  */fluss-writer/clones/*/target) c="$${d%/clones/*}"; rm -rf "$$c/clones" "$$c/target";; \
+	  $(CURDIR)/target) rm -rf "$$d";; esac
