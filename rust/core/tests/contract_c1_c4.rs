@@ -40,6 +40,39 @@ fn c1_success_exactly_once() {
     assert_eq!(all_ids(&conn, &path, 4), (0..600).collect::<Vec<_>>());
 }
 
+/// Results waited for before they complete wake every thread that waits on them. The completion
+/// notifies the condition variable only when a waiter sleeps on it (a notify is a system call
+/// per record otherwise). A lost wake-up leaves a waiter asleep until its timeout (20 s here)
+/// even though its result completed within the linger (20 ms), so each wait is bounded at 10 s.
+#[test]
+fn c1_results_waited_before_completion_wake_every_waiter() {
+    let conn = connect(&[("client.writer.batch-timeout", "20ms")]);
+    let path = log_table(&conn, "c1_wake", 2);
+    let w = append_writer(&conn, &path, WriterOptions::default());
+    let timed_wait = |r: &fluss_writer::WriteResult| {
+        let t = Instant::now();
+        let c = r.wait(Some(Duration::from_secs(20))).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(10), "a waiter slept {:?} past its result's completion", t.elapsed());
+        c
+    };
+    for i in 0..40i64 {
+        let r = w.append(&row![i, "x"]).unwrap();
+        let others: Vec<_> = (0..3)
+            .map(|_| {
+                let r = r.clone();
+                std::thread::spawn(move || timed_wait(&r))
+            })
+            .collect();
+        let c = timed_wait(&r);
+        assert!(c.is_ok(), "{c:?}");
+        for t in others {
+            assert_eq!(t.join().unwrap(), c);
+        }
+    }
+    w.close(None).unwrap();
+    assert_eq!(all_ids(&conn, &path, 2), (0..40).collect::<Vec<_>>());
+}
+
 #[test]
 fn c1_non_retriable_server_error_exactly_once() {
     let conn = connect(LONG_LINGER);

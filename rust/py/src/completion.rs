@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fluss_writer::{BucketResult, WriteCompletion, WriteResult};
+use fluss_writer::{BucketResult, ClientCode, WriteCompletion, WriteResult};
 use pyo3::prelude::*;
 
 use crate::entry::entry_points;
@@ -298,6 +298,12 @@ impl PyWriteResult {
         check_fork(self.gen).py_err()?;
         let t = self::timeout(timeout)?;
         let r = &*self.inner;
+        // Completed already (the usual case once a flush returned): the core answers without
+        // blocking, so the GIL stays held; a pending result is waited for without it.
+        match r.wait(Some(Duration::ZERO)) {
+            Err(e) if e.code() == ClientCode::Timeout as i32 => {}
+            done => return done.map(PyWriteCompletion::new).map_err(crate::error::to_py),
+        }
         let c = interruptible(py, || r.wait(t))?;
         Ok(PyWriteCompletion::new(c))
     }

@@ -115,9 +115,18 @@ enum CellState {
     Done(WriteCompletion),
 }
 
+/// What the cell's lock guards: the state, and how many threads sleep on the condition variable.
+struct Guarded {
+    state: CellState,
+    /// Threads inside `WriteResult::wait`'s condition-variable wait. The completion notifies only
+    /// when this is not zero: a notify is a system call whether anybody sleeps or not, and most
+    /// results are waited for after they completed (or never).
+    sleepers: u32,
+}
+
 /// Shared state behind a [`WriteResult`].
 pub(crate) struct ResultCell {
-    state: Mutex<CellState>,
+    state: Mutex<Guarded>,
     cond: Condvar,
     scope: Scope,
 }
@@ -125,20 +134,29 @@ pub(crate) struct ResultCell {
 impl ResultCell {
     pub(crate) fn new(scope: Scope) -> Arc<ResultCell> {
         Arc::new(ResultCell {
-            state: Mutex::new(CellState::Pending { callbacks: Vec::new(), wakers: Vec::new() }),
+            state: Mutex::new(Guarded { state: CellState::Pending { callbacks: Vec::new(), wakers: Vec::new() }, sleepers: 0 }),
             cond: Condvar::new(),
             scope,
         })
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Guarded> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Complete the cell from inside a dispatcher job: store the completion, then run the
     /// callbacks registered so far, in registration order.
     pub(crate) fn complete(&self, c: &WriteCompletion, ctx: &mut JobContext<'_>) {
-        let prev = {
-            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            std::mem::replace(&mut *st, CellState::Done(c.clone()))
+        let (prev, sleepers) = {
+            let mut g = self.lock();
+            (std::mem::replace(&mut g.state, CellState::Done(c.clone())), g.sleepers)
         };
-        self.cond.notify_all();
+        // A waiter counts itself under the lock before it sleeps and the completion reads the
+        // count under the same lock after storing `Done`: a waiter either saw `Done` or is
+        // counted here, so no wake-up is lost.
+        if sleepers > 0 {
+            self.cond.notify_all();
+        }
         if let CellState::Pending { callbacks, wakers } = prev {
             for w in wakers {
                 w.wake();
@@ -182,9 +200,9 @@ impl WriteResult {
             return Err(Error::client(ClientCode::CalledFromCallback, "WriteResult::wait called from inside a completion callback"));
         }
         let deadline = crate::timeouts::deadline_after(timeout);
-        let mut st = self.cell.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.cell.lock();
         loop {
-            if let CellState::Done(c) = &*st {
+            if let CellState::Done(c) = &st.state {
                 return Ok(c.clone());
             }
             let left = match deadline {
@@ -194,8 +212,7 @@ impl WriteResult {
                     _ => return Err(Error::client(ClientCode::Timeout, "WriteResult::wait timed out; the operation is still pending")),
                 },
             };
-            let (g, fired, released) =
-                crate::interrupt::interrupted_releasing(st, || self.cell.state.lock().unwrap_or_else(|p| p.into_inner()));
+            let (g, fired, released) = crate::interrupt::interrupted_releasing(st, || self.cell.lock());
             st = g;
             if fired {
                 return Err(crate::write::writer::interrupted_error("waiting for a WriteResult; the operation is still pending"));
@@ -203,16 +220,18 @@ impl WriteResult {
             if released {
                 continue;
             }
+            st.sleepers += 1;
             st = match crate::interrupt::cap_sleep(left) {
                 None => self.cell.cond.wait(st).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => self.cell.cond.wait_timeout(st, d).unwrap_or_else(|p| p.into_inner()).0,
             };
+            st.sleepers -= 1;
         }
     }
 
     /// The completion, if the operation has completed.
     pub fn try_get(&self) -> Option<WriteCompletion> {
-        match &*self.cell.state.lock().unwrap_or_else(|p| p.into_inner()) {
+        match &self.cell.lock().state {
             CellState::Done(c) => Some(c.clone()),
             CellState::Pending { .. } => None,
         }
@@ -220,15 +239,15 @@ impl WriteResult {
 
     /// Whether the operation has completed.
     pub fn is_done(&self) -> bool {
-        self.try_get().is_some()
+        matches!(self.cell.lock().state, CellState::Done(_))
     }
 
     /// Register a callback. Before completion it runs with the operation's own job, after the
     /// callbacks registered earlier. After completion it is queued on the writer's executor, so
     /// it runs after the callbacks already queued there (never inline on this thread).
     pub fn add_callback(&self, callback: impl FnOnce(&WriteCompletion) + Send + 'static) {
-        let mut st = self.cell.state.lock().unwrap_or_else(|p| p.into_inner());
-        match &mut *st {
+        let mut st = self.cell.lock();
+        match &mut st.state {
             CellState::Pending { callbacks, .. } => callbacks.push(Box::new(callback)),
             CellState::Done(c) => {
                 let body = LateCallbacks { completion: c.clone(), callback: Box::new(callback) };
@@ -245,8 +264,8 @@ impl Future for WriteResult {
     type Output = WriteCompletion;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WriteCompletion> {
-        let mut st = self.cell.state.lock().unwrap_or_else(|p| p.into_inner());
-        match &mut *st {
+        let mut st = self.cell.lock();
+        match &mut st.state {
             CellState::Done(c) => Poll::Ready(c.clone()),
             CellState::Pending { wakers, .. } => {
                 if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
