@@ -522,11 +522,13 @@ fn c4_sequence_reset_fails_later_inflight_batches_of_the_bucket() {
         let h2 = s.spawn(|| w.flush(Some(Duration::from_secs(8))));
         wait_until("request 2 sent", Duration::from_secs(5), || f.pending(&path, 0) == 0);
         // D goes out while A and C are in flight and is answered OUT_OF_ORDER_SEQUENCE at once:
-        // it awaits a retry.
-        let rejected = engine(&conn).stats().batches_rejected;
+        // it awaits a retry. The writer's retry count says its sender has taken that answer in
+        // (the engine's rejection count alone does not: under load E could be drained between
+        // the two, go out before the reset and fail with it).
+        let retries = w.stats().retries;
         w.append_with_callback(&row![b0[2], "D"], rec.cb(3)).unwrap();
         let h3 = s.spawn(|| w.flush(Some(Duration::from_secs(8))));
-        wait_until("D answered", Duration::from_secs(5), || engine(&conn).stats().batches_rejected > rejected);
+        wait_until("D answered and awaiting a retry", Duration::from_secs(5), || w.stats().retries > retries);
         // E is not sent while the bucket awaits a retry; it is drained after the reset.
         w.append_with_callback(&row![b0[3], "E"], rec.cb(4)).unwrap();
         let h4 = s.spawn(|| w.flush(Some(Duration::from_secs(8))));
