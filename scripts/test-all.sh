@@ -131,7 +131,13 @@ cleanup() {
   if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$replicated_started" = 1 ]; then env "${replicated_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ -n "$failover_pid" ]; then kill "$failover_pid" 2>/dev/null || true; fi
+  # The background failover tests run in a process group of their own (setsid below): killing
+  # only cargo left its test binary running, which restarted tablet servers of the cluster
+  # stopped next (seen after a failed run).
+  if [ -n "$failover_pid" ]; then
+    kill -- "-$failover_pid" 2>/dev/null || kill "$failover_pid" 2>/dev/null || true
+    wait "$failover_pid" 2>/dev/null || true
+  fi
   if [ "$failover_started" = 1 ]; then env "${failover_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$lake_started" = 1 ]; then env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$fluss10_started" = 1 ]; then env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
@@ -241,7 +247,7 @@ if part rust; then
     ensure_clusters
     echo "the Rust failover tests run in the background against $FLUSS_FAILOVER_BOOTSTRAP_SERVERS (build-logs/rust-failover.log)"
     FLUSS_REPLICATED_BOOTSTRAP_SERVERS="$FLUSS_FAILOVER_BOOTSTRAP_SERVERS" FLUSS_REPLICATED_CLUSTER_ENV="${failover_env[*]}" \
-      cargo test -p fluss-writer --test cluster_failover >"$LOGS/rust-failover.log" 2>&1 &
+      setsid cargo test -p fluss-writer --test cluster_failover >"$LOGS/rust-failover.log" 2>&1 &
     failover_pid=$!
     FLUSS_TEST_DEFER=cluster_failover cargo test --workspace 2>&1 | tee "$LOGS/rust.log"
   else
