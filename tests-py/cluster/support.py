@@ -12,6 +12,8 @@ import fluss_writer as fw
 
 #: How long one table gets to have a leader for every bucket before the tests give up on it.
 CREATE_WAIT_S = 8.0
+#: Fluss's LEADER_NOT_AVAILABLE_EXCEPTION.
+LEADER_NOT_AVAILABLE = 44
 
 
 def note_retry(what: str) -> None:
@@ -33,8 +35,9 @@ def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: f
     the coordinator never processes a newly registered table (no "New table" event, its buckets
     stay without a leader until the client gives up, 60 s later). ``Admin.create_table`` waits
     for the leaders; if that takes longer than ``CREATE_WAIT_S``, the table is abandoned (the
-    blocked call ends when the connection closes) and another one is created. Every attempt is
-    reported in the error if all fail.
+    blocked call ends when the connection closes) and another one is created; likewise when the
+    call itself gives up with LEADER_NOT_AVAILABLE (the same coordinator problem, answered within
+    the wait). Every attempt is reported in the error if all fail.
     """
     failures: List[str] = []
     for _ in range(attempts):
@@ -52,10 +55,13 @@ def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: f
 
         threading.Thread(target=run, name=f"create {path}", daemon=True).start()
         if done.wait(CREATE_WAIT_S):
-            if err:
+            if not err:
+                return path
+            if not (isinstance(err[0], fw.ServerError) and err[0].code == LEADER_NOT_AVAILABLE):
                 raise err[0]
-            return path
-        failures.append(f"{path}: buckets without a leader after {CREATE_WAIT_S:.0f} s")
+            failures.append(f"{path}: {err[0]}")
+        else:
+            failures.append(f"{path}: buckets without a leader after {CREATE_WAIT_S:.0f} s")
         note_retry(f"Fluss server: {failures[-1]}; retrying with a new table")
     raise RuntimeError("create table failed: " + "; ".join(failures))
 

@@ -13,6 +13,8 @@ import uuid
 import fluss_writer as fw
 import pytest
 
+from .support import create_table
+
 ADMIN_PASSWORD = "admin-secret"
 WRONG_PASSWORD = "py-wrong-password-0815"
 AUTHENTICATE_EXCEPTION = 46
@@ -41,9 +43,8 @@ def sasl(user: str, password: str) -> dict[str, str]:
 def test_sasl_plain_writes_and_reads_back(sasl_bootstrap: str) -> None:
     with fw.connect(sasl_bootstrap, sasl("admin", ADMIN_PASSWORD)) as conn:
         conn.admin().create_database("fw_sasl", ignore_if_exists=True)
-        path = f"fw_sasl.py_{uuid.uuid4().hex[:10]}"
         schema = fw.Schema([("id", "BIGINT", False), ("msg", "STRING")])
-        conn.admin().create_table(path, fw.TableDescriptor(schema, bucket_count=1))
+        path = create_table(conn, lambda: f"fw_sasl.py_{uuid.uuid4().hex[:10]}", fw.TableDescriptor(schema, bucket_count=1))
         with conn.get_table(path).new_append().create_writer() as w:
             for i in range(50):
                 w.append({"id": i, "msg": f"m{i}"})
@@ -76,9 +77,9 @@ def test_acls_from_python_grant_write_to_a_user_who_could_not_write(sasl_bootstr
     with fw.connect(sasl_bootstrap, sasl("admin", ADMIN_PASSWORD)) as admin_conn:
         admin = admin_conn.admin()
         admin.create_database("fw_sasl", ignore_if_exists=True)
-        path = f"fw_sasl.py_acl_{uuid.uuid4().hex[:10]}"
         schema = fw.Schema([("id", "BIGINT", False), ("msg", "STRING")])
-        admin.create_table(path, fw.TableDescriptor(schema, bucket_count=1))
+        path = create_table(admin_conn, lambda: f"fw_sasl.py_acl_{uuid.uuid4().hex[:10]}",
+                            fw.TableDescriptor(schema, bucket_count=1))
         table = fw.AclResource.table(path)
         mine = fw.AclFilter(resource=table)
         admin.create_acls([fw.AclBinding(table, "fluss", "READ")])
