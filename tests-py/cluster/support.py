@@ -12,8 +12,6 @@ import fluss_writer as fw
 
 #: How long one table gets to have a leader for every bucket before the tests give up on it.
 CREATE_WAIT_S = 8.0
-#: Fluss's LEADER_NOT_AVAILABLE_EXCEPTION.
-LEADER_NOT_AVAILABLE = 44
 
 
 def note_retry(what: str) -> None:
@@ -57,7 +55,7 @@ def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: f
         if done.wait(CREATE_WAIT_S):
             if not err:
                 return path
-            if not (isinstance(err[0], fw.ServerError) and err[0].code == LEADER_NOT_AVAILABLE):
+            if not (isinstance(err[0], fw.ServerError) and err[0].code == fw.ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION):
                 raise err[0]
             failures.append(f"{path}: {err[0]}")
         else:
