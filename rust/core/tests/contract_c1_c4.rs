@@ -505,21 +505,23 @@ fn c4_sequence_reset_fails_later_inflight_batches_of_the_bucket() {
     let (b0, b1) = (ids_in_bucket(0, 2, 4, 0), ids_in_bucket(1, 2, 1, 0));
     let f = engine(&conn).faults();
     // Request 1 carries batch A (bucket 0) and batch B (bucket 1): A fails for good, and B's
-    // delay holds the whole answer back for 1 s.
+    // delay holds the whole answer back for 3 s. D (below) must be sent and answered within
+    // those 3 s; 1 s was not always enough on 2 busy cores (CI runs a cluster beside this).
     f.inject(&path, 0, err(FlussCode::RECORD_TOO_LARGE, "fatal for A", 1));
-    f.inject(&path, 1, delay(1_000, 1));
-    // Request 2 carries batch C (bucket 0): its answer (out of order, A is missing) comes late.
-    f.inject(&path, 0, delay(2_000, 1));
+    f.inject(&path, 1, delay(3_000, 1));
+    // Request 2 carries batch C (bucket 0): its answer (out of order, A is missing) comes after
+    // A's.
+    f.inject(&path, 0, delay(4_000, 1));
     let w = append_writer(&conn, &path, WriterOptions::default());
     let rec = Recorder::new();
     std::thread::scope(|s| {
         w.append_with_callback(&row![b0[0], "A"], rec.cb(0)).unwrap();
         w.append_with_callback(&row![b1[0], "B"], rec.cb(1)).unwrap();
-        let h1 = s.spawn(|| w.flush(Some(Duration::from_secs(8))));
+        let h1 = s.spawn(|| w.flush(Some(Duration::from_secs(20))));
         wait_until("request 1 sent", Duration::from_secs(5), || f.pending(&path, 1) == 0);
         assert_eq!(f.pending(&path, 0), 1, "A and B went out in one request");
         w.append_with_callback(&row![b0[1], "C"], rec.cb(2)).unwrap();
-        let h2 = s.spawn(|| w.flush(Some(Duration::from_secs(8))));
+        let h2 = s.spawn(|| w.flush(Some(Duration::from_secs(20))));
         wait_until("request 2 sent", Duration::from_secs(5), || f.pending(&path, 0) == 0);
         // D goes out while A and C are in flight and is answered OUT_OF_ORDER_SEQUENCE at once:
         // it awaits a retry. The writer's retry count says its sender has taken that answer in
@@ -527,11 +529,11 @@ fn c4_sequence_reset_fails_later_inflight_batches_of_the_bucket() {
         // the two, go out before the reset and fail with it).
         let retries = w.stats().retries;
         w.append_with_callback(&row![b0[2], "D"], rec.cb(3)).unwrap();
-        let h3 = s.spawn(|| w.flush(Some(Duration::from_secs(8))));
+        let h3 = s.spawn(|| w.flush(Some(Duration::from_secs(20))));
         wait_until("D answered and awaiting a retry", Duration::from_secs(5), || w.stats().retries > retries);
         // E is not sent while the bucket awaits a retry; it is drained after the reset.
         w.append_with_callback(&row![b0[3], "E"], rec.cb(4)).unwrap();
-        let h4 = s.spawn(|| w.flush(Some(Duration::from_secs(8))));
+        let h4 = s.spawn(|| w.flush(Some(Duration::from_secs(20))));
         for h in [h1, h2, h3, h4] {
             h.join().unwrap().unwrap();
         }
