@@ -162,13 +162,16 @@ fn c1_delivery_timeout_exactly_once() {
 fn c1_close_with_timeout_completes_pending_with_writer_closed() {
     let conn = connect(&[]);
     let path = log_table(&conn, "c1_close", 1);
-    engine(&conn).faults().inject(&path, 0, delay(800, 1));
+    // The answer is held long enough that a busy machine cannot deliver it before close's 100 ms
+    // run out.
+    engine(&conn).faults().inject(&path, 0, delay(3_000, 1));
     let w = append_writer(&conn, &path, WriterOptions::default());
     let rec = Recorder::new();
     for i in 0..10i64 {
         w.append_with_callback(&row![i, "x"], rec.cb(i)).unwrap();
     }
     wait_until("the request reached the engine", Duration::from_secs(5), || engine(&conn).faults().pending(&path, 0) == 0);
+    let answered_by = Instant::now() + Duration::from_millis(3_200);
     let e = w.close(Some(Duration::from_millis(100))).unwrap_err();
     assert_eq!(e.code(), code(ClientCode::Timeout));
     wait_until("aborted callbacks ran", Duration::from_secs(5), || rec.len() == 10);
@@ -176,7 +179,7 @@ fn c1_close_with_timeout_completes_pending_with_writer_closed() {
         assert_eq!(s.completion.error_code(), code(ClientCode::WriterClosed));
     }
     // Let the late (delayed) answer arrive: it must not complete anything a second time.
-    std::thread::sleep(Duration::from_millis(1000));
+    std::thread::sleep(answered_by.saturating_duration_since(Instant::now()));
     rec.assert_exactly_once(0..10);
     let e = w.append_with_callback(&row![99i64, "x"], rec.cb(99)).unwrap_err();
     assert_eq!(e.code(), code(ClientCode::WriterClosed));
@@ -187,7 +190,7 @@ fn c1_close_with_timeout_completes_pending_with_writer_closed() {
 fn c1_connection_close_with_timeout_completes_pending_exactly_once() {
     let conn = connect(&[]);
     let path = log_table(&conn, "c1_connclose", 1);
-    engine(&conn).faults().inject(&path, 0, delay(800, 1));
+    engine(&conn).faults().inject(&path, 0, delay(3_000, 1));
     let w = append_writer(&conn, &path, WriterOptions::default());
     let rec = Recorder::new();
     for i in 0..10i64 {
