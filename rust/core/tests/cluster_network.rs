@@ -333,7 +333,7 @@ async fn admin_round_trip(b: Arc<NetworkBackend>, db: String) {
 fn assert_network_error(err: &Error, started: Instant, timeout: Duration) {
     assert_eq!(err.code(), 1, "{err:?}");
     assert!(err.is_retriable(), "{err:?}");
-    assert!(started.elapsed() < timeout + Duration::from_secs(1), "took {:?}", started.elapsed());
+    assert!(started.elapsed() < timeout + Duration::from_secs(3), "took {:?}", started.elapsed());
 }
 
 /// Needs no cluster: a dead address fails with a retriable error within the request timeout.

@@ -29,7 +29,7 @@ fn c5_capacity_exhausted_fails_synchronously_with_zero_wait() {
     w.append_detached(&row![2i64, "x"]).unwrap();
     let start = Instant::now();
     let e = w.append_with_callback(&row![3i64, "x"], |_| panic!("rejected")).unwrap_err();
-    assert!(start.elapsed() < Duration::from_secs(1), "0 means never block");
+    assert!(start.elapsed() < Duration::from_secs(4), "0 means never block");
     assert_eq!(e.code(), code(ClientCode::CapacityExhausted));
     assert_ne!(e.code(), code(ClientCode::BufferExhausted));
     assert!(e.is_retriable(), "back-pressure is retriable");
@@ -175,7 +175,8 @@ fn c5_buffer_exhausted_when_the_engine_is_slow() {
         ("client.writer.buffer.wait-timeout", "0"),
     ]);
     let path = log_table(&conn, "c5_buf", 1);
-    engine(&conn).faults().inject(&path, 0, delay(1_000, 20));
+    // Answers held 3 s: no stall of the fill loop below lets a batch complete and free memory.
+    engine(&conn).faults().inject(&path, 0, delay(3_000, 20));
     let w = append_writer(&conn, &path, WriterOptions::default());
     let rec = Recorder::new();
     let mut accepted = 0i64;
@@ -190,7 +191,7 @@ fn c5_buffer_exhausted_when_the_engine_is_slow() {
     assert!(e.is_retriable());
     assert_eq!(w.stats().pending_callbacks, accepted as u64, "the rejected op holds no slot");
     engine(&conn).faults().clear();
-    w.flush(Some(Duration::from_secs(8))).unwrap();
+    w.flush(Some(Duration::from_secs(20))).unwrap();
     rec.assert_exactly_once(0..accepted);
     assert!(rec.all().iter().all(|s| s.completion.is_ok()));
 }
@@ -212,7 +213,7 @@ fn c5_submission_inside_a_callback_never_blocks() {
     let (r, took) = rx.recv_timeout(Duration::from_secs(5)).expect("the callback must not block");
     let e = r.unwrap_err();
     assert_eq!(e.code(), code(ClientCode::CapacityExhausted));
-    assert!(took < Duration::from_secs(1));
+    assert!(took < Duration::from_secs(4));
     w.flush(None).unwrap();
 }
 
@@ -353,7 +354,7 @@ fn c6_blocking_calls_inside_a_callback_fail_at_once() {
     assert_eq!(wait, cfc);
     assert_eq!(close, cfc);
     assert_eq!(conn_close, cfc);
-    assert!(took < Duration::from_secs(1));
+    assert!(took < Duration::from_secs(4));
     w.flush(None).unwrap();
     assert!(other.is_closed(), "close from a callback still stops accepting");
     assert_eq!(other.append(&row![5i64, "x"]).unwrap_err().code(), code(ClientCode::WriterClosed));
@@ -366,23 +367,27 @@ fn c6_blocking_calls_inside_a_callback_fail_at_once() {
 fn c7_close_timeout_fails_pending_with_writer_closed_exactly_once() {
     let conn = connect(&[]);
     let path = pk_table(&conn, "c7_close", 3);
+    // Answers held 3 s: long enough that no stall of this thread lets them arrive before
+    // close's 150 ms run out.
     for b in 0..3 {
-        engine(&conn).faults().inject(&path, b, delay(700, 5));
+        engine(&conn).faults().inject(&path, b, delay(3_000, 5));
     }
     let w = upsert_writer(&conn, &path, WriterOptions::default());
     let rec = Recorder::new();
+    let first_sent = Instant::now();
     for i in 0..30i64 {
         w.upsert_with_callback(&row![i, "n", i], rec.cb(i)).unwrap();
     }
     let start = Instant::now();
     let e = w.close(Some(Duration::from_millis(150))).unwrap_err();
     assert_eq!(e.code(), code(ClientCode::Timeout));
-    assert!(start.elapsed() < Duration::from_millis(650));
+    assert!(start.elapsed() < Duration::from_millis(2_500), "close waited {:?}", start.elapsed());
     wait_until("every pending callback", Duration::from_secs(5), || rec.len() == 30);
     assert!(rec.all().iter().all(|s| s.completion.error_code() == code(ClientCode::WriterClosed)));
     assert_eq!(w.upsert(&row![100i64, "n", 1i64]).unwrap_err().code(), code(ClientCode::WriterClosed));
     assert_eq!(w.delete(&[100i64.into()]).unwrap_err().code(), code(ClientCode::WriterClosed));
-    std::thread::sleep(Duration::from_millis(800)); // the late answers arrive
+    // The late answers arrive (every request went out by the time close returned).
+    std::thread::sleep((start.max(first_sent) + Duration::from_millis(3_500)).saturating_duration_since(Instant::now()));
     rec.assert_exactly_once(0..30);
 }
 
@@ -405,7 +410,8 @@ fn c7_dropping_a_writer_closes_it() {
 fn c7_drop_inside_a_callback_does_not_block() {
     let conn = connect(&[]);
     let path = log_table(&conn, "c7_dropcb", 1);
-    engine(&conn).faults().inject(&path, 0, delay(500, 10));
+    // Pending operations take 3 s; the drop inside the callback must return well before.
+    engine(&conn).faults().inject(&path, 0, delay(3_000, 10));
     let w = append_writer(&conn, &path, WriterOptions::default());
     let slot: Arc<Mutex<Option<AppendWriter>>> = Arc::new(Mutex::new(None));
     let gate = Gate::new();
@@ -429,8 +435,8 @@ fn c7_drop_inside_a_callback_does_not_block() {
     gate.open();
     let (took, ok) = rx.recv_timeout(Duration::from_secs(5)).expect("the drop inside the callback returned");
     assert!(ok);
-    assert!(took < Duration::from_millis(400), "drop inside a callback must not wait for pending ops ({took:?})");
-    wait_until("pending ops completed normally", Duration::from_secs(8), || rec.len() == 20);
+    assert!(took < Duration::from_millis(2_000), "drop inside a callback must not wait for pending ops ({took:?})");
+    wait_until("pending ops completed normally", Duration::from_secs(30), || rec.len() == 20);
     rec.assert_exactly_once(0..20);
     assert!(rec.all().iter().all(|s| s.completion.is_ok()), "pending operations complete normally after the drop");
     assert_eq!(all_ids(&conn, &path, 1), (0..21).collect::<Vec<_>>());

@@ -80,7 +80,9 @@ fn dropped_table_primary_key_writer() {
 /// retriably, the table is dropped during the backoff) fails too, in time and in order.
 #[test]
 fn dropped_table_while_a_batch_backs_off() {
-    let conn = conn_with(&[("client.writer.retry-backoff", "300ms")]);
+    // A 2 s backoff (below the 3 s delivery timeout): the drop below happens during it even if
+    // this thread stalls for a while after the error was consumed.
+    let conn = conn_with(&[("client.writer.retry-backoff", "2s")]);
     let path = log_table(&conn, "dd_backoff", 1);
     engine(&conn).faults().inject(&path, 0, err(FlussCode::NOT_LEADER_OR_FOLLOWER, "moving", 1));
     let w = append_writer(&conn, &path, WriterOptions::default());
@@ -89,7 +91,7 @@ fn dropped_table_while_a_batch_backs_off() {
     for i in 0..3i64 {
         w.append_with_callback(&row![i, "x"], rec.cb(i)).unwrap();
     }
-    wait_until("the injected error was consumed", Duration::from_secs(2), || engine(&conn).faults().pending(&path, 0) == 0);
+    wait_until("the injected error was consumed", Duration::from_secs(10), || engine(&conn).faults().pending(&path, 0) == 0);
     conn.admin().drop_table(&path, false).unwrap();
     wait_until("all 3 callbacks", DELIVERY + REQUEST + Duration::from_secs(1), || rec.len() == 3);
     assert!(start.elapsed() <= DELIVERY + REQUEST, "took {:?}", start.elapsed());

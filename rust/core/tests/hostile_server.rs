@@ -24,14 +24,19 @@ use hostile_support::{vm_hwm, vm_peak, HostileServer, Misbehave, Rule};
 const PRODUCE_LOG: i16 = 1014;
 const LIST_DATABASES: i16 = 1003;
 const PROTOCOL: i32 = ClientCode::Protocol as i32;
-/// `client.request-timeout` of these tests.
+/// `client.request-timeout` of the tests whose misbehaviour only a request timeout detects
+/// (a slow-loris answer, a server that always breaks its framing) and of the raw connections.
+/// The others keep the 10 s default of `client`: a stall of a busy machine during their setup
+/// must not time a request out.
 const REQUEST_TIMEOUT: Duration = Duration::from_millis(1000);
+/// `client.request-timeout` with REQUEST_TIMEOUT.
+const SHORT_TIMEOUT: (&str, &str) = ("client.request-timeout", "1000ms");
 
 fn client(server: &HostileServer, extra: &[(&str, &str)]) -> Connection {
     let mut c = Config::default();
     c.set("bootstrap.servers", &server.addr()).unwrap();
     for (k, v) in [
-        ("client.request-timeout", "1000ms"),
+        ("client.request-timeout", "10s"),
         ("client.writer.delivery-timeout", "6s"),
         ("client.writer.batch-timeout", "5ms"),
         ("client.writer.retry-backoff", "10ms"),
@@ -73,7 +78,8 @@ fn stored(server: &HostileServer, path: &TablePath) -> Vec<i64> {
 /// callback exactly once with success. Returns how long the flush took.
 fn framing_violation_is_retried_on_a_new_connection(how: Misbehave) -> Duration {
     let server = HostileServer::start(vec![]);
-    let conn = client(&server, &[]);
+    let short: &[(&str, &str)] = if matches!(how, Misbehave::SlowLoris { .. }) { &[SHORT_TIMEOUT] } else { &[] };
+    let conn = client(&server, short);
     let (path, w) = table_and_writer(&conn);
     server.add(Rule { api_key: PRODUCE_LOG, times: 1, how });
     let before = server.accepted();
@@ -142,19 +148,19 @@ fn assert_protocol_and_closed(err: &fluss_writer::Error, failure: &Option<fluss_
 
 #[test]
 fn truncated_frame_then_close() {
-    let (err, took, failure, _s) = raw_answer(Misbehave::TruncateThenClose, 1 << 20);
+    let (err, _took, failure, _s) = raw_answer(Misbehave::TruncateThenClose, 1 << 20);
     assert_eq!(err.code(), PROTOCOL, "{err:?}");
     assert_protocol_and_closed(&err, &failure, "inside a response frame");
-    assert!(took < Duration::from_millis(900), "before the request timeout: {took:?}");
+    // PROTOCOL, not the request timeout's NETWORK_EXCEPTION: it failed before the timeout.
     framing_violation_is_retried_on_a_new_connection(Misbehave::TruncateThenClose);
 }
 
 #[test]
 fn wrong_correlation_id() {
-    let (err, took, failure, _s) = raw_answer(Misbehave::WrongCorrelationId, 1 << 20);
+    let (err, _took, failure, _s) = raw_answer(Misbehave::WrongCorrelationId, 1 << 20);
     assert_eq!(err.code(), PROTOCOL, "{err:?}");
     assert_protocol_and_closed(&err, &failure, "never sent");
-    assert!(took < Duration::from_millis(900), "before the request timeout: {took:?}");
+    // PROTOCOL, not the request timeout's NETWORK_EXCEPTION: it failed before the timeout.
     framing_violation_is_retried_on_a_new_connection(Misbehave::WrongCorrelationId);
 }
 
@@ -165,7 +171,7 @@ fn huge_length_prefix_allocates_nothing_and_fails_at_once() {
     let (err, took, failure, _s) = raw_answer(Misbehave::HugeLength { then: 1 << 20 }, 100 << 20);
     assert_eq!(err.code(), PROTOCOL, "{err:?}");
     assert_protocol_and_closed(&err, &failure, "client.response-max-size");
-    assert!(took < Duration::from_millis(900), "before the request timeout: {took:?}");
+    // PROTOCOL, not the request timeout's NETWORK_EXCEPTION: it failed before the timeout.
     let refused_after = took;
     // Largest limit (2 GiB): the prefix is accepted, 16 MiB arrive, then nothing. The buffer
     // grows with the bytes (never 2 GiB at once) and the stalled frame fails at the timeout.
@@ -190,7 +196,7 @@ fn slow_loris_answer_fails_within_the_request_timeout() {
     assert!(err.is_retriable(), "{err:?}");
     assert_closed_as_stalled(&err, &failure);
     eprintln!("slow-loris: request error after {took:?}: {err}");
-    assert!(took >= REQUEST_TIMEOUT - Duration::from_millis(50) && took < REQUEST_TIMEOUT + Duration::from_millis(700), "{took:?}");
+    assert!(took >= REQUEST_TIMEOUT - Duration::from_millis(50) && took < REQUEST_TIMEOUT + Duration::from_millis(2_000), "{took:?}");
     let flush = framing_violation_is_retried_on_a_new_connection(Misbehave::SlowLoris { every: Duration::from_millis(300) });
     eprintln!("slow-loris: writer flush took {flush:?}");
     assert!(flush < REQUEST_TIMEOUT * 2 + Duration::from_secs(2), "{flush:?}");
@@ -207,7 +213,7 @@ fn batch_fails_with_protocol(how: Misbehave, needle: &str) {
     let started = Instant::now();
     w.append_with_callback(&row![0i64, "m0"], rec.cb(0)).unwrap();
     w.flush(Some(Duration::from_secs(20))).unwrap();
-    assert!(started.elapsed() < REQUEST_TIMEOUT * 2, "{:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(5), "failed at once, not at the 10 s request timeout: {:?}", started.elapsed());
     let e = rec.get(0).completion.error.expect("the broken answer must fail its batch");
     assert_eq!(e.code(), PROTOCOL, "{e:?}");
     assert!(!e.is_retriable(), "{e:?}");
@@ -272,7 +278,7 @@ fn error_code_out_of_range() {
 #[test]
 fn a_server_that_always_breaks_framing_fails_each_operation_once_at_its_delivery_timeout() {
     let server = HostileServer::start(vec![]);
-    let conn = client(&server, &[("client.writer.delivery-timeout", "3s")]);
+    let conn = client(&server, &[("client.writer.delivery-timeout", "3s"), SHORT_TIMEOUT]);
     let (_path, w) = table_and_writer(&conn);
     server.add(Rule { api_key: PRODUCE_LOG, times: u32::MAX, how: Misbehave::HugeLength { then: 16 } });
     let rec = Recorder::new();

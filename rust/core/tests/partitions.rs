@@ -441,7 +441,9 @@ fn bad_partition_values_are_refused_synchronously() {
 /// within the delivery timeout (here: the writer recreates it, so they succeed), nothing hangs.
 #[test]
 fn partition_dropped_under_pending_writes() {
-    let conn = embedded(&[("client.writer.delivery-timeout", "10s"), ("client.writer.batch-timeout", "50ms")]);
+    // Batches linger until a flush: the rows written below are still pending when the drop
+    // happens, however slowly this thread runs (with a 50 ms linger, a stall sent them first).
+    let conn = embedded(&[("client.writer.delivery-timeout", "10s"), ("client.writer.batch-timeout", "10s")]);
     let path = create(&conn, "pdrop", &log_descriptor());
     let table = conn.get_table(&path).unwrap();
     let w = table.new_append().unwrap().create_writer(WriterOptions::default()).unwrap();
@@ -464,7 +466,6 @@ fn partition_dropped_under_pending_writes() {
     for i in 100..400i64 {
         w.append_with_callback(&[Value::BigInt(i), Value::String("d".into()), Value::Null], seen.cb()).unwrap();
     }
-    std::thread::sleep(Duration::from_millis(20));
     conn.admin().drop_partition(&path, &spec("d"), false).unwrap();
     let t0 = Instant::now();
     w.flush(Some(Duration::from_secs(20))).unwrap();

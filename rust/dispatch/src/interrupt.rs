@@ -131,13 +131,21 @@ mod tests {
             assert!(installed());
             assert_eq!(cap_sleep(None), Some(CHECK_INTERVAL));
             assert_eq!(cap_sleep(Some(Duration::from_millis(5))), Some(Duration::from_millis(5)));
+            let start = std::time::Instant::now();
             assert!(!interrupted(), "the first call starts the interval");
-            assert!(!interrupted(), "not before an interval has passed");
+            let second = interrupted();
+            // (A stall of this thread longer than the interval between the two calls would let
+            // the second call run the check: only then is it allowed to.)
+            assert!(!second || start.elapsed() >= CHECK_INTERVAL, "not before an interval has passed");
             std::thread::sleep(CHECK_INTERVAL + Duration::from_millis(5));
-            assert!(interrupted());
-            assert!(!interrupted(), "rate-limited");
+            let third = interrupted();
+            let at = std::time::Instant::now();
+            let fourth = interrupted();
+            assert!(second || third, "the check ran once an interval had passed");
+            assert!(!fourth || at.elapsed() >= CHECK_INTERVAL, "rate-limited");
+            // The check (which always answers true) ran exactly when a call said interrupted.
+            assert_eq!(calls.load(Ordering::SeqCst), [second, third, fourth].iter().filter(|b| **b).count() as u32);
         });
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
         assert!(!installed());
     }
 

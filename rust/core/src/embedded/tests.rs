@@ -735,13 +735,15 @@ fn injected_error_fails_only_its_bucket() {
 fn injected_delay_delays_the_response() {
     let e = memory();
     let (path, id) = log_table(&e, "events", 1);
-    e.faults().inject(&path, 0, Fault::Delay { delay: Duration::from_millis(150), times: 1 });
+    e.faults().inject(&path, 0, Fault::Delay { delay: Duration::from_millis(1_000), times: 1 });
     let start = Instant::now();
     assert_eq!(produce(&e, id, 0, log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)), Ok(0));
-    assert!(start.elapsed() >= Duration::from_millis(150), "{:?}", start.elapsed());
+    assert!(start.elapsed() >= Duration::from_millis(1_000), "{:?}", start.elapsed());
+    assert_eq!(e.faults().pending(&path, 0), 0, "the delay was used up");
+    // The next one is not delayed (with slack for a busy machine: it would take 1 s if it were).
     let start = Instant::now();
     assert_eq!(produce(&e, id, 0, log_batch(&log_schema(), &[row![1i64, "a"]], -1, -1)), Ok(1));
-    assert!(start.elapsed() < Duration::from_millis(150));
+    assert!(start.elapsed() < Duration::from_millis(900), "{:?}", start.elapsed());
 }
 
 #[test]

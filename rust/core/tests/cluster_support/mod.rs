@@ -83,9 +83,26 @@ fn cluster_address(var: &str, start_env: &str, test: &str) -> Option<String> {
     }
 }
 
-/// A connection to the cluster with test-friendly timeouts plus `extra` settings.
+/// How long the helpers wait for a coordinator that cannot be reached: heal-watch
+/// (`scripts/fluss-cluster.sh heal-watch`) restarts a Fluss 0.9.1 coordinator that lost a table,
+/// which refuses connections for about 6 s.
+const COORDINATOR_WAIT: Duration = Duration::from_secs(60);
+
+/// A connection to the cluster with test-friendly timeouts plus `extra` settings. A retriable
+/// failure (the coordinator refusing connections while heal-watch restarts it) is retried for
+/// up to a minute, and noted.
 pub fn connect(bootstrap: &str, extra: &[(&str, &str)]) -> Connection {
-    try_connect(bootstrap, extra).unwrap()
+    let deadline = Instant::now() + COORDINATOR_WAIT;
+    loop {
+        match try_connect(bootstrap, extra) {
+            Ok(c) => return c,
+            Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                note_retry(format_args!("connect to {bootstrap}: {e}; connecting again"));
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Err(e) => panic!("connect to {bootstrap}: {e}"),
+        }
+    }
 }
 
 /// [`connect`], returning the error (a tiny request timeout can make connecting itself fail).
@@ -137,12 +154,20 @@ pub fn create_in(conn: &Connection, db: &str, prefix: &str, d: &fluss_writer::Ta
 /// times.
 fn create_retrying(conn: &Connection, db: &str, prefix: &str, d: &fluss_writer::TableDescriptor, leaders: bool) -> TablePath {
     let mut failures = Vec::new();
-    for _ in 0..3 {
+    let unreachable_until = Instant::now() + COORDINATOR_WAIT;
+    while failures.len() < 3 {
         let path = TablePath::new(db, unique(prefix)).unwrap();
         let missed = match conn.admin().create_table(&path, d, false) {
             Ok(()) if leaders => leaders_within(conn, &table_info(conn, &path), Duration::from_secs(20)).err(),
             Ok(()) => None,
             Err(e) if e.code() == fluss_writer::FlussCode::LEADER_NOT_AVAILABLE => Some(e.to_string()),
+            // The coordinator cannot be reached (heal-watch restarting it): wait, then create
+            // another table (this one may have been created before the connection broke).
+            Err(e) if e.code() == fluss_writer::FlussCode::NETWORK_EXCEPTION && Instant::now() < unreachable_until => {
+                note_retry(format_args!("{path}: {e}; waiting for the coordinator"));
+                std::thread::sleep(Duration::from_secs(1));
+                continue;
+            }
             Err(e) => panic!("create table {path}: {e}"),
         };
         let Some(e) = missed else { return path };
@@ -191,8 +216,17 @@ pub fn unique(prefix: &str) -> String {
 /// The database every cluster test uses (created if missing).
 pub fn database(conn: &Connection) -> &'static str {
     let db = "fw_it";
-    conn.admin().create_database(db, true).unwrap();
-    db
+    let deadline = Instant::now() + COORDINATOR_WAIT;
+    loop {
+        match conn.admin().create_database(db, true) {
+            Ok(()) => return db,
+            Err(e) if e.code() == fluss_writer::FlussCode::NETWORK_EXCEPTION && Instant::now() < deadline => {
+                note_retry(format_args!("create database {db}: {e}; waiting for the coordinator"));
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Err(e) => panic!("create database {db}: {e}"),
+        }
+    }
 }
 
 /// Run `f` on its own thread and fail if it takes longer than `limit` (every cluster test is
