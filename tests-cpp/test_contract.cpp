@@ -166,17 +166,22 @@ TEST_F(Contract, C5_CapacityExhaustedFailsFastAndRetriable) {
   cfg.Set("client.writer.buffer.wait-timeout", "0");
   Open(cfg);
   fw::TablePath p = LogTable("c5cap");
-  ASSERT_OK(fw::testing::InjectFault(conn, p, 0, fw::testing::Fault::Delay(300ms)));
   fw::WriteCallbackOptions o;
   o.max_pending_callbacks = 1;
   fw::AppendWriter w = AppendWriterFor(p, o);
-  ASSERT_OK(w.Append(Row(1), [](const fw::WriteCompletion&) {}));
+  // The only slot stays taken until the test releases it: Append(1)'s callback waits for
+  // `release` (however long the test thread takes to reach Append(2)). Declared after the
+  // writer, the promise dies first on an early exit, which also ends the wait.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  ASSERT_OK(w.Append(Row(1), [released](const fw::WriteCompletion&) { released.wait(); }));
   auto destroyed = std::make_shared<std::atomic<int>>(0);
   std::atomic<int> ran{0};
   fw::Result r = w.Append(Row(2), [t = Tracked(destroyed), &ran](const fw::WriteCompletion&) { ran++; });
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::CapacityExhausted)) << r.ToString();
   EXPECT_TRUE(r.IsRetriable());
   EXPECT_EQ(destroyed->load(), 1);
+  release.set_value();
   ASSERT_OK(w.Flush());
   EXPECT_EQ(ran.load(), 0);
 }
@@ -208,7 +213,8 @@ TEST_F(Contract, C6_ReentrancyFailsFast) {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<int32_t> v{w.Flush().error_code, w.Flush(10s).error_code, other.Wait().error_code,
                            conn.Close().error_code};
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+    // At once: a call that blocked would take Flush's 10 s or forever; 5 s leaves room for stalls.
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
     codes.set_value(v);
   }));
   auto v = codes.get_future().get();
@@ -224,24 +230,38 @@ TEST_F(Contract, C6_ReentrancyFailsFast) {
 // C7: Close with a timeout completes what is still pending with an error, exactly once.
 TEST_F(Contract, C7_CloseTimeoutCompletesPendingOnce) {
   fw::TablePath p = LogTable("c7");
-  ASSERT_OK(fw::testing::InjectFault(conn, p, 0, fw::testing::Fault::Delay(1500ms)));
+  // The answer is held 4.5 s: no stall (up to ~3 s) around Close(100ms) lets it arrive before
+  // close gives up, and the 4 s bound below still tells the two completions apart.
+  ASSERT_OK(fw::testing::InjectFault(conn, p, 0, fw::testing::Fault::Delay(4500ms)));
   fw::AppendWriter w = AppendWriterFor(p);
   std::atomic<int> calls{0};
   std::promise<int32_t> code;
+  // Taken before the append: the request goes out after it, so its answer comes 4.5 s or more later.
+  auto t0 = std::chrono::steady_clock::now();
   ASSERT_OK(w.Append(Row(1), [&](const fw::WriteCompletion& c) {
     calls++;
     code.set_value(c.result.error_code);
   }));
-  auto t0 = std::chrono::steady_clock::now();
+  // Close once the request is in flight (the engine applies a write at once and holds only the
+  // answer), so that a late answer surely comes; a close before the send would never send it.
+  int64_t hw = 0;
+  for (auto until = std::chrono::steady_clock::now() + 10s; hw == 0 && std::chrono::steady_clock::now() < until;) {
+    ASSERT_OK(fw::testing::HighWatermark(conn, p, 0, hw));
+    if (hw == 0) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(hw, 1) << "the request never reached the engine";
+  auto answered_by = std::chrono::steady_clock::now() + 4700ms;
   fw::Result r = w.Close(100ms);
   EXPECT_EQ(r.error_code, Code(fw::ClientCode::Timeout)) << r.ToString();
-  // The pending operation completes with WriterClosed, long before the delayed response.
+  // The pending operation completes with WriterClosed, before the delayed answer could arrive.
   auto f = code.get_future();
-  ASSERT_EQ(f.wait_for(1s), std::future_status::ready);
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(f.get(), Code(fw::ClientCode::WriterClosed));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1200ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 4s);
   EXPECT_EQ(w.AppendDetached(Row(2)).error_code, Code(fw::ClientCode::WriterClosed));
-  std::this_thread::sleep_for(1600ms);  // the late response must not call back again
+  // The late answer arrives 4.5 s after the request reached the engine and must not call back
+  // again: wait until then, and a moment longer for a wrong second callback to run.
+  std::this_thread::sleep_until(answered_by);
   EXPECT_EQ(calls.load(), 1);
 }
 

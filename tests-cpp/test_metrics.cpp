@@ -88,7 +88,10 @@ TEST_F(Metrics, SlowCallbackIsCountedAndLoggedThroughTheLogCallback) {
   Open(cfg);
   fw::TablePath p = LogTable("metrics_slow_cpp");
   fw::AppendWriter w = AppendWriterFor(p);
-  ASSERT_OK(w.Append(Row(1), [](const fw::WriteCompletion&) { std::this_thread::sleep_for(150ms); }));
+  // The slow callbacks (here and below) run 1 s against the 50 ms threshold: the check reads a
+  // coarse clock that a ticker thread advances, and one tick in the last 950 ms of the run is
+  // enough, so a ticker stalled for less than that does not hide them.
+  ASSERT_OK(w.Append(Row(1), [](const fw::WriteCompletion&) { std::this_thread::sleep_for(1s); }));
   ASSERT_OK(w.Append(Row(2), [](const fw::WriteCompletion&) {}));
   ASSERT_OK(w.Flush());
   EXPECT_EQ(w.Stats().slow_callbacks, 1u);
@@ -107,7 +110,7 @@ TEST_F(Metrics, SlowCallbackIsCountedAndLoggedThroughTheLogCallback) {
   }
   // Off: the next slow callback is counted, not logged.
   fw::SetLogLevel(fw::LogLevel::Off);
-  ASSERT_OK(w.Append(Row(3), [](const fw::WriteCompletion&) { std::this_thread::sleep_for(150ms); }));
+  ASSERT_OK(w.Append(Row(3), [](const fw::WriteCompletion&) { std::this_thread::sleep_for(1s); }));
   ASSERT_OK(w.Flush());
   EXPECT_EQ(w.Stats().slow_callbacks, 2u);
   fw::SetLogLevel(fw::LogLevel::Warn);
@@ -134,7 +137,14 @@ TEST_F(Metrics, StatisticsReporterHandsOverTheJsonAtItsInterval) {
     calls.push_back(json);
   }, r));
   EXPECT_TRUE(r.IsRunning());
-  std::this_thread::sleep_for(300ms);
+  // Every 20 ms: wait (up to 5 s, for a stalled reporter thread) until it has called twice.
+  for (auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
+    {
+      std::lock_guard<std::mutex> g(mu);
+      if (calls.size() >= 2) break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
   r.Stop();
   EXPECT_FALSE(r.IsRunning());
   std::lock_guard<std::mutex> g(mu);

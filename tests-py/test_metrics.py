@@ -122,11 +122,14 @@ def test_prometheus_scrape_of_a_writer_parses_back() -> None:
 
 
 def test_a_slow_callback_is_counted_and_logged_with_the_stall(caplog: pytest.LogCaptureFixture) -> None:
-    with fw.connect("embedded", {"client.writer.slow-callback-threshold": "50ms", "client.writer.batch-timeout": "5ms"}) as conn:
+    # A 500 ms threshold and a 1.5 s callback (as in the Rust test): only a stall of over 0.5 s
+    # inside a fast callback would count it, and only a stall of over 1 s of the coarse clock's
+    # ticker, at the slow callback's end, would hide that one.
+    with fw.connect("embedded", {"client.writer.slow-callback-threshold": "500ms", "client.writer.batch-timeout": "5ms"}) as conn:
         table = make_table(conn, buckets=1)
         w = conn.get_table(table).new_append().create_writer()
         with caplog.at_level(logging.WARNING, logger="fluss_writer"):
-            w.append({"id": 1}, callback=lambda c: time.sleep(0.15))
+            w.append({"id": 1}, callback=lambda c: time.sleep(1.5))
             for i in range(2, 6):
                 w.append({"id": i}, callback=lambda c: None)
             w.flush()

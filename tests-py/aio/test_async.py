@@ -4,20 +4,29 @@ per loop per batch)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import fluss_writer as fw
 from fluss_writer import testing
 from helpers import make_table
 
 
-async def test_await_results_with_one_hop_per_batch(conn, engine) -> None:
+async def test_await_results_with_one_hop_per_batch(conn) -> None:
     name = make_table(conn, buckets=2, bucket_keys=["id"])
-    for b in (0, 1):
-        engine.inject_delay(name, b, 0.2, times=1)  # results are still pending when awaited
     w = conn.get_table(name).new_append().create_writer()
     before = testing.dispatch_stats(conn)
-    results = [w.append({"id": i, "msg": "a"}) for i in range(1000)]
-    completions = await asyncio.gather(*results)
+    # Results complete on the connection's callback worker, in order per bucket. A callback
+    # that holds the worker until every result below is awaited keeps them pending when
+    # awaited, however slowly this thread runs (at least the ones of its bucket).
+    gate = threading.Event()
+    w.append({"id": -1, "msg": "gate"}, callback=lambda c: gate.wait(30))
+    try:
+        results = [w.append({"id": i, "msg": "a"}) for i in range(1000)]
+        gathered = asyncio.gather(*results)  # schedules the first step (the await) of each task
+        asyncio.get_running_loop().call_soon(gate.set)  # runs after all of them
+        completions = await gathered
+    finally:
+        gate.set()
     assert all(isinstance(c, fw.WriteCompletion) and c.ok for c in completions)
     after = testing.dispatch_stats(conn)
     hops = after["resolve_hops"] - before["resolve_hops"]

@@ -45,7 +45,10 @@ def test_c1_exactly_once_on_success_and_server_errors(conn, engine, rec) -> None
 
 def test_c1_delivery_timeout_and_close_complete_every_callback(conn, engine, rec) -> None:
     name = make_table(conn)
-    engine.inject_delay(name, 0, 2.0, times=1)
+    # Every request is answered 5 s late (nothing waits that out: the close gives up after
+    # 0.2 s), so all 10 rows are still pending then, even when a stall of this thread split them
+    # into several batches or delayed the close.
+    engine.inject_delay(name, 0, 5.0, times=10)
     w = conn.get_table(name).new_append().create_writer()
     for i in range(10):
         w.append({"id": i}, callback=rec)
@@ -54,7 +57,7 @@ def test_c1_delivery_timeout_and_close_complete_every_callback(conn, engine, rec
     rec.wait_for(10)
     assert all(c.error_code == fw.WriterClosedError.code for c in rec.items)
     time.sleep(0.05)
-    assert len(rec.items) == 10, "exactly once, also after the delayed response arrives"
+    assert len(rec.items) == 10, "exactly once: nothing more runs after the close completed them"
 
 
 # ----- C2 where -----
@@ -95,13 +98,24 @@ def test_c3_late_add_callback_runs_after_queued_ones(conn, log_table) -> None:
     w = conn.get_table(log_table).new_append().create_writer()
     order = []
     started = threading.Event()
+    gate = threading.Event()
     r = w.append({"id": 0})
     r.wait()
-    w.append({"id": 1}, callback=lambda c: (started.set(), time.sleep(0.3), order.append("slow")))
-    assert started.wait(5)
-    w.append({"id": 2}, callback=lambda c: order.append("queued"))
-    time.sleep(0.1)  # its batch completes and its job queues behind the slow callback
-    r.add_callback(lambda c: order.append("late"))
+
+    def slow(c: fw.WriteCompletion) -> None:
+        started.set()
+        gate.wait(10)  # held until the late callback is registered
+        order.append("slow")
+
+    w.append({"id": 1}, callback=slow)
+    try:
+        assert started.wait(5)
+        w.append({"id": 2}, callback=lambda c: order.append("queued"))
+        # Its batch completes and its job queues behind the slow callback.
+        eventually(lambda: w.stats()["queued_jobs"] >= 1)
+        r.add_callback(lambda c: order.append("late"))
+    finally:
+        gate.set()
     w.flush()
     eventually(lambda: len(order) == 3)
     assert order == ["slow", "queued", "late"]
@@ -142,14 +156,25 @@ def test_c5_capacity_exhausted_is_retriable_and_synchronous(engine) -> None:
     conn = fw.connect("embedded", {"client.writer.buffer.wait-timeout": "0", "client.writer.batch-timeout": "1ms"})
     try:
         name = make_table(conn)
-        fw.testing.engine(conn).inject_delay(name, 0, 0.5, times=1)
         w = conn.get_table(name).new_append().create_writer(max_pending_callbacks=3)
         rec = Recorder()
-        for i in range(3):
-            w.append({"id": i}, callback=rec)
-        with pytest.raises(fw.CapacityExhaustedError) as e:
-            w.append({"id": 9}, callback=rec)
-        assert e.value.retriable
+        # The first callback holds the connection's FIFO worker, so no slot comes free until the
+        # gate opens, however long the appends take.
+        gate = threading.Event()
+
+        def held(c: fw.WriteCompletion) -> None:
+            gate.wait(10)
+            rec(c)
+
+        try:
+            w.append({"id": 0}, callback=held)
+            for i in range(1, 3):
+                w.append({"id": i}, callback=rec)
+            with pytest.raises(fw.CapacityExhaustedError) as e:
+                w.append({"id": 9}, callback=rec)
+            assert e.value.retriable
+        finally:
+            gate.set()
         w.flush()
         assert len(rec.items) == 3
         w.close()

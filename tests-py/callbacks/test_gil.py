@@ -36,17 +36,22 @@ def test_gil_acquisitions_at_most_batches_and_fewer_than_callbacks(conn) -> None
 def test_another_thread_keeps_running_while_flush_waits(conn, engine, log_table) -> None:
     engine.inject_delay(log_table, 0, 0.5, times=1)
     w = conn.get_table(log_table).new_append().create_writer()
-    w.append({"id": 1}, callback=lambda c: None)
     ticks = [0]
     stop = threading.Event()
+    spun = threading.Event()  # set by the spinner at its 10 001st tick
 
     def spin() -> None:
         while not stop.is_set():
             ticks[0] += 1
+            if ticks[0] == 10_001:
+                spun.set()
 
+    t0 = time.monotonic()
+    # The flush below also waits for this callback, which returns once the spinner ran (or after
+    # 10 s): a spinner that a busy machine stalls still gets its ticks in while flush waits.
+    w.append({"id": 1}, callback=lambda c: spun.wait(10))
     t = threading.Thread(target=spin)
     t.start()
-    t0 = time.monotonic()
     w.flush()
     elapsed = time.monotonic() - t0
     stop.set()
@@ -71,24 +76,33 @@ def test_callbacks_run_while_the_main_thread_is_busy_in_python(conn, log_table) 
 
 
 def test_blocking_append_releases_the_gil(engine) -> None:
-    conn = fw.connect("embedded", {"client.writer.buffer.wait-timeout": "5s", "client.writer.batch-timeout": "1ms"})
+    conn = fw.connect("embedded", {"client.writer.buffer.wait-timeout": "10s", "client.writer.batch-timeout": "1ms"})
     try:
         name = make_table(conn)
-        testing.engine(conn).inject_delay(name, 0, 0.4, times=1)
         w = conn.get_table(name).new_append().create_writer(max_pending_callbacks=1)
-        w.append({"id": 1}, callback=lambda c: None)
+        never = 1 << 62
         ticks = [0]
+        release_at = [never]  # the tick at which the spinner lets the slot go
         stop = threading.Event()
+        spun = threading.Event()
 
         def spin() -> None:
             while not stop.is_set():
                 ticks[0] += 1
+                if ticks[0] >= release_at[0]:
+                    spun.set()
+                    release_at[0] = never
 
+        # The first operation's callback holds the only slot until the spinner has run 10 000
+        # ticks past the second append's start (or for 10 s), however slowly either thread runs.
+        w.append({"id": 1}, callback=lambda c: spun.wait(10))
         t = threading.Thread(target=spin)
         t.start()
+        release_at[0] = ticks[0] + 10_001
         w.append({"id": 2}, callback=lambda c: None)  # waits for the slot
         stop.set()
         t.join()
+        assert spun.is_set(), "the slot came free only after the spinner ran"
         assert ticks[0] > 10_000
         w.close()
     finally:

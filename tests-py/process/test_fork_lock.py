@@ -26,6 +26,9 @@ w = conn.get_table("fluss.t").new_append().create_writer()
 w.append({"id": 1}).wait(10)
 
 def reopen_at_once():
+    # fw.connect does not wait for the lock: it raises at once if the directory is still locked,
+    # so succeeding is the check. The time bound only catches a reopen that waited, loosely
+    # enough that a stall of a busy machine does not fail it.
     t = time.monotonic()
     c2 = fw.connect(d)  # raises if the directory is still locked
     rows = [r[2] for r in c2.get_table("fluss.t").scan(0)]
@@ -52,7 +55,7 @@ secs, rows = reopen_at_once()
 alive = os.waitpid(pid, os.WNOHANG) == (0, 0)
 os.kill(pid, 9)
 os.waitpid(pid, 0)
-print("reopened", round(secs, 2) < 1.0, rows, "child alive", alive)
+print("reopened", secs < 5.0, rows, "child alive", alive)
 """,
         tmp_path,
     )
@@ -72,7 +75,7 @@ secs, rows = reopen_at_once()
 still_running = pool.apply(os.getpid) > 0
 pool.terminate()
 pool.join()
-print("reopened", round(secs, 2) < 1.0, rows, "pool alive", still_running)
+print("reopened", secs < 5.0, rows, "pool alive", still_running)
 """,
         tmp_path,
     )

@@ -1,8 +1,9 @@
 """Ctrl-C (and any exception a signal handler raises) interrupts a blocking call promptly
 (issue 11, defect 4): with a server that answers late, ``flush``, ``WriteResult.wait``,
-``close``, ``Connection.close`` and an ``append`` blocked on admission raise within ~1 s of the
-signal, and the writer stays consistent: every accepted operation's callback runs exactly once,
-an interrupted append accepted nothing, and the writer goes on working."""
+``close``, ``Connection.close`` and an ``append`` blocked on admission raise soon after the
+signal (their waits look for it every 100 ms; the tests allow PROMPT, as a loaded machine
+stalls threads), and the writer stays consistent: every accepted operation's callback runs
+exactly once, an interrupted append accepted nothing, and the writer goes on working."""
 
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POS
 
 DELAY = 4.0  # the server's answer comes this late
 SIGNAL_AFTER = 0.3
-PROMPT = 1.0  # the call must raise within this long of the signal
+# The call must raise within this long of the signal: room for a loaded machine stalling this
+# thread, yet well below DELAY - SIGNAL_AFTER (3.7 s), when a call that noticed the signal only
+# as the answer arrived would raise.
+PROMPT = 2.5
 
 
 class Stop(Exception):
@@ -60,9 +64,11 @@ def _restore_handlers() -> Iterator[None]:
         signal.signal(s, h)
 
 
-def _kill_later(how: str) -> float:
-    """Deliver a signal to this (main) thread in SIGNAL_AFTER seconds; returns when (monotonic)."""
-    at = time.monotonic() + SIGNAL_AFTER
+def _kill_later(how: str) -> list:
+    """Deliver a signal to this (main) thread in SIGNAL_AFTER seconds; returns a list holding when
+    (monotonic): the planned time, which the sending thread replaces with the time it actually
+    sends (a stall of that thread is not the call's lateness)."""
+    at = [time.monotonic() + SIGNAL_AFTER]
     if how == "itimer":  # SIGALRM, handler raises Stop
         signal.signal(signal.SIGALRM, _raise_stop)
         signal.setitimer(signal.ITIMER_REAL, SIGNAL_AFTER)
@@ -71,7 +77,8 @@ def _kill_later(how: str) -> float:
     assert main is not None
 
     def fire() -> None:
-        time.sleep(max(0.0, at - time.monotonic()))
+        time.sleep(max(0.0, at[0] - time.monotonic()))
+        at[0] = time.monotonic()
         if how == "kill":
             os.kill(os.getpid(), signal.SIGINT)
         elif how == "pthread_kill":
@@ -103,18 +110,20 @@ def _expect(how: str) -> type:
 
 
 def _interrupted(how: str, call: Callable[[], Any]) -> float:
+    began = time.monotonic()
     at = _kill_later(how)
     try:
         call()
     except _expect(how):
         pass
     else:
+        returned = time.monotonic() - began
         try:  # let the signal land here rather than in the test runner
             time.sleep(SIGNAL_AFTER + 1)
         except _expect(how):
             pass
-        pytest.fail(f"the call returned {time.monotonic() - at + SIGNAL_AFTER:.2f} s after it began, not interrupted")
-    late = time.monotonic() - at
+        pytest.fail(f"the call returned {returned:.2f} s after it began, not interrupted")
+    late = time.monotonic() - at[0]
     assert late < PROMPT, f"raised {late:.2f} s after the signal"
     return late
 
@@ -229,7 +238,7 @@ def test_ctrl_c_in_a_script_ends_a_stuck_flush() -> None:
         c.admin().create_table("fluss.t", fw.TableDescriptor(fw.Schema([("id", "INT")])))
         w = c.get_table("fluss.t").new_append().create_writer()
         release = threading.Event()
-        w.append([1], callback=lambda comp: release.wait(3))  # stuck for 3 s
+        w.append([1], callback=lambda comp: release.wait(20))  # stuck until released (or 20 s)
         print("flushing", flush=True)
         try:
             w.flush()
@@ -265,6 +274,7 @@ def test_ctrl_c_ends_the_drain_at_interpreter_exit() -> None:
     the server takes; Ctrl-C during that drain ends it and the process exits at once."""
     code = textwrap.dedent(
         """
+        import atexit
         import fluss_writer as fw
         from fluss_writer import testing
         c = fw.connect("embedded", {"client.writer.batch-timeout": "1ms", "client.writer.delivery-timeout": "60s",
@@ -274,6 +284,8 @@ def test_ctrl_c_ends_the_drain_at_interpreter_exit() -> None:
         w = c.get_table("fluss.t").new_append().create_writer()
         w.append([1], callback=lambda comp: None)
         print("exiting", flush=True)
+        # Registered after fluss_writer's exit drain, so it runs just before it.
+        atexit.register(lambda: print("draining", flush=True))
         """
     )
     p = subprocess.Popen(
@@ -281,6 +293,7 @@ def test_ctrl_c_ends_the_drain_at_interpreter_exit() -> None:
     )
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "exiting"
+    assert p.stdout.readline().strip() == "draining"  # the interpreter is exiting
     time.sleep(0.5)  # now in the exit drain, waiting for the late answer
     assert p.poll() is None
     t = time.monotonic()
