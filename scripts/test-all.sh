@@ -7,8 +7,7 @@
 # the guides runs (the Python suite runs the Python blocks, the C++ suite the C++ blocks, the Rust
 # doctests the Rust block).
 # TEST_PARTS (default: all of them) runs a subset, in this order: lint docs rust interop fluss10
-# loom py cpp alone (`make test-rust` = "lint rust loom", `make test-py` = "py", `make test-cpp` = "cpp");
-# when py and cpp both run, they run side by side, with interop and fluss10 in a third lane.
+# loom py cpp alone (`make test-rust` = "lint rust loom", `make test-py` = "py", `make test-cpp` = "cpp").
 # Builds go to the shared cargo cache outside the clone (scripts/cargo-target-dir.sh). Each suite's
 # log and timings go to build-logs/; the end of the run prints the slowest 10 tests of each suite,
 # every retry a test reported, and every heal-watch restart (scripts/test-summary.py). A real Fluss 0.9.1 cluster is started first when Java is
@@ -257,20 +256,27 @@ if part rust; then
   unset CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER
 fi
 
-# The interop and fluss10 parts: in a lane of their own beside the Python and C++ suites when all
-# of them run side by side (below), else here, in this order. They wait mostly on JVMs and
-# clusters; their cargo commands reuse the Rust step's debug build.
-interop_part() {
+if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
+  if [ -z "${FLUSS_LAKE_BOOTSTRAP_SERVERS:-}" ]; then
+    step "start a fourth Fluss 0.9.1 cluster with a Paimon data lake (for the interoperability step)"
+    line=$(env "${lake_env[@]}" FLUSS_OUT_VAR=FLUSS_LAKE_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
+    export "$line"
+    lake_started=1
+    echo "using $FLUSS_LAKE_BOOTSTRAP_SERVERS"
+  fi
   step "interoperability with the official Java (0.9.1) and Python (pyfluss 1.0.0) clients"
+  ensure_clusters
   tests-interop/run.sh
   if [ "$lake_started" = 1 ]; then
     env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true
     lake_started=0
     unset FLUSS_LAKE_BOOTSTRAP_SERVERS
   fi
-}
-fluss10_part() {
+fi
+
+if part fluss10 && [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then
   step "the cluster tests, the golden cluster scenarios and the pyfluss interop against Fluss $FLUSS_1_0_VERSION"
+  ensure_clusters
   # The same test binaries as the Rust step, pointed at the 1.0 server. Skipped there:
   # late_upserts_for_a_recreated_partition_cluster, which drops a partition of a primary-key table
   # under load: the 1.0-SNAPSHOT (545c553) tablet server exits on it (FATAL in kv-flush-thread,
@@ -281,28 +287,6 @@ fluss10_part() {
   FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" \
     cargo test -p fluss-writer-golden --test golden -- cluster/ 2>&1 | tee -a "$LOGS/rust-fluss10.log"
   FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" tests-interop/run_pyfluss.sh
-}
-run_interop=0 run_fluss10=0
-if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then run_interop=1; fi
-if part fluss10 && [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then run_fluss10=1; fi
-side_by_side=0
-if part py && part cpp && [ "${TEST_SERIAL:-0}" != 1 ]; then side_by_side=1; fi
-if [ "$run_interop" = 1 ] && [ -z "${FLUSS_LAKE_BOOTSTRAP_SERVERS:-}" ]; then
-  step "start a fourth Fluss 0.9.1 cluster with a Paimon data lake (for the interoperability step)"
-  line=$(env "${lake_env[@]}" FLUSS_OUT_VAR=FLUSS_LAKE_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
-  export "$line"
-  lake_started=1
-  echo "using $FLUSS_LAKE_BOOTSTRAP_SERVERS"
-fi
-if [ "$side_by_side" = 0 ]; then
-  if [ "$run_interop" = 1 ]; then
-    ensure_clusters
-    interop_part
-  fi
-  if [ "$run_fluss10" = 1 ]; then
-    ensure_clusters
-    fluss10_part
-  fi
 fi
 
 if part loom; then
@@ -327,33 +311,19 @@ suite() {  # suite TAG COMMAND...: runs COMMAND, its output tagged; returns its 
   "$@" 2>&1 | sed -u "s/^/[$tag] /"
   return "${PIPESTATUS[0]}"
 }
-# The interop and fluss10 parts run in a third lane, tagged [interop]: they wait on JVMs and
-# clusters too, and their cargo commands find the Rust step's debug build.
-interop_lane() {
-  if [ "$run_interop" = 1 ]; then interop_part; fi
-  if [ "$run_fluss10" = 1 ]; then fluss10_part; fi
-}
-if [ "$side_by_side" = 1 ]; then
-  step "Python and C++ suites side by side, and beside them the interop and fluss10 parts (TEST_SERIAL=1 runs them one after the other)"
+if part py && part cpp && [ "${TEST_SERIAL:-0}" != 1 ]; then
+  step "Python and C++ suites, side by side (TEST_SERIAL=1 runs them one after the other)"
   ensure_clusters
   t0=$SECONDS
   suite py tests-py/run.sh & py_pid=$!
   suite cpp tests-cpp/run.sh & cpp_pid=$!
-  interop_pid=""
-  if [ "$run_interop" = 1 ] || [ "$run_fluss10" = 1 ]; then
-    suite interop interop_lane & interop_pid=$!
-  fi
-  py_rc=0 cpp_rc=0 interop_rc=0
-  if [ -n "$interop_pid" ]; then
-    wait "$interop_pid" || interop_rc=$?
-    echo "=== interop and fluss10 parts ended (status $interop_rc) after $((SECONDS - t0)) s"
-  fi
+  py_rc=0 cpp_rc=0
   wait "$py_pid" || py_rc=$?
   echo "=== Python suite ended (status $py_rc) after $((SECONDS - t0)) s"
   wait "$cpp_pid" || cpp_rc=$?
   echo "=== C++ suite ended (status $cpp_rc) after $((SECONDS - t0)) s"
-  if [ "$py_rc" != 0 ] || [ "$cpp_rc" != 0 ] || [ "$interop_rc" != 0 ]; then
-    echo "FAILED: Python suite status $py_rc, C++ suite status $cpp_rc, interop and fluss10 status $interop_rc (the lines tagged [py] / [cpp] / [interop] above)" >&2
+  if [ "$py_rc" != 0 ] || [ "$cpp_rc" != 0 ]; then
+    echo "FAILED: Python suite status $py_rc, C++ suite status $cpp_rc (the lines tagged [py] / [cpp] above)" >&2
     exit 1
   fi
 else
