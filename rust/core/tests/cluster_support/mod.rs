@@ -92,15 +92,24 @@ const COORDINATOR_WAIT: Duration = Duration::from_secs(60);
 /// failure (the coordinator refusing connections while heal-watch restarts it) is retried for
 /// up to a minute, and noted.
 pub fn connect(bootstrap: &str, extra: &[(&str, &str)]) -> Connection {
+    while_coordinator_unreachable(&format!("connect to {bootstrap}"), || try_connect(bootstrap, extra))
+}
+
+/// Calls `f` until it succeeds, for up to COORDINATOR_WAIT while it fails as a restarting
+/// coordinator makes it fail (heal-watch restarting it: connections refused, a retriable error,
+/// then, while it starts, UNKNOWN_SERVER_ERROR "CoordinatorEventProcessor is not initialized
+/// yet", as the C++ test fixture also knows), noting each retry.
+fn while_coordinator_unreachable<T>(what: &str, mut f: impl FnMut() -> fluss_writer::Result<T>) -> T {
     let deadline = Instant::now() + COORDINATOR_WAIT;
+    let starting = |e: &fluss_writer::Error| e.code() == -1 && e.message().contains("is not initialized yet");
     loop {
-        match try_connect(bootstrap, extra) {
-            Ok(c) => return c,
-            Err(e) if e.is_retriable() && Instant::now() < deadline => {
-                note_retry(format_args!("connect to {bootstrap}: {e}; connecting again"));
+        match f() {
+            Ok(v) => return v,
+            Err(e) if (e.is_retriable() || starting(&e)) && Instant::now() < deadline => {
+                note_retry(format_args!("{what}: {e}; waiting for the coordinator"));
                 std::thread::sleep(Duration::from_secs(1));
             }
-            Err(e) => panic!("connect to {bootstrap}: {e}"),
+            Err(e) => panic!("{what}: {e}"),
         }
     }
 }
@@ -216,17 +225,8 @@ pub fn unique(prefix: &str) -> String {
 /// The database every cluster test uses (created if missing).
 pub fn database(conn: &Connection) -> &'static str {
     let db = "fw_it";
-    let deadline = Instant::now() + COORDINATOR_WAIT;
-    loop {
-        match conn.admin().create_database(db, true) {
-            Ok(()) => return db,
-            Err(e) if e.code() == fluss_writer::FlussCode::NETWORK_EXCEPTION && Instant::now() < deadline => {
-                note_retry(format_args!("create database {db}: {e}; waiting for the coordinator"));
-                std::thread::sleep(Duration::from_secs(1));
-            }
-            Err(e) => panic!("create database {db}: {e}"),
-        }
-    }
+    while_coordinator_unreachable(&format!("create database {db}"), || conn.admin().create_database(db, true));
+    db
 }
 
 /// Run `f` on its own thread and fail if it takes longer than `limit` (every cluster test is
