@@ -56,35 +56,11 @@ check_size() {
   [ "$bytes" -le $(($3 * 1048576)) ] || fail "$1 is $(mib "$bytes") MiB, over the limit of $3 MiB"
 }
 
-# tools_venv: prints the venv of the wheel's build tools (maturin, zig, auditwheel), made once.
-# It lives in the user's cache under a name fixed by what is installed in it, not in the clone:
-# maturin's zig support writes compiler wrappers (~/.cache/cargo-zigbuild) whose contents name
-# the venv's path, and cargo rebuilds every C dependency of the core (zstd-sys and what is built
-# on it) when the compiler it was built with changes, so a venv per clone cost each fresh clone a
-# 13-minute release build of the wheel. Where the cache is not writable, the clone's .venv-dist.
-TOOLS_SPECS=('maturin>=1.9.4,<2' 'ziglang>=0.13,<0.18' 'auditwheel>=6,<7')
-tools_venv() {
-  local cache="${FLUSS_WRITER_CACHE:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/fluss-writer}"
-  local key tools
-  key="$( { python3 -c 'import sys; print(sys.version)'; printf '%s\n' "${TOOLS_SPECS[@]}"; } | cksum | cut -d' ' -f1)"
-  tools="$cache/tools/dist-$key"
-  if ! mkdir -p "$cache/tools" 2>/dev/null || [ ! -w "$cache/tools" ]; then tools="$REPO/.venv-dist"; fi
-  (
-    # One installer at a time (two clones may build at once); `.ready` marks a finished install.
-    exec 8>"$tools.lock" 2>/dev/null && flock 8 || true
-    if [ ! -f "$tools/.ready" ]; then
-      rm -rf "$tools"
-      python3 -m venv "$tools" >&2
-      "$tools/bin/pip" install -q --disable-pip-version-check "${TOOLS_SPECS[@]}" >&2
-      touch "$tools/.ready"
-    fi
-  ) || return 1
-  echo "$tools"
-}
-
 python_dist() {
+  # The build tools' venv, at a path every clone shares (scripts/tools-venv.sh says why).
   local tools
-  tools="$(tools_venv)" || fail "could not install maturin, zig and auditwheel"
+  tools="$("$REPO/scripts/tools-venv.sh" dist 'maturin>=1.9.4,<2' 'ziglang>=0.13,<0.18' 'auditwheel>=6,<7')" ||
+    fail "could not install maturin, zig and auditwheel"
   say "build tools: $tools"
   export PATH="$tools/bin:$PATH"  # maturin finds zig through the venv's python
 
