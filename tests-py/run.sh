@@ -4,7 +4,8 @@
 #     profile, zig), checked there (auditwheel show, wheel and module sizes, version);
 #  2. ruff on the sources;
 #  3. for each interpreter: a fresh venv, the wheel installed from dist/ with the test
-#     dependencies, stubtest against the installed module, pytest;
+#     dependencies (by uv, from its cache: seconds where pip took over a minute), stubtest against
+#     the installed module, pytest;
 #  4. the sdist as pip installs it where no wheel fits: a fresh venv (the newest interpreter),
 #     `pip install dist/fluss_writer-V.tar.gz` (maturin from PyPI in pip's isolated build, the
 #     host's toolchain), then writes with callbacks through the embedded engine.
@@ -52,6 +53,15 @@ if [ "${FLUSS_PY_DEVELOP:-}" = 1 ]; then
   exit 0
 fi
 
+# ----- tools: uv and ruff, in a venv of the user's cache (scripts/tools-venv.sh) -----
+# uv makes the test venvs: the same wheel and packages as pip would install, in seconds instead of
+# a minute or more per interpreter (it links them from its cache). The sdist is installed with pip
+# (step 4), as a user does. uv trusts the system's certificates and pip's find-links here, as pip does.
+TOOLS="$(scripts/tools-venv.sh test 'uv>=0.5,<1' ruff)"
+export UV_NATIVE_TLS=1
+[ -n "${PIP_FIND_LINKS:-}" ] && export UV_FIND_LINKS="${UV_FIND_LINKS:-$PIP_FIND_LINKS}"
+uv() { "$TOOLS/bin/uv" "$@"; }
+
 # ----- interpreters -----
 find_python() {  # find_python 3.X: prints a working interpreter path, or nothing
   local v="$1" c
@@ -92,9 +102,6 @@ fi
 
 # ----- 2. lint the sources (once; it does not depend on the interpreter) -----
 echo "== ruff"
-TOOLS="$REPO/.venv-dist"
-[ -x "$TOOLS/bin/python" ] || python3 -m venv "$TOOLS"
-"$TOOLS/bin/pip" install -q --disable-pip-version-check ruff
 "$TOOLS/bin/ruff" check python tests-py bench/python examples
 
 # ----- 3. each interpreter: a fresh venv with the wheel -----
@@ -105,8 +112,8 @@ for v in "${VERSIONS[@]}"; do
   echo "== Python $v ($py): fresh venv $VENV, $(basename "$WHEEL")"
   t0=$SECONDS
   rm -rf "$VENV"
-  "$py" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL" "${DEPS[@]}"
+  uv venv -q --seed --python "$py" "$VENV"
+  uv pip install -q --python "$VENV/bin/python" "$WHEEL" "${DEPS[@]}"
   echo "   venv ready in $((SECONDS - t0)) s; installed module: $(stat -c %s "$("$VENV/bin/python" -c 'import fluss_writer._native as m; print(m.__file__)')") bytes"
   echo "== stubtest (Python $v)"
   "$VENV/bin/python" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
@@ -173,8 +180,8 @@ py="$(find_python "${VERSIONS[0]}")"
 VENV="$REPO/.venv-hooks"
 echo "== test hooks: debug build with --features test-hooks into $VENV (Python ${VERSIONS[0]}), ${HOOK_TESTS[*]}"
 t0=$SECONDS
-[ -x "$VENV/bin/python" ] || "$py" -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check 'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout
+[ -x "$VENV/bin/python" ] || uv venv -q --seed --python "$py" "$VENV"
+uv pip install -q --python "$VENV/bin/python" 'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout
 VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop -q --features test-hooks
 echo "   built and installed in $((SECONDS - t0)) s"
 t0=$SECONDS
