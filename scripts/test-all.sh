@@ -109,6 +109,11 @@ server.data-disk.write-limit-ratio: 1.0")
 sasl_v1_started=0
 sasl_v1_env=(FLUSS_SASL=1 "FLUSS_RUN_DIR=$REPO/.fluss/run-sasl-v1" FLUSS_COORDINATOR_PORT=9600 FLUSS_TABLET_PORT=9601
   FLUSS_ZK_PORT=9610 "FLUSS_EXTRA_CONF=server.data-disk.write-limit-ratio: 1.0")
+# The Rust test targets that mostly wait on the clusters: the Rust step runs them beside the others.
+RUST_CLUSTER_TARGETS="lake_tables kv_backpressure partitions cluster_network_faults char_binary cluster_writes cluster_sasl
+  cluster_sasl_v1 nested_values nested_ddl cluster_network bucket_rescale schema_evolution cluster_aggregation"
+RUST_CLUSTER_TARGETS="$(echo $RUST_CLUSTER_TARGETS)"
+rust_cluster_pid=""
 watch_pids=()
 rm -f "$REPO"/.fluss/run*.heals
 heal_watch() {
@@ -134,6 +139,10 @@ cleanup() {
   # The background failover tests run in a process group of their own (setsid below): killing
   # only cargo left its test binary running, which restarted tablet servers of the cluster
   # stopped next (seen after a failed run).
+  if [ -n "$rust_cluster_pid" ]; then
+    kill -- "-$rust_cluster_pid" 2>/dev/null || kill "$rust_cluster_pid" 2>/dev/null || true
+    wait "$rust_cluster_pid" 2>/dev/null || true
+  fi
   if [ -n "$failover_pid" ]; then
     kill -- "-$failover_pid" 2>/dev/null || kill "$failover_pid" 2>/dev/null || true
     wait "$failover_pid" 2>/dev/null || true
@@ -241,19 +250,40 @@ if part rust; then
   step "Rust workspace tests"
   # Through scripts/test-runner.sh, which asks libtest for each test's time (build-logs/rust.log,
   # read by the summary at the end).
+  # Every cargo command of this run selects --workspace (with --test NAME where it runs a few
+  # targets): the same feature set everywhere, so later steps reuse this step's builds
+  # (`-p fluss-writer` resolves the features of the core's dependencies differently and compiled
+  # the core and its test binaries a second time).
   export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh"
+  cargo test --workspace --no-run
+  ensure_clusters
+  defer=""
   if [ "$failover_started" = 1 ]; then
-    cargo test --workspace --no-run
-    ensure_clusters
     echo "the Rust failover tests run in the background against $FLUSS_FAILOVER_BOOTSTRAP_SERVERS (build-logs/rust-failover.log)"
     FLUSS_REPLICATED_BOOTSTRAP_SERVERS="$FLUSS_FAILOVER_BOOTSTRAP_SERVERS" FLUSS_REPLICATED_CLUSTER_ENV="${failover_env[*]}" \
-      setsid cargo test -p fluss-writer --test cluster_failover >"$LOGS/rust-failover.log" 2>&1 &
+      setsid cargo test --workspace --test cluster_failover >"$LOGS/rust-failover.log" 2>&1 &
     failover_pid=$!
-    FLUSS_TEST_DEFER=cluster_failover cargo test --workspace 2>&1 | tee "$LOGS/rust.log"
-  else
-    cargo test --workspace 2>&1 | tee "$LOGS/rust.log"
+    defer="cluster_failover"
   fi
+  # The test targets that mostly wait on the clusters run beside the others (cargo runs one test
+  # binary at a time): this part takes about as long as the longer of the two halves.
+  cluster_targets=()
+  for t in $RUST_CLUSTER_TARGETS; do cluster_targets+=(--test "$t"); done
+  echo "the Rust cluster test targets run beside the others (build-logs/rust-cluster.log): $RUST_CLUSTER_TARGETS"
+  setsid cargo test --workspace "${cluster_targets[@]}" >"$LOGS/rust-cluster.log" 2>&1 &
+  rust_cluster_pid=$!
+  rust_rc=0
+  FLUSS_TEST_DEFER="$defer $RUST_CLUSTER_TARGETS" cargo test --workspace 2>&1 | tee "$LOGS/rust.log" || rust_rc=$?
+  rust_cluster_rc=0
+  wait "$rust_cluster_pid" || rust_cluster_rc=$?
+  rust_cluster_pid=""
+  echo "--- the Rust cluster test targets (build-logs/rust-cluster.log):"
+  cat "$LOGS/rust-cluster.log"
   unset CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER
+  if [ "$rust_rc" != 0 ] || [ "$rust_cluster_rc" != 0 ]; then
+    echo "FAILED: cargo test --workspace status $rust_rc, the cluster test targets status $rust_cluster_rc (build-logs/rust.log, build-logs/rust-cluster.log)" >&2
+    exit 1
+  fi
 fi
 
 if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
@@ -282,10 +312,10 @@ if part fluss10 && [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then
   # under load: the 1.0-SNAPSHOT (545c553) tablet server exits on it (FATAL in kv-flush-thread,
   # "memory mapped buffer ... is already closed"; docs/server-compatibility.md). It runs against 0.9.1.
   FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" \
-    cargo test -p fluss-writer --test cluster_writes --test partitions --test nested_values --test nested_ddl \
+    cargo test --workspace --test cluster_writes --test partitions --test nested_values --test nested_ddl \
     --test schema_evolution --test char_binary -- --skip late_upserts_for_a_recreated_partition_cluster 2>&1 | tee "$LOGS/rust-fluss10.log"
   FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" \
-    cargo test -p fluss-writer-golden --test golden -- cluster/ 2>&1 | tee -a "$LOGS/rust-fluss10.log"
+    cargo test --workspace --test golden -- cluster/ 2>&1 | tee -a "$LOGS/rust-fluss10.log"
   FLUSS_BOOTSTRAP_SERVERS="$FLUSS_1_0_BOOTSTRAP_SERVERS" tests-interop/run_pyfluss.sh
 fi
 
@@ -358,15 +388,15 @@ if part alone && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   # Last, alone: it restarts the shared cluster's tablet server, which every other client sees.
   step "resends under a tiny request timeout, deduplicated by the server (real cluster, alone)"
   ensure_clusters
-  cargo test -p fluss-writer --test cluster_writes -- --ignored --nocapture resent_batches
+  cargo test --workspace --test cluster_writes -- --ignored --nocapture resent_batches
   if [ "$cluster_started" = 1 ]; then   # only a cluster of this run has a heal-watch
     step "a table lost by the coordinator (Fluss 0.9.1 bug, made on purpose) is healed by heal-watch (real cluster, alone)"
     ensure_clusters
-    FLUSS_HEAL_WATCH=1 cargo test -p fluss-writer --test cluster_heal -- --ignored --nocapture
+    FLUSS_HEAL_WATCH=1 cargo test --workspace --test cluster_heal -- --ignored --nocapture
   fi
   step "tablet server restart while writing (real cluster)"
   # The debug build of the workspace tests: a release build of the core would cost minutes.
-  cargo test -p fluss-writer --test cluster_restart -- --ignored --nocapture
+  cargo test --workspace --test cluster_restart -- --ignored --nocapture
 fi
 
 step "all suites passed ($TEST_PARTS)"

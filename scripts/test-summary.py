@@ -4,6 +4,8 @@
 Reads what scripts/test-all.sh leaves in its log directory (build-logs/):
   rust.log          `cargo test --workspace` through scripts/test-runner.sh: libtest's
                     `test NAME ... ok <1.234s>` lines, under each `Running <target>` line;
+  rust-cluster.log  the same for the Rust test targets that mostly wait on the clusters, run
+                    beside the rest of the workspace's tests;
   rust-failover.log the same for tests/cluster_failover.rs, run in the background;
   rust-fluss10.log  the same for the Rust cluster tests run against the Fluss 1.0-line server;
   pytest-*.xml      JUnit reports of the Python suite, one per interpreter, and the golden
@@ -75,7 +77,8 @@ def main() -> int:
     if not os.path.isdir(logs):
         return 0
     print("\n===== test summary =====")
-    for log, title in (("rust.log", "Rust workspace (cargo test)"), ("rust-failover.log", "Rust failover tests (background)"),
+    for log, title in (("rust.log", "Rust workspace (cargo test)"), ("rust-cluster.log", "Rust cluster test targets (beside the workspace run)"),
+        ("rust-failover.log", "Rust failover tests (background)"),
         ("rust-fluss10.log", "Rust cluster tests against Fluss 1.0"),):
         if os.path.exists(os.path.join(logs, log)):
             print_top(title, rust_times(os.path.join(logs, log)))

@@ -25,7 +25,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 echo "--- interop 0/2: error-code table against the Java clients 1.0.0 and 0.9.1 (no cluster)" >&2
 CI="${CI:-}" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}" \
-  cargo test -q --manifest-path "$REPO/Cargo.toml" -p fluss-writer --test interop_error_codes_java --test interop_request_fields_java -- --ignored --nocapture
+  cargo test -q --manifest-path "$REPO/Cargo.toml" --workspace --test interop_error_codes_java --test interop_request_fields_java -- --ignored --nocapture
 : "${FLUSS_BOOTSTRAP_SERVERS:?FLUSS_BOOTSTRAP_SERVERS is not set: start the cluster (scripts/fluss-cluster.sh start) and export the line it prints}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$REPO/target}"
 cd "$REPO"
@@ -34,7 +34,7 @@ echo "--- interop 1/2: Java client 0.9.1 primary-key lookups" >&2
 t0=$SECONDS
 # CI=true makes the test fail (not skip) if java is missing.
 # The debug build that `cargo test --workspace` made (a release build of the core costs minutes).
-CI="${CI:-}" cargo test -q -p fluss-writer --test cluster_interop_java -- --ignored --nocapture
+CI="${CI:-}" cargo test -q --workspace --test cluster_interop_java -- --ignored --nocapture
 echo "--- Java interop passed ($((SECONDS - t0)) s)" >&2
 
 echo "--- interop 2/2: pyfluss 1.0.0 log scan, changelog and partitions, both ways" >&2
