@@ -15,9 +15,6 @@
 
 #include "test_util.h"
 
-// The Fluss code of a bucket without a leader (a table the coordinator never took in).
-constexpr int32_t kLeaderNotAvailable = 44;
-
 inline std::string Unique(const std::string& prefix) {
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
@@ -58,31 +55,34 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
     admin = fw::Admin();
     if (conn.Available()) (void)conn.Close(10s);
     conn = fw::Connection();
-    fw::Result r = fw::Connection::Create(config, conn);
-    // A refused connection while scripts/fluss-cluster.sh heal-watch restarts the coordinator
-    // (Fluss 0.9.1's lost table, docs/architecture.md "Known server issues") is tried again for
-    // up to 30 s, and so is UNKNOWN_SERVER_ERROR (-1), which a starting coordinator answers
-    // ("CoordinatorEventProcessor is not initialized yet").
-    for (int i = 0; !Embedded() && !r.Ok() && (r.error_code == 1 || r.error_code == -1) && i < 60; ++i) {
-      if (i == 0) NoteRetry("connect: " + r.ToString() + "; trying again while the coordinator restarts");
-      std::this_thread::sleep_for(500ms);
-      conn = fw::Connection();
-      r = fw::Connection::Create(config, conn);
+    if (Embedded()) {
+      ASSERT_OK(fw::Connection::Create(config, conn));
+      ASSERT_OK(conn.GetAdmin(admin));
+      return;
     }
-    ASSERT_OK(r);
+    // On a cluster, connecting and creating the database wait for a coordinator that
+    // scripts/fluss-cluster.sh heal-watch is restarting (test_util.h).
+    ASSERT_OK(WhileCoordinatorRestarts("connect", [&] {
+      conn = fw::Connection();
+      return fw::Connection::Create(config, conn);
+    }));
     ASSERT_OK(conn.GetAdmin(admin));
-    if (!Embedded()) ASSERT_OK(admin.CreateDatabase(database, true));
+    ASSERT_OK(WhileCoordinatorRestarts("create database " + database, [&] { return admin.CreateDatabase(database, true); }));
   }
 
   // Creates a table under a fresh name.
   fw::TablePath Create(const std::string& prefix, const fw::TableDescriptor& d) {
     fw::TablePath p(database, Unique(prefix));
-    fw::Result r = admin.CreateTable(p, d);
+    // A fresh name on every try: a table created before a lost answer must not be met again.
+    auto create = [&] {
+      p = fw::TablePath(database, Unique(prefix));
+      return admin.CreateTable(p, d);
+    };
+    fw::Result r = Embedded() ? create() : WhileCoordinatorRestarts("create table", create);
     // A Fluss 0.9.1 coordinator now and then never processes a new table: another name then.
     for (int attempt = 0; !r.Ok() && r.error_code == kLeaderNotAvailable && attempt < 2; ++attempt) {
       NoteRetry(p.ToString() + ": " + r.ToString() + "; creating another table");
-      p = fw::TablePath(database, Unique(prefix));
-      r = admin.CreateTable(p, d);
+      r = WhileCoordinatorRestarts("create table", create);
     }
     EXPECT_TRUE(r.Ok()) << p.ToString() << ": " << r.ToString();
     return p;

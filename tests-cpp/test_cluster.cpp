@@ -21,15 +21,7 @@
 
 #include "arrow_c_producer.h"
 #include "fluss_writer.hpp"
-
-namespace fw = fluss_writer;
-using namespace std::chrono_literals;
-
-#define ASSERT_OK(expr)                                     \
-  do {                                                      \
-    fw::Result _r = (expr);                                 \
-    ASSERT_TRUE(_r.Ok()) << #expr << ": " << _r.ToString(); \
-  } while (0)
+#include "test_util.h"
 
 namespace {
 
@@ -150,9 +142,13 @@ class ClusterTest : public ::testing::Test {
     config.Set("client.writer.batch-timeout", "5ms");
     config.Set("client.request-timeout", "20s");
     config.Set("client.writer.delivery-timeout", "45s");
-    ASSERT_OK(fw::Connection::Create(config, conn));
+    // Waiting for a coordinator that scripts/fluss-cluster.sh heal-watch restarts (test_util.h).
+    ASSERT_OK(WhileCoordinatorRestarts("connect", [&] {
+      conn = fw::Connection();
+      return fw::Connection::Create(config, conn);
+    }));
     ASSERT_OK(conn.GetAdmin(admin));
-    ASSERT_OK(admin.CreateDatabase(kDatabase, true));
+    ASSERT_OK(WhileCoordinatorRestarts("create database", [&] { return admin.CreateDatabase(kDatabase, true); }));
   }
 
   void TearDown() override {
@@ -162,12 +158,16 @@ class ClusterTest : public ::testing::Test {
   // Creates a fresh table and waits until every bucket has a leader that answers.
   fw::Table Create(const std::string& prefix, const fw::TableDescriptor& d) {
     fw::TablePath p(kDatabase, Unique(prefix));
-    fw::Result r = admin.CreateTable(p, d);
+    auto create = [&] {
+      p = fw::TablePath(kDatabase, Unique(prefix));
+      return admin.CreateTable(p, d);
+    };
+    fw::Result r = WhileCoordinatorRestarts("create table", create);
     // A table whose buckets get no leader (a Fluss 0.9.1 coordinator now and then never processes
     // a new table) is abandoned for another one under a fresh name.
-    for (int attempt = 0; !r.Ok() && r.error_code == 44 && attempt < 2; ++attempt) {
-      p = fw::TablePath(kDatabase, Unique(prefix));
-      r = admin.CreateTable(p, d);
+    for (int attempt = 0; !r.Ok() && r.error_code == kLeaderNotAvailable && attempt < 2; ++attempt) {
+      NoteRetry(p.ToString() + ": " + r.ToString() + "; creating another table");
+      r = WhileCoordinatorRestarts("create table", create);
     }
     EXPECT_TRUE(r.Ok()) << p.ToString() << ": " << r.ToString();
     fw::Table t;

@@ -42,6 +42,32 @@ inline void NoteRetry(const std::string& what) {
   }
 }
 
+// The Fluss code of a bucket without a leader (a table the coordinator never took in).
+constexpr int32_t kLeaderNotAvailable = 44;
+
+// Whether `r` is how a restarting coordinator fails a call (scripts/fluss-cluster.sh heal-watch
+// restarts the Fluss 0.9.1 coordinator when it lost a table, docs/architecture.md "Known server
+// issues"): unreachable (a retriable error other than a table's missing leaders) or, while it
+// starts, UNKNOWN_SERVER_ERROR (-1) "CoordinatorEventProcessor is not initialized yet".
+inline bool CoordinatorRestarting(const fw::Result& r) {
+  if (r.error_code == -1) return r.error_message.find("is not initialized yet") != std::string::npos;
+  return r.retriable && r.error_code != kLeaderNotAvailable;
+}
+
+// Calls `f` (returning a fw::Result) until it succeeds, for up to 60 s while it fails as a
+// restarting coordinator makes it fail, noting each retry; returns the last Result.
+template <typename F>
+fw::Result WhileCoordinatorRestarts(const std::string& what, F&& f) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  fw::Result r = f();
+  while (!r.Ok() && CoordinatorRestarting(r) && std::chrono::steady_clock::now() < deadline) {
+    NoteRetry(what + ": " + r.ToString() + "; waiting for the coordinator");
+    std::this_thread::sleep_for(1s);
+    r = f();
+  }
+  return r;
+}
+
 // Counts live instances: a capture whose destruction a test observes.
 struct Tracked {
   explicit Tracked(std::shared_ptr<std::atomic<int>> d) : destroyed(std::move(d)) {}

@@ -12,7 +12,7 @@ from typing import Dict, Iterator, List, Optional
 
 import fluss_writer as fw
 import pytest
-from cluster.support import create_table
+from cluster.support import connect, create_database, create_table
 from fluss_writer import testing
 
 CLUSTER_BOOTSTRAP = os.environ.get("FLUSS_BOOTSTRAP_SERVERS", "")
@@ -47,15 +47,15 @@ class Target:
         """A target with its own connection configured with ``extra`` as well: to the same
         cluster (same database), or a new embedded engine."""
         if self.kind == "cluster":
-            return Target("cluster", fw.connect(self.bootstrap, {**CLUSTER_CONFIG, **extra}), self.db, self.bootstrap)
+            return Target("cluster", connect(self.bootstrap, {**CLUSTER_CONFIG, **extra}), self.db, self.bootstrap)
         return Target("embedded", fw.connect("embedded", {**EMBEDDED_CONFIG, **extra}), "fluss")
 
 
 @pytest.fixture(scope="module")
 def cluster_target(cluster_databases: List[str]) -> Iterator[Target]:
-    c = fw.connect(CLUSTER_BOOTSTRAP, CLUSTER_CONFIG)
+    c = connect(CLUSTER_BOOTSTRAP, CLUSTER_CONFIG)
     db = f"fw_py_{uuid.uuid4().hex[:10]}"
-    c.admin().create_database(db)
+    create_database(c, db)
     cluster_databases.append(db)
     yield Target("cluster", c, db)
     c.close(timeout=20)
@@ -78,9 +78,9 @@ def target(request: pytest.FixtureRequest) -> Iterator[Target]:
 
 @pytest.fixture(scope="module")
 def cluster_1_0_target() -> Iterator[Target]:
-    c = fw.connect(CLUSTER_1_0_BOOTSTRAP, CLUSTER_CONFIG)
+    c = connect(CLUSTER_1_0_BOOTSTRAP, CLUSTER_CONFIG)
     db = f"fw_py_{uuid.uuid4().hex[:10]}"
-    c.admin().create_database(db)
+    create_database(c, db)
     yield Target("cluster", c, db, CLUSTER_1_0_BOOTSTRAP)
     c.admin().drop_database(db, ignore_if_not_exists=True, cascade=True)
     c.close(timeout=20)

@@ -13,6 +13,8 @@ from typing import Iterator, List
 import fluss_writer as fw
 import pytest
 
+from .support import connect, create_database
+
 #: Client settings for tests: short batching, generous timeouts for a loaded shared cluster.
 CLUSTER_CONFIG = {
     "client.writer.batch-timeout": "5ms",
@@ -34,7 +36,7 @@ def bootstrap() -> str:
 
 @pytest.fixture(scope="module")
 def cluster_conn(bootstrap: str) -> Iterator[fw.Connection]:
-    c = fw.connect(bootstrap, CLUSTER_CONFIG)
+    c = connect(bootstrap, CLUSTER_CONFIG)
     yield c
     c.close(timeout=20)
 
@@ -44,6 +46,6 @@ def cluster_db(cluster_conn: fw.Connection, cluster_databases: List[str]) -> str
     """A database of its own per module (the cluster is shared); dropped at the session's end
     (``cluster_databases`` in tests-py/conftest.py)."""
     db = unique("fw_py")
-    cluster_conn.admin().create_database(db, ignore_if_exists=False)
+    create_database(cluster_conn, db)
     cluster_databases.append(db)
     return db

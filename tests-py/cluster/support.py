@@ -6,12 +6,18 @@ import os
 import threading
 import time
 import warnings
-from typing import Callable, List
+from typing import Callable, Dict, List, TypeVar
 
 import fluss_writer as fw
 
+T = TypeVar("T")
+
 #: How long one table gets to have a leader for every bucket before the tests give up on it.
 CREATE_WAIT_S = 8.0
+#: How long a test waits for a coordinator that is restarting (``scripts/fluss-cluster.sh
+#: heal-watch`` restarts the Fluss 0.9.1 coordinator when it lost a table; it refuses connections
+#: for some seconds, then answers "CoordinatorEventProcessor is not initialized yet" for a while).
+COORDINATOR_WAIT_S = 60.0
 
 
 def note_retry(what: str) -> None:
@@ -25,6 +31,41 @@ def note_retry(what: str) -> None:
             f.write(f"python {test}: {what}\n")
 
 
+def coordinator_restarting(e: fw.FlussWriterError) -> bool:
+    """Whether ``e`` is how a restarting coordinator fails a call: unreachable (a retriable error
+    that is not about a table's buckets) or UNKNOWN_SERVER_ERROR "... is not initialized yet"."""
+    if int(e.code) == -1 and "is not initialized yet" in str(e):
+        return True
+    return e.retriable and e.code != fw.ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION
+
+
+def while_coordinator_unreachable(what: str, f: Callable[[], T]) -> T:
+    """Call ``f`` until it succeeds, for up to ``COORDINATOR_WAIT_S`` while it fails the way a
+    restarting coordinator makes it fail (a retriable error, or UNKNOWN_SERVER_ERROR saying the
+    coordinator "is not initialized yet"), noting each retry. Any other error is raised at once."""
+    deadline = time.monotonic() + COORDINATOR_WAIT_S
+    while True:
+        try:
+            return f()
+        except fw.FlussWriterError as e:
+            if not coordinator_restarting(e) or time.monotonic() > deadline:
+                raise
+            note_retry(f"{what}: {e}; waiting for the coordinator")
+            time.sleep(1.0)
+
+
+def connect(bootstrap: str, config: Dict[str, str]) -> fw.Connection:
+    """``fw.connect`` to a cluster, waiting for a restarting coordinator."""
+    return while_coordinator_unreachable(f"connect to {bootstrap}", lambda: fw.connect(bootstrap, config))
+
+
+def create_database(conn: fw.Connection, db: str) -> None:
+    """Create a test's database (it may exist: a retry after a lost answer), waiting for a
+    restarting coordinator."""
+    admin = conn.admin()
+    while_coordinator_unreachable(f"create database {db}", lambda: admin.create_database(db, ignore_if_exists=True))
+
+
 def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: fw.TableDescriptor,
                  attempts: int = 3) -> str:
     """Create a table under a fresh name from ``new_path()`` and return its path.
@@ -35,10 +76,14 @@ def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: f
     for the leaders; if that takes longer than ``CREATE_WAIT_S``, the table is abandoned (the
     blocked call ends when the connection closes) and another one is created; likewise when the
     call itself gives up with LEADER_NOT_AVAILABLE (the same coordinator problem, answered within
-    the wait). Every attempt is reported in the error if all fail.
+    the wait). Every attempt is reported in the error if all fail. While the coordinator is
+    restarting (see ``while_coordinator_unreachable``) it waits for it, up to
+    ``COORDINATOR_WAIT_S``, and then tries a new name without counting that as an attempt.
     """
     failures: List[str] = []
-    for _ in range(attempts):
+    deadline = time.monotonic() + COORDINATOR_WAIT_S
+    tried = 0
+    while tried < attempts:
         path = new_path()
         done = threading.Event()
         err: List[BaseException] = []
@@ -55,11 +100,17 @@ def create_table(conn: fw.Connection, new_path: Callable[[], str], descriptor: f
         if done.wait(CREATE_WAIT_S):
             if not err:
                 return path
-            if not (isinstance(err[0], fw.ServerError) and err[0].code == fw.ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION):
-                raise err[0]
+            e = err[0]
+            if isinstance(e, fw.FlussWriterError) and coordinator_restarting(e) and time.monotonic() < deadline:
+                note_retry(f"create table {path}: {e}; waiting for the coordinator")
+                time.sleep(1.0)
+                continue
+            if not (isinstance(e, fw.ServerError) and e.code == fw.ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION):
+                raise e
             failures.append(f"{path}: {err[0]}")
         else:
             failures.append(f"{path}: buckets without a leader after {CREATE_WAIT_S:.0f} s")
+        tried += 1
         note_retry(f"Fluss server: {failures[-1]}; retrying with a new table")
     raise RuntimeError("create table failed: " + "; ".join(failures))
 

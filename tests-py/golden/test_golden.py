@@ -29,7 +29,7 @@ from typing import Any, Optional
 import fluss_writer as fw
 import pyarrow as pa
 import pytest
-from cluster.support import create_table
+from cluster.support import connect, create_table
 from fluss_writer import testing
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -288,7 +288,7 @@ def run_scenario(plan: dict[str, Any], bootstrap: str, stem: str) -> dict[str, A
     cluster = bootstrap != "embedded"
     run = Run(plan, "cluster" if cluster else "embedded")
     try:
-        conn = fw.connect(bootstrap, plan["config"])
+        conn = connect(bootstrap, plan["config"]) if cluster else fw.connect(bootstrap, plan["config"])
     except fw.FlussWriterError as e:
         run.ev("runner_error", message=f"connect: {e}")
         return run.trace
