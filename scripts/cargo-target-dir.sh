@@ -12,8 +12,8 @@
 # last build would run that clone's code without compiling its own.
 #
 # Layout: $cache/clones/<clone name>-<hash of its path>/target. A clone's directory is made once,
-# from the one used last (the newest `.last-used`; before the first, the older shared
-# $cache/target): hard links of every profile's third-party artifacts (deps/, build/,
+# from the one of the newest passing `make test` (`.full-run`), else the one used last (the
+# newest `.last-used`; before the first, the older shared $cache/target): hard links of every profile's third-party artifacts (deps/, build/,
 # .fingerprint/), without the workspace crates' artifacts, which cargo then builds from the
 # clone's own sources. Hard links cost no disk; cargo and rustc replace a file when they rebuild
 # it, never write into it. Directories unused for 3 days are removed, the 3 newest always kept.
@@ -52,10 +52,16 @@ seed() {
 }
 
 if [ ! -d "$dir" ]; then
+  # The donor: the directory of the newest whole `make test` that passed (scripts/test-all.sh
+  # leaves `.full-run` there: every profile built, the wheel's target included), else the one
+  # used last. A development clone that only ran `make check` lacks the release builds, and
+  # seeding from it cost a fresh clone a rebuild of them.
   donor=""
-  for d in $(ls -t "$cache"/clones/*/target/.last-used 2>/dev/null); do
-    donor="$(dirname "$d")"
-    break
+  for marker in .full-run .last-used; do
+    for d in $(ls -t "$cache"/clones/*/target/"$marker" 2>/dev/null); do
+      donor="$(dirname "$d")"
+      break 2
+    done
   done
   if [ -z "$donor" ] && [ -d "$cache/target" ]; then donor="$cache/target"; fi
   tmp="$cache/clones/.seeding-$key-$$"
