@@ -5,7 +5,7 @@
 #  2. ruff on the sources;
 #  3. for each interpreter: a fresh venv, the wheel installed from dist/ with the test
 #     dependencies (by uv, from its cache: seconds where pip took over a minute), stubtest against
-#     the installed module, pytest;
+#     the installed module; then pytest on all of them at once (TEST_SERIAL=1: in turn);
 #  4. the sdist as pip installs it where no wheel fits: a fresh venv (the newest interpreter),
 #     `pip install dist/fluss_writer-V.tar.gz` (maturin from PyPI in pip's isolated build, the
 #     host's toolchain), then writes with callbacks through the embedded engine.
@@ -117,15 +117,45 @@ for v in "${VERSIONS[@]}"; do
   echo "   venv ready in $((SECONDS - t0)) s; installed module: $(stat -c %s "$("$VENV/bin/python" -c 'import fluss_writer._native as m; print(m.__file__)')") bytes"
   echo "== stubtest (Python $v)"
   "$VENV/bin/python" -m mypy.stubtest fluss_writer._native --allowlist "$REPO/tests-py/stubtest-allowlist.txt"
-  echo "== pytest (Python $v)"
-  t0=$SECONDS
-  # The installed package, never the source tree (tests-py/test_version.py checks it).
-  # With FLUSS_TEST_LOGS (scripts/test-all.sh), a JUnit report per interpreter for the run's summary.
-  junit=()
-  [ -n "${FLUSS_TEST_LOGS:-}" ] && junit=(--junitxml="$FLUSS_TEST_LOGS/pytest-py$v.xml")
-  FLUSS_WRITER_EXPECT_INSTALLED="$VERSION" "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 "${junit[@]}" tests-py "$@"
-  echo "== pytest (Python $v) took $((SECONDS - t0)) s"
 done
+# pytest on every interpreter at once (TEST_SERIAL=1: one after the other): the suite waits on
+# the clusters and on timers more than it computes, and each run has tables and directories of
+# its own. Each run's output goes to build-logs/pytest-py<v>.log (FLUSS_TEST_LOGS when set) and
+# is printed when it ends. The installed package, never the source tree (tests-py/test_version.py
+# checks it). With FLUSS_TEST_LOGS (scripts/test-all.sh), a JUnit report per interpreter for the
+# run's summary.
+PYTEST_LOGS="${FLUSS_TEST_LOGS:-$REPO/build-logs}"
+mkdir -p "$PYTEST_LOGS"
+run_pytest() {  # run_pytest V ARGS...: the whole suite on .venv-pyV, output to its log
+  local v="$1" t0=$SECONDS junit=() rc=0
+  shift
+  [ -n "${FLUSS_TEST_LOGS:-}" ] && junit=(--junitxml="$FLUSS_TEST_LOGS/pytest-py$v.xml")
+  FLUSS_WRITER_EXPECT_INSTALLED="$VERSION" "$REPO/.venv-py$v/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 \
+    "${junit[@]}" tests-py "$@" >"$PYTEST_LOGS/pytest-py$v.log" 2>&1 || rc=$?
+  echo "== pytest (Python $v) took $((SECONDS - t0)) s (status $rc)" >>"$PYTEST_LOGS/pytest-py$v.log"
+  return "$rc"
+}
+pytest_rc=0
+if [ "${TEST_SERIAL:-0}" = 1 ]; then
+  for v in "${VERSIONS[@]}"; do
+    echo "== pytest (Python $v)"
+    run_pytest "$v" "$@" || pytest_rc=1
+    cat "$PYTEST_LOGS/pytest-py$v.log"
+  done
+else
+  echo "== pytest on Python ${VERSIONS[*]} at once (logs: $PYTEST_LOGS/pytest-py<version>.log)"
+  pids=()
+  for v in "${VERSIONS[@]}"; do
+    run_pytest "$v" "$@" &
+    pids+=("$!")
+  done
+  for i in "${!VERSIONS[@]}"; do
+    wait "${pids[$i]}" || pytest_rc=1
+    echo "== pytest (Python ${VERSIONS[$i]}):"
+    cat "$PYTEST_LOGS/pytest-py${VERSIONS[$i]}.log"
+  done
+fi
+[ "$pytest_rc" = 0 ] || { echo "run.sh: pytest failed (the output above)" >&2; exit 1; }
 
 # ----- 4. the sdist installed by pip into a clean venv -----
 # The golden cluster scenarios against a Fluss 1.0-line cluster too, when scripts/test-all.sh
