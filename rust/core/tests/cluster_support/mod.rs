@@ -379,7 +379,16 @@ pub fn offsets(conn: &Connection, info: &TableInfo) -> Vec<(i64, i64)> {
 /// Every record of every bucket, from the log start to the high watermark, decoded with the
 /// table schema (ListOffsets + FetchLog + LogBatch decode).
 pub fn read_log(conn: &Connection, info: &TableInfo) -> Vec<LogRecord> {
+    read_log_and_offsets(conn, info).0
+}
+
+/// [`read_log`], with the (log start, high watermark) of every bucket it read up to and the
+/// number of empty batches it met: a primary-key table's server appends one, which takes an
+/// offset, for a batch that changed nothing (deletes of keys that do not exist), so the records
+/// and the empty batches together fill the offsets.
+pub fn read_log_and_offsets(conn: &Connection, info: &TableInfo) -> (Vec<LogRecord>, Vec<(i64, i64)>, usize) {
     let ranges = offsets(conn, info);
+    let mut empty_batches = 0;
     let schema = info.schema().clone();
     let mut out = Vec::new();
     for b in 0..info.bucket_count() {
@@ -397,6 +406,9 @@ pub fn read_log(conn: &Connection, info: &TableInfo) -> Vec<LogRecord> {
                 batch.check_crc().unwrap();
                 if batch.last_offset() < next {
                     continue;
+                }
+                if batch.record_count() == 0 {
+                    empty_batches += 1;
                 }
                 let rb = batch.decode(&schema).unwrap();
                 let rows = record_batch_to_rows(&schema, &rb).unwrap();
@@ -419,7 +431,7 @@ pub fn read_log(conn: &Connection, info: &TableInfo) -> Vec<LogRecord> {
             }
         }
     }
-    out
+    (out, ranges, empty_batches)
 }
 
 /// Encoded primary key and bucket of a full row of a primary-key table (as the writer computes
