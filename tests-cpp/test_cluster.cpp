@@ -412,12 +412,16 @@ TEST_F(ClusterTest, PkTableUpsertDeleteEveryForm) {
   for (const Stored& s : all) records_in_bucket[s.bucket]++;
   {
     std::lock_guard<std::mutex> g(cbs.m);
+    // The absent key's delete changes nothing; when it went out in a batch of its own, the server
+    // stored an empty batch, which takes one offset of its bucket (seen under ASan: 53 vs 52).
+    const int32_t absent_bucket = cbs.by_id.count(10005) ? cbs.by_id[10005].second.bucket : -1;
     for (const auto& [tag, e] : cbs.by_id) {
       EXPECT_EQ(e.first, 1) << tag;
       EXPECT_TRUE(e.second.Ok()) << tag << ": " << e.second.result.ToString();
       EXPECT_EQ(e.second.offset, -1) << "primary-key writes have no per-record offset";
       EXPECT_GT(e.second.log_end_offset, 0);
-      EXPECT_LE(e.second.log_end_offset, records_in_bucket[e.second.bucket]) << tag;
+      const int64_t offsets = records_in_bucket[e.second.bucket] + (e.second.bucket == absent_bucket ? 1 : 0);
+      EXPECT_LE(e.second.log_end_offset, offsets) << tag;
     }
     EXPECT_GE(cbs.by_id.size(), 40u);
   }

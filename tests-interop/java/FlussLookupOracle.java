@@ -24,6 +24,7 @@
  * SMALLINT, INT, BIGINT, FLOAT, DOUBLE, STRING, BYTES, DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ.
  *
  *   java FlussLookupOracle --key-vectors <FORMAT> <TYPE>[;<TYPE>...] <buckets>  < values
+ *   java FlussLookupOracle --key-vectors-batch  < cases   (many of the above in one JVM: keyVectorsBatch)
  *
  * Key bytes and buckets as the Java client computes them for a bucket key of those column types
  * in a table with datalake format FORMAT (paimon, iceberg, lance, or none): KeyEncoder
@@ -137,7 +138,14 @@ public final class FlussLookupOracle {
             return;
         }
         if (args.length == 4 && args[0].equals("--key-vectors")) {
-            keyVectors(args[1], args[2].split(";"), Integer.parseInt(args[3]));
+            StringBuilder out = new StringBuilder();
+            keyVectors(args[1], args[2].split(";"), Integer.parseInt(args[3]), stdinLines(), out);
+            System.out.print(out);
+            System.out.flush();
+            return;
+        }
+        if (args.length == 1 && args[0].equals("--key-vectors-batch")) {
+            keyVectorsBatch();
             return;
         }
         if (args.length == 1 && args[0].equals("--java-version")) {
@@ -378,7 +386,32 @@ public final class FlussLookupOracle {
         return parts;
     }
 
-    static void keyVectors(String format, String[] typeSpecs, int buckets) throws Exception {
+    /**
+     * Many --key-vectors cases in one JVM (a JVM per case made the interop step minutes long).
+     * stdin: per case a line "#case TAB FORMAT TAB TYPE[;TYPE...] TAB buckets TAB n", then its n
+     * key lines; stdout: the cases' answers in order, n lines each, as --key-vectors prints them.
+     */
+    static void keyVectorsBatch() throws Exception {
+        List<String> lines = stdinLines();
+        StringBuilder out = new StringBuilder();
+        int i = 0;
+        while (i < lines.size()) {
+            String[] h = lines.get(i).split("\t", -1);
+            if (h.length != 5 || !h[0].equals("#case")) {
+                throw new IllegalArgumentException("line " + (i + 1) + " is not a #case header: " + lines.get(i));
+            }
+            int n = Integer.parseInt(h[4]);
+            if (i + 1 + n > lines.size()) {
+                throw new IllegalArgumentException("case at line " + (i + 1) + " announces " + n + " keys; stdin ends first");
+            }
+            keyVectors(h[1], h[2].split(";"), Integer.parseInt(h[3]), lines.subList(i + 1, i + 1 + n), out);
+            i += 1 + n;
+        }
+        System.out.print(out);
+        System.out.flush();
+    }
+
+    static void keyVectors(String format, String[] typeSpecs, int buckets, List<String> lines, StringBuilder out) throws Exception {
         DataType[] types = new DataType[typeSpecs.length];
         List<String> names = new ArrayList<>();
         for (int i = 0; i < types.length; i++) {
@@ -395,8 +428,7 @@ public final class FlussLookupOracle {
         } catch (RuntimeException e) {
             refused = String.valueOf(e.getMessage()).replace('\n', ' ');
         }
-        StringBuilder out = new StringBuilder();
-        for (GenericRow row : readRows(types)) {
+        for (GenericRow row : parseRows(types, lines)) {
             if (refused != null) {
                 out.append("ERROR\t").append(refused).append('\n');
                 continue;
@@ -409,8 +441,6 @@ public final class FlussLookupOracle {
                 out.append("ERROR\t").append(String.valueOf(e.getMessage()).replace('\n', ' ')).append('\n');
             }
         }
-        System.out.print(out);
-        System.out.flush();
     }
 
     static void rowVectors(List<String> typeSpecs) throws Exception {
@@ -479,10 +509,22 @@ public final class FlussLookupOracle {
     }
 
     /** Rows from stdin: one per line, the values of {@code types} in canonical text, TAB separated. */
-    static List<GenericRow> readRows(DataType[] types) throws Exception {
+    static List<String> stdinLines() throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        List<GenericRow> rows = new ArrayList<>();
+        List<String> lines = new ArrayList<>();
         for (String l = in.readLine(); l != null; l = in.readLine()) {
+            lines.add(l);
+        }
+        return lines;
+    }
+
+    static List<GenericRow> readRows(DataType[] types) throws Exception {
+        return parseRows(types, stdinLines());
+    }
+
+    static List<GenericRow> parseRows(DataType[] types, List<String> lines) {
+        List<GenericRow> rows = new ArrayList<>();
+        for (String l : lines) {
             String[] parts = l.split("\t", -1);
             if (parts.length != types.length) {
                 throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);

@@ -686,16 +686,29 @@ fn lake_key_vectors(version: Option<&str>) {
             vec![DataType::String, DataType::Bytes, DataType::BigInt, DataType::Boolean, DataType::TimestampLtz { precision: 9 }],
         ));
     }
+    // Every case's keys in one JVM (`--key-vectors-batch`): a JVM per case made this test take
+    // over a minute per Fluss version.
     let mut seed = 11;
-    let (mut compared, mut refused) = (0, 0);
-    for (format, types) in &cases {
-        let buckets = [7, 16, 1][compared % 3];
-        let info = lake_key_table(format, types, buckets);
+    let mut input = String::new();
+    let mut prepared = Vec::new();
+    for (i, (format, types)) in cases.iter().enumerate() {
+        let buckets = [7, 16, 1][i % 3];
         let spec = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(";");
         let rows: Vec<Row> = (0..60).map(|_| types.iter().map(|t| random_key_value(t.clone(), &mut seed)).collect()).collect();
-        let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
-        let java = java_oracle_of(version, &["--key-vectors", format, &spec, &buckets.to_string()], input);
-        assert_eq!(java.len(), rows.len(), "{format} {spec}: one answer per key");
+        input.push_str(&format!("#case\t{format}\t{spec}\t{buckets}\t{}\n", rows.len()));
+        for r in &rows {
+            input.push_str(&(r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n"));
+        }
+        prepared.push((*format, types, buckets, spec, rows));
+    }
+    let answers = java_oracle_of(version, &["--key-vectors-batch"], input);
+    let expected: usize = prepared.iter().map(|p| p.4.len()).sum();
+    assert_eq!(answers.len(), expected, "one answer per key of every case");
+    let mut answers = answers.into_iter();
+    let (mut compared, mut refused) = (0, 0);
+    for (format, types, buckets, spec, rows) in &prepared {
+        let info = lake_key_table(format, types, *buckets);
+        let java: Vec<String> = answers.by_ref().take(rows.len()).collect();
         let codec = match KeyCodec::new(&info) {
             Ok(c) => c,
             Err(e) => {
