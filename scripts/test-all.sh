@@ -118,7 +118,10 @@ rust_cluster_pid=""
 watch_pids=()
 rm -f "$REPO"/.fluss/run*.heals
 heal_watch() {
-  env "$@" scripts/fluss-cluster.sh heal-watch >>"$REPO/.fluss/heal-watch.log" 2>&1 &
+  # A process group of its own: cleanup kills all of it. Killing only the script left a restart
+  # it had begun running, which started a coordinator after the run had stopped its cluster
+  # (seen once: a failover-cluster coordinator left behind, holding its ports).
+  setsid env "$@" scripts/fluss-cluster.sh heal-watch >>"$REPO/.fluss/heal-watch.log" 2>&1 &
   watch_pids+=("$!")
 }
 report_heals() {
@@ -131,7 +134,8 @@ report_heals() {
 }
 cleanup() {
   local p
-  for p in "${watch_pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${watch_pids[@]}"; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
+  for p in "${watch_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   report_heals
   python3 scripts/test-summary.py "$LOGS" || true
   if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
