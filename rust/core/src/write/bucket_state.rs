@@ -16,7 +16,7 @@
 //! | open (accumulator) | full, flush/close, or lingered `batch-timeout` | fails `DELIVERY_TIMEOUT` |
 //! | ready (closed, queued) | drained when the bucket can send | fails `DELIVERY_TIMEOUT` |
 //! | waiting for a leader / a writer id (queued or to be resent) | metadata / InitWriter answer | fails `DELIVERY_TIMEOUT` |
-//! | table gone or writer fatal (`fatal`) | at once: fails with that error | - |
+//! | table gone or writer fatal (`fatal`) | at once: fails with that error (a batch in flight: when an answer that would be retried comes) | - |
 //! | backing off (a retriable error, resend due at `at`) | resent at `at` | fails `DELIVERY_TIMEOUT` (last error in the message) |
 //! | in flight (request out) | answer, or lost at `until` = min(sent + request-timeout, max(deadline, sent + 1 ms)) | cut at `until` |
 //! | done (outcome known) | completes once every earlier batch of its bucket completed | bounded by the earlier ones |
@@ -482,7 +482,17 @@ impl<B> Machine<B> {
                 if FlussCode::is_invalid_metadata(e.code()) {
                     self.metadata_wanted = true;
                 }
-                if retriable && f.attempts - f.stale_attempts <= retries && !expired {
+                if let (true, Some(fatal)) = (would_retry, &self.fatal) {
+                    // The writer cannot send any more (the table or partition is gone, or no
+                    // writer id can be had): a batch whose answer would be retried fails with
+                    // that error, as the batches backing off did when it was learnt (even after
+                    // their sequence reset: the lane's error says what happened, SEQUENCE_RESET
+                    // would not).
+                    let err = fatal.clone();
+                    log::warn!("{} bucket {b}: batch failed: {err} (answered {e})", self.p.table);
+                    reset = idempotent && f.stamp.is_some() && !f.no_retry;
+                    f.state = done_err(err);
+                } else if retriable && f.attempts - f.stale_attempts <= retries && !expired {
                     tracing::debug!(target: "fluss_writer::batch", table = %self.p.table, bucket = b, attempt = f.attempts, code = e.code(), error = %e, "batch attempt failed, retrying");
                     self.retried.push((b, e.code()));
                     f.state = State::Backoff { at: now.saturating_add(backoff(backoff_base, f.attempts)) };
@@ -1664,6 +1674,39 @@ mod tests {
         assert_eq!(h.m.writer_id, Some(101), "no sequence reset");
         let acked_by: Vec<Option<i64>> = (0..5).map(|id| h.completed[&id].acked_by).collect();
         assert_eq!(acked_by, [Some(7), Some(8), Some(8), Some(7), Some(8)], "each batch names the partition id that acknowledged it");
+        h.run_out();
+        h.check_end();
+    }
+
+    /// Two batches of a bucket are out when the partition is dropped. The first answer
+    /// (UNKNOWN_TABLE_OR_BUCKET, retriable) asks for metadata, which says the lane cannot write
+    /// any more (here TABLE_NOT_EXIST; INVALID_BUCKET_ROUTING for a partition recreated with
+    /// another bucket count): the backing-off batch fails with that error and resets the
+    /// sequences. The second batch's answer (also retriable) then fails it with the same error,
+    /// not with SEQUENCE_RESET (seen in `make test`: bucket_rescale's stale-count test).
+    #[test]
+    fn a_retriable_answer_after_the_lane_turned_fatal_fails_with_the_lanes_error() {
+        let mut h = Harness::new(fixed(true), 1, true);
+        h.apply(Op::Append { bucket: 0, new_batch: false });
+        h.poll();
+        h.apply(Op::WriterId { kind: 0 });
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.apply(Op::Flush { bucket: 0 });
+        h.poll();
+        let parts: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(parts.len(), 2);
+        let gone = || Err(Error::server(FlussCode::UNKNOWN_TABLE_OR_BUCKET, "partition dropped"));
+        h.m.on_response(parts[0], gone(), h.now);
+        h.poll();
+        assert!(h.metadata.is_some(), "UNKNOWN_TABLE_OR_BUCKET asks for metadata");
+        h.apply(Op::Metadata { kind: 2, mask: 0 });
+        h.poll();
+        h.m.on_response(parts[1], gone(), h.now);
+        h.poll();
+        assert_eq!(h.completed.len(), 2);
+        for id in 0..2 {
+            assert_eq!(code(&h.completed[&id]), FlussCode::TABLE_NOT_EXIST, "batch {id}: {:?}", h.completed[&id].result);
+        }
         h.run_out();
         h.check_end();
     }
