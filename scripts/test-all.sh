@@ -301,7 +301,8 @@ if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
   fi
   step "interoperability with the official Java (0.9.1) and Python (pyfluss 1.0.0) clients"
   ensure_clusters
-  tests-interop/run.sh
+  # Each Java interop test's time goes to build-logs/rust-interop.log (the summary's slowest 10).
+  CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER="$REPO/scripts/test-runner.sh" tests-interop/run.sh 2>&1 | tee "$LOGS/rust-interop.log"
   if [ "$lake_started" = 1 ]; then
     env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true
     lake_started=0

@@ -8,6 +8,7 @@ Reads what scripts/test-all.sh leaves in its log directory (build-logs/):
                     beside the rest of the workspace's tests;
   rust-failover.log the same for tests/cluster_failover.rs, run in the background;
   rust-fluss10.log  the same for the Rust cluster tests run against the Fluss 1.0-line server;
+  rust-interop.log  the same for the Java interop tests (tests-interop/run.sh);
   pytest-*.xml      JUnit reports of the Python suite, one per interpreter, and the golden
                     scenarios against Fluss 1.0 (pytest-fluss10.xml) (tests-py/run.sh);
   ctest-*.xml       JUnit reports of the C++ suite, one per build (tests-cpp/run.sh);
@@ -79,6 +80,7 @@ def main() -> int:
     print("\n===== test summary =====")
     for log, title in (("rust.log", "Rust workspace (cargo test)"), ("rust-cluster.log", "Rust cluster test targets (beside the workspace run)"),
         ("rust-failover.log", "Rust failover tests (background)"),
+        ("rust-interop.log", "Rust interop tests (Java oracles)"),
         ("rust-fluss10.log", "Rust cluster tests against Fluss 1.0"),):
         if os.path.exists(os.path.join(logs, log)):
             print_top(title, rust_times(os.path.join(logs, log)))

@@ -34,7 +34,7 @@ echo "--- interop 1/2: Java client 0.9.1 primary-key lookups" >&2
 t0=$SECONDS
 # CI=true makes the test fail (not skip) if java is missing.
 # The debug build that `cargo test --workspace` made (a release build of the core costs minutes).
-CI="${CI:-}" cargo test -q --workspace --test cluster_interop_java -- --ignored --nocapture
+CI="${CI:-}" cargo test --workspace --test cluster_interop_java -- --ignored --nocapture
 echo "--- Java interop passed ($((SECONDS - t0)) s)" >&2
 
 echo "--- interop 2/2: pyfluss 1.0.0 log scan, changelog and partitions, both ways" >&2

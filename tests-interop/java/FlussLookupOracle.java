@@ -17,6 +17,7 @@
  * (found or not), 1 = an error (printed to stderr).
  *
  *   java FlussLookupOracle --partition-names <TYPE>[,<TYPE>...]  < values
+ *   java FlussLookupOracle --partition-names-batch  < cases   (many of them in one JVM: partitionNamesBatch)
  *
  * Partition names as Fluss forms them (PartitionUtils.convertValueOfType per value, joined with
  * '$' as ResolvedPartitionSpec does): stdin has one line per row, the values of the partition keys
@@ -50,6 +51,7 @@
  * (validateAutoPartitionTime at the current time: a partition the client would not create).
  *
  *   java FlussLookupOracle --row-vectors <TYPE>[;<TYPE>...]  < rows
+ *   java FlussLookupOracle --row-vectors-batch  < cases   (many of them in one JVM: rowVectorsBatch)
  *
  * Row bytes and Arrow vectors as the Java client writes them for a row type with columns c0, c1,
  * ... of those types (each nullable unless its TYPE ends with " NOT NULL"). TYPE may also be
@@ -134,7 +136,14 @@ public final class FlussLookupOracle {
 
     public static void main(String[] args) throws Exception {
         if (args.length == 2 && args[0].equals("--partition-names")) {
-            partitionNames(args[1].split(","));
+            StringBuilder out = new StringBuilder();
+            partitionNames(args[1].split(","), stdinLines(), out);
+            System.out.print(out);
+            System.out.flush();
+            return;
+        }
+        if (args.length == 1 && args[0].equals("--partition-names-batch")) {
+            partitionNamesBatch();
             return;
         }
         if (args.length == 4 && args[0].equals("--key-vectors")) {
@@ -157,7 +166,14 @@ public final class FlussLookupOracle {
             return;
         }
         if (args.length == 2 && args[0].equals("--row-vectors")) {
-            rowVectors(splitTopLevel(args[1], ';'));
+            StringBuilder out = new StringBuilder();
+            rowVectors(splitTopLevel(args[1], ';'), stdinLines(), out);
+            System.out.print(out);
+            System.out.flush();
+            return;
+        }
+        if (args.length == 1 && args[0].equals("--row-vectors-batch")) {
+            rowVectorsBatch();
             return;
         }
         if (args.length != 2 || !args[1].contains(".")) {
@@ -222,14 +238,36 @@ public final class FlussLookupOracle {
         System.exit(0);
     }
 
-    static void partitionNames(String[] typeNames) throws Exception {
+    /**
+     * Many --partition-names cases in one JVM. stdin: per case a line "#case TAB TYPE[,TYPE...]
+     * TAB n", then its n value lines; stdout: the cases' names in order, n lines each.
+     */
+    static void partitionNamesBatch() throws Exception {
+        List<String> lines = stdinLines();
+        StringBuilder out = new StringBuilder();
+        int i = 0;
+        while (i < lines.size()) {
+            String[] h = lines.get(i).split("\t", -1);
+            if (h.length != 3 || !h[0].equals("#case")) {
+                throw new IllegalArgumentException("line " + (i + 1) + " is not a #case header: " + lines.get(i));
+            }
+            int n = Integer.parseInt(h[2]);
+            if (i + 1 + n > lines.size()) {
+                throw new IllegalArgumentException("case at line " + (i + 1) + " announces " + n + " rows; stdin ends first");
+            }
+            partitionNames(h[1].split(","), lines.subList(i + 1, i + 1 + n), out);
+            i += 1 + n;
+        }
+        System.out.print(out);
+        System.out.flush();
+    }
+
+    static void partitionNames(String[] typeNames, List<String> lines, StringBuilder out) throws Exception {
         DataType[] types = new DataType[typeNames.length];
         for (int i = 0; i < types.length; i++) {
             types[i] = namedType(typeNames[i]);
         }
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        StringBuilder out = new StringBuilder();
-        for (String l = in.readLine(); l != null; l = in.readLine()) {
+        for (String l : lines) {
             String[] parts = l.split("\t", -1);
             if (parts.length != types.length) {
                 throw new IllegalArgumentException("line has " + parts.length + " values for " + types.length + " types: " + l);
@@ -240,8 +278,6 @@ public final class FlussLookupOracle {
             }
             out.append(String.join(ResolvedPartitionSpec.PARTITION_SPEC_SEPARATOR, values)).append('\n');
         }
-        System.out.print(out);
-        System.out.flush();
     }
 
     static void autoPartition() throws Exception {
@@ -443,7 +479,33 @@ public final class FlussLookupOracle {
         }
     }
 
-    static void rowVectors(List<String> typeSpecs) throws Exception {
+    /**
+     * Many --row-vectors cases in one JVM (a JVM per case, loading Arrow each time, made the
+     * nested-values check a minute long). stdin: per case a line "#case TAB TYPE[;TYPE...] TAB n",
+     * then its n row lines; stdout: per case what --row-vectors prints, then a line "#end".
+     */
+    static void rowVectorsBatch() throws Exception {
+        List<String> lines = stdinLines();
+        StringBuilder out = new StringBuilder();
+        int i = 0;
+        while (i < lines.size()) {
+            String[] h = lines.get(i).split("\t", -1);
+            if (h.length != 3 || !h[0].equals("#case")) {
+                throw new IllegalArgumentException("line " + (i + 1) + " is not a #case header: " + lines.get(i));
+            }
+            int n = Integer.parseInt(h[2]);
+            if (i + 1 + n > lines.size()) {
+                throw new IllegalArgumentException("case at line " + (i + 1) + " announces " + n + " rows; stdin ends first");
+            }
+            rowVectors(splitTopLevel(h[1], ';'), lines.subList(i + 1, i + 1 + n), out);
+            out.append("#end\n");
+            i += 1 + n;
+        }
+        System.out.print(out);
+        System.out.flush();
+    }
+
+    static void rowVectors(List<String> typeSpecs, List<String> lines, StringBuilder out) throws Exception {
         DataType[] types = new DataType[typeSpecs.size()];
         String[] names = new String[types.length];
         for (int i = 0; i < types.length; i++) {
@@ -451,8 +513,7 @@ public final class FlussLookupOracle {
             names[i] = "c" + i;
         }
         RowType rowType = RowType.of(types, names);
-        List<GenericRow> rows = readRows(types);
-        StringBuilder out = new StringBuilder();
+        List<GenericRow> rows = parseRows(types, lines);
         for (GenericRow row : rows) {
             try {
                 CompactedRowEncoder encoder = new CompactedRowEncoder(types);
@@ -483,8 +544,6 @@ public final class FlussLookupOracle {
                 }
             } catch (RuntimeException e) {
                 out.append("A\tERROR\t").append(message(e)).append('\n');
-                System.out.print(out);
-                System.out.flush();
                 return;
             }
             root.setRowCount(rows.size());
@@ -499,8 +558,6 @@ public final class FlussLookupOracle {
                 }
             }
         }
-        System.out.print(out);
-        System.out.flush();
     }
 
     static String message(Throwable e) {
@@ -516,10 +573,6 @@ public final class FlussLookupOracle {
             lines.add(l);
         }
         return lines;
-    }
-
-    static List<GenericRow> readRows(DataType[] types) throws Exception {
-        return parseRows(types, stdinLines());
     }
 
     static List<GenericRow> parseRows(DataType[] types, List<String> lines) {

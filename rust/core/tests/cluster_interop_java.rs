@@ -416,13 +416,10 @@ fn partition_names_match_java() {
         })
     };
     let mut older_float_form = 0usize;
-    let mut check = |types: &[(&str, DataType)], rows: &[Vec<Value>]| -> (usize, usize) {
-        let names = types.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(",");
-        let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
-        let java = java_oracle(&["--partition-names", &names], input);
+    let mut check = |types: &[(&str, DataType)], rows: &[Vec<Value>], java: &[String]| -> (usize, usize) {
         assert_eq!(java.len(), rows.len());
         let (mut same, mut refused) = (0, 0);
-        for (r, j) in rows.iter().zip(&java) {
+        for (r, j) in rows.iter().zip(java) {
             let mut ours = String::new();
             let mut result = Ok(());
             for (i, ((_, t), v)) in types.iter().zip(r).enumerate() {
@@ -454,14 +451,6 @@ fn partition_names_match_java() {
         }
         (same, refused)
     };
-    let mut total = 0;
-    for (name, t, values) in &cases {
-        let rows: Vec<Vec<Value>> = values.iter().map(|v| vec![v.clone()]).collect();
-        let (same, refused) = check(&[(name, t.clone())], &rows);
-        eprintln!("partition names, {name}: {same} equal to Java's, {refused} refused (invalid names on the server too)");
-        assert!(same > 0, "{name}: no value formed a valid name");
-        total += same;
-    }
     // Several keys: STRING, INT, DATE, TIMESTAMP joined with '$'.
     let multi: Vec<Vec<Value>> = (0..50)
         .map(|i| {
@@ -473,15 +462,40 @@ fn partition_names_match_java() {
             ]
         })
         .collect();
-    let (same, _) = check(
-        &[
-            ("STRING", DataType::String),
-            ("INT", DataType::Int),
-            ("DATE", DataType::Date),
-            ("TIMESTAMP", DataType::Timestamp { precision: 9 }),
-        ],
-        &multi,
-    );
+    let multi_types = [
+        ("STRING", DataType::String),
+        ("INT", DataType::Int),
+        ("DATE", DataType::Date),
+        ("TIMESTAMP", DataType::Timestamp { precision: 9 }),
+    ];
+    // Every case's values, then one JVM for all of them (`--partition-names-batch`).
+    let mut batch: Vec<(Vec<(&str, DataType)>, Vec<Vec<Value>>)> =
+        cases.iter().map(|(name, t, values)| (vec![(*name, t.clone())], values.iter().map(|v| vec![v.clone()]).collect())).collect();
+    batch.push((multi_types.to_vec(), multi));
+    let mut input = String::new();
+    for (types, rows) in &batch {
+        let names = types.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(",");
+        input.push_str(&format!("#case\t{names}\t{}\n", rows.len()));
+        for r in rows {
+            input.push_str(&(r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n"));
+        }
+    }
+    let answers = java_oracle(&["--partition-names-batch"], input);
+    assert_eq!(answers.len(), batch.iter().map(|b| b.1.len()).sum::<usize>(), "one name per row of every case");
+    let (mut total, mut same, mut at) = (0, 0, 0);
+    for (types, rows) in &batch {
+        let java = &answers[at..at + rows.len()];
+        at += rows.len();
+        let (equal, refused) = check(types, rows, java);
+        if types.len() == 1 {
+            let name = types[0].0;
+            eprintln!("partition names, {name}: {equal} equal to Java's, {refused} refused (invalid names on the server too)");
+            assert!(equal > 0, "{name}: no value formed a valid name");
+            total += equal;
+        } else {
+            same = equal;
+        }
+    }
     assert!(same >= 45, "{same}");
     eprintln!(
         "partition names: {total} values and {same} multi-key rows equal to Java's ({major}); {older_float_form} FLOAT/DOUBLE values printed longer by this JDK (< 19)"
@@ -1023,6 +1037,10 @@ fn nested_values_match_java() {
     );
     let mut seed = 2026;
     let (mut rows_compared, mut vectors, mut stale_slots) = (0, 0, 0);
+    // Every table's rows first, then one JVM for all of them (`--row-vectors-batch`: a JVM per
+    // table, loading Arrow each time, made this test a minute long).
+    let mut cases = Vec::new();
+    let mut input = String::new();
     for specs in &tables {
         let mut b = Schema::builder();
         for (i, s) in specs.iter().enumerate() {
@@ -1043,15 +1061,23 @@ fn nested_values_match_java() {
                 Value::Null,
             ]);
         }
-        let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
-        let java = java_oracle(&["--row-vectors", &specs.join(";")], input);
+        input.push_str(&format!("#case\t{}\t{}\n", specs.join(";"), rows.len()));
+        for r in &rows {
+            input.push_str(&(r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n"));
+        }
+        cases.push((specs, schema, rows));
+    }
+    let answers = java_oracle(&["--row-vectors-batch"], input);
+    let mut answers = answers.split(|l| l == "#end");
+    for (specs, schema, rows) in &cases {
+        let java = answers.next().unwrap_or_else(|| panic!("no answer for {specs:?}"));
         let spec = specs.join("; ");
         // CompactedRow, row by row; Java's bytes decode to the row.
         for (i, row) in rows.iter().enumerate() {
             let mut ours = Vec::new();
-            encode_row(&schema, row, &mut ours).unwrap_or_else(|e| panic!("{spec}: row {i} {row:?}: {e}"));
+            encode_row(schema, row, &mut ours).unwrap_or_else(|e| panic!("{spec}: row {i} {row:?}: {e}"));
             let hex: String = ours.iter().map(|b| format!("{b:02x}")).collect();
-            assert_eq!(&decode_row(&schema, &ours).unwrap(), row, "{spec}: row {i} decodes to itself");
+            assert_eq!(&decode_row(schema, &ours).unwrap(), row, "{spec}: row {i} decodes to itself");
             rows_compared += 1;
             if format!("C\t{hex}") == java[i] {
                 continue;
@@ -1065,12 +1091,12 @@ fn nested_values_match_java() {
                 (0..java[i].len() / 2 - 1).map(|k| u8::from_str_radix(&java[i][2 + 2 * k..4 + 2 * k], 16).unwrap()).collect();
             let stale_only = theirs.len() == ours.len() && ours.iter().zip(&theirs).all(|(o, t)| o == t || *o == 0);
             assert!(stale_only, "{spec}: row {i}: {row:?}\n ours C\t{hex}\nJava {}", java[i]);
-            assert_eq!(&decode_row(&schema, &theirs).unwrap(), row, "{spec}: row {i}: Java's bytes decode to the row");
+            assert_eq!(&decode_row(schema, &theirs).unwrap(), row, "{spec}: row {i}: Java's bytes decode to the row");
             stale_slots += 1;
         }
         // Arrow: the vectors of all rows.
-        let mut builder = RowsToArrow::new(&schema);
-        for r in &rows {
+        let mut builder = RowsToArrow::new(schema);
+        for r in rows {
             builder.append(r).unwrap();
         }
         let batch = builder.finish();
@@ -1087,6 +1113,7 @@ fn nested_values_match_java() {
         assert_eq!(bufs.len(), jb.len(), "{spec}: Arrow buffer count");
         vectors += bufs.len();
     }
+    assert!(answers.next().is_some_and(<[String]>::is_empty) && answers.next().is_none(), "an answer for no table");
     eprintln!(
         "nested vectors: {rows_compared} rows over {} tables equal to Java's CompactedRow bytes ({stale_slots} of them but for stale bytes in Java's NULL slots); {vectors} Arrow buffers equal",
         tables.len()
@@ -1194,9 +1221,11 @@ fn hudi_key_bytes_and_buckets_match_java_1_0() {
     }
     let mut seed = 29;
     let (mut compared, mut refused_rows, mut refused_types) = (0, 0, 0);
+    // Every case's keys first, then one JVM for all of them (`--key-vectors-batch`).
+    let mut prepared = Vec::new();
+    let mut input = String::new();
     for (n, types) in cases.iter().enumerate() {
         let buckets = [7, 16, 1, 1000][n % 4];
-        let info = lake_key_table("hudi", types, buckets);
         let spec = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(";");
         let mut rows: Vec<Row> = (0..80).map(|_| types.iter().map(|t| random_key_value(t.clone(), &mut seed)).collect()).collect();
         if types.len() == 2 && types.iter().all(|t| *t == DataType::String) {
@@ -1209,9 +1238,18 @@ fn hudi_key_bytes_and_buckets_match_java_1_0() {
                 rows.push(vec![Value::String(v.into())]);
             }
         }
-        let input: String = rows.iter().map(|r| r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n").collect();
-        let java = java_oracle_of(Some(FLUSS_1_0), &["--key-vectors", "hudi", &spec, &buckets.to_string()], input);
-        assert_eq!(java.len(), rows.len(), "hudi {spec}: one answer per key");
+        input.push_str(&format!("#case\thudi\t{spec}\t{buckets}\t{}\n", rows.len()));
+        for r in &rows {
+            input.push_str(&(r.iter().map(canon).collect::<Vec<_>>().join("\t") + "\n"));
+        }
+        prepared.push((types, buckets, spec, rows));
+    }
+    let answers = java_oracle_of(Some(FLUSS_1_0), &["--key-vectors-batch"], input);
+    assert_eq!(answers.len(), prepared.iter().map(|p| p.3.len()).sum::<usize>(), "one answer per key of every case");
+    let mut answers = answers.into_iter();
+    for (types, buckets, spec, rows) in &prepared {
+        let info = lake_key_table("hudi", types, *buckets);
+        let java: Vec<String> = answers.by_ref().take(rows.len()).collect();
         let codec = match KeyCodec::new(&info) {
             Ok(c) => c,
             Err(e) => {
