@@ -469,7 +469,9 @@ fn partition_names_match_java() {
         ("TIMESTAMP", DataType::Timestamp { precision: 9 }),
     ];
     // Every case's values, then one JVM for all of them (`--partition-names-batch`).
-    let mut batch: Vec<(Vec<(&str, DataType)>, Vec<Vec<Value>>)> =
+    // (partition key names and types, rows of values)
+    type Case<'a> = (Vec<(&'a str, DataType)>, Vec<Vec<Value>>);
+    let mut batch: Vec<Case> =
         cases.iter().map(|(name, t, values)| (vec![(*name, t.clone())], values.iter().map(|v| vec![v.clone()]).collect())).collect();
     batch.push((multi_types.to_vec(), multi));
     let mut input = String::new();
