@@ -3,6 +3,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,6 +72,91 @@ fn c1_results_waited_before_completion_wake_every_waiter() {
     }
     w.close(None).unwrap();
     assert_eq!(all_ids(&conn, &path, 2), (0..40).collect::<Vec<_>>());
+}
+
+/// The `WriteResult`s of one batch share the batch's result storage: each still reports its
+/// own record (offset = the batch's base offset + its index), callbacks added to pending results
+/// run in record order among the records' own callbacks (each after its result completed and
+/// before any later record's), a polled future is woken, and a failed batch fails every result
+/// with the same error and no offset.
+#[test]
+fn c1_results_of_one_batch_report_their_own_record_in_order() {
+    use std::sync::Mutex;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let conn = connect(LONG_LINGER);
+    let path = log_table(&conn, "c1_batch_results", 1);
+    let w = append_writer(&conn, &path, WriterOptions::default());
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut results = Vec::new();
+    for i in 0..60i64 {
+        if i % 7 == 3 {
+            // A record with a callback of its own breaks the run of results.
+            let order = order.clone();
+            w.append_with_callback(&row![i, "x"], move |c| order.lock().unwrap().push((i, c.offset))).unwrap();
+        } else {
+            results.push((i, w.append(&row![i, "x"]).unwrap()));
+        }
+    }
+    for (k, (i, r)) in results.iter().enumerate() {
+        assert!(!r.is_done() && r.try_get().is_none(), "record {i} is pending");
+        if i % 5 == 0 {
+            // Registered before completion: runs at its record's place, after its result
+            // completed and before the next record's did.
+            let (order, i, r2) = (order.clone(), *i, r.clone());
+            let next = results.get(k + 1).filter(|(j, _)| *j == i + 1).map(|(_, r)| r.clone());
+            r.add_callback(move |c| {
+                assert!(r2.is_done(), "record {i}'s result completed before its callback");
+                assert!(next.is_none_or(|n| !n.is_done()), "record {}'s result completed before record {i}'s callback ran", i + 1);
+                order.lock().unwrap().push((i, c.offset));
+            });
+        }
+    }
+    let waker_count = Arc::new(Count(AtomicUsize::new(0)));
+    let waker = Waker::from(waker_count.clone());
+    let mut fut = results[10].1.clone();
+    assert!(std::pin::Pin::new(&mut fut).poll(&mut Context::from_waker(&waker)).is_pending());
+    w.flush(None).unwrap();
+    assert!(waker_count.0.load(Ordering::SeqCst) >= 1, "the polled result's waker was woken");
+    let Poll::Ready(polled) = std::pin::Pin::new(&mut fut).poll(&mut Context::from_waker(&waker)) else { panic!("complete after flush") };
+    let base = results[0].1.wait(None).unwrap().offset;
+    assert!(base >= 0);
+    for (i, r) in &results {
+        let c = r.wait(Some(Duration::from_secs(5))).unwrap();
+        assert!(c.is_ok(), "{c:?}");
+        assert_eq!(c.offset, base + i, "record {i}'s own offset");
+        assert_eq!(r.try_get().as_ref(), Some(&c));
+    }
+    assert_eq!(polled.offset, base + results[10].0);
+    let order = order.lock().unwrap().clone();
+    let ids: Vec<i64> = order.iter().map(|(i, _)| *i).collect();
+    // The records with callbacks of their own, and the results with callbacks added.
+    let want: Vec<i64> = (0..60).filter(|i| i % 7 == 3 || i % 5 == 0).collect();
+    assert_eq!(ids, want, "callbacks in record order");
+    assert!(order.iter().all(|(i, off)| *off == base + i), "{order:?}");
+    // Added after completion: queued on the executor with the record's own completion.
+    let late = Arc::new(Mutex::new(None));
+    let l = late.clone();
+    results[20].1.add_callback(move |c| *l.lock().unwrap() = Some(c.offset));
+    w.flush(None).unwrap();
+    wait_until("the late callback", Duration::from_secs(5), || late.lock().unwrap().is_some());
+    assert_eq!(*late.lock().unwrap(), Some(base + results[20].0));
+
+    // A batch that fails: every result with the error, no offset.
+    engine(&conn).faults().inject(&path, 0, err(FlussCode::RECORD_TOO_LARGE, "too large here", 1));
+    let failed: Vec<_> = (100..110i64).map(|i| w.append(&row![i, "x"]).unwrap()).collect();
+    w.flush(None).unwrap();
+    for r in &failed {
+        let c = r.wait(None).unwrap();
+        assert_eq!(c.error_code(), FlussCode::RECORD_TOO_LARGE, "{c:?}");
+        assert_eq!(c.offset, -1);
+    }
+    w.close(None).unwrap();
 }
 
 #[test]

@@ -16,6 +16,7 @@ use fluss_writer_dispatch::{Clock, Ticket};
 use tokio::sync::Notify;
 
 use super::batch::{ArrowJoin, NewEntry, Payload, WriteBatch};
+use super::completion::WriteResult;
 use crate::metadata::Schema;
 use crate::row::Value;
 use crate::wire::arrow::RowsToArrow;
@@ -125,6 +126,8 @@ pub(crate) struct Accumulator {
 pub(crate) struct Appended {
     /// The previous open batch was full and got closed.
     pub closed_full: bool,
+    /// The operation's `WriteResult`, when it asked for one.
+    pub result: Option<WriteResult>,
 }
 
 impl Accumulator {
@@ -220,8 +223,8 @@ impl Accumulator {
         b.records += 1;
         b.size += size;
         b.reserved += size as u64;
-        b.register(index, entry, ticket);
-        Appended { closed_full }
+        let result = b.register(index, entry, ticket);
+        Appended { closed_full, result }
     }
 
     /// Append one KV record (key and optional value already encoded) and register its entry.
@@ -235,7 +238,7 @@ impl Accumulator {
         entry: Option<NewEntry<'_>>,
         ticket: Ticket,
         clock: &dyn Clock,
-    ) {
+    ) -> Option<WriteResult> {
         let mut q = self.lock(bucket as usize);
         self.ensure_room(&mut q, bucket, size, clock);
         let b = q.open.as_mut().expect("open batch");
@@ -246,7 +249,7 @@ impl Accumulator {
         b.records += 1;
         b.size += size;
         b.reserved += size as u64;
-        b.register(index, entry, ticket);
+        b.register(index, entry, ticket)
     }
 
     /// Queue one group of an Arrow input as its own closed batch (after closing the bucket's

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use fluss_writer_dispatch::{JobBody, JobContext, Ticket, TicketSet};
 
 use super::callback::Callback;
-use super::completion::{BucketResult, ResultCell, SharedCallback, WriteCompletion};
+use super::completion::{BatchResults, BucketResult, ResultCell, SharedCallback, WriteCompletion, WriteResult};
 use crate::error::Error;
 use crate::metadata::TablePath;
 use crate::wire::arrow::RowsToArrow;
@@ -27,25 +27,20 @@ pub enum Entry {
     /// `count` consecutive records of the batch (from the slot's index on) that passed the same
     /// [`SharedCallback`]: one slot for the whole run.
     Run { cb: SharedCallback, count: u32 },
-    /// The shared cell behind a `WriteResult`.
+    /// The cell behind the `WriteResult` of an Arrow operation (which spans batches).
     Result(Arc<ResultCell>),
+    /// `count` consecutive records of the batch, from record `first` on, whose operations
+    /// returned a `WriteResult`: one slot for the run, the batch's [`BatchResults`] for them all.
+    Results { results: Arc<BatchResults>, first: u32, count: u32 },
 }
 
-/// An entry on its way to a batch: owned, or a shared callback that joins the batch's last run
-/// when it can (cloned only when it starts a new run).
+/// An entry on its way to a batch: owned, a shared callback that joins the batch's last run
+/// when it can (cloned only when it starts a new run), or a `WriteResult` the batch makes (from
+/// its [`BatchResults`], created with the first; `Scope`: the writer's).
 pub(crate) enum NewEntry<'a> {
     Owned(Entry),
     Shared(&'a SharedCallback),
-}
-
-impl NewEntry<'_> {
-    /// The entry of an operation that has a slot of its own (an Arrow batch's join).
-    pub fn into_owned(self) -> Entry {
-        match self {
-            NewEntry::Owned(e) => e,
-            NewEntry::Shared(cb) => Entry::Run { cb: cb.clone(), count: 1 },
-        }
-    }
+    Result(&'a fluss_writer_dispatch::Scope),
 }
 
 impl Entry {
@@ -60,6 +55,8 @@ impl Entry {
                 }
             }
             Entry::Result(cell) => cell.complete(c, ctx),
+            // Outside a batch's job (which passes the offsets itself): no per-record offsets.
+            Entry::Results { results, first, count } => results.complete_run(c, -1, first, count, ctx),
         }
     }
 }
@@ -97,6 +94,8 @@ pub(crate) struct WriteBatch {
     /// Buffer bytes reserved by the batch's records; released when it completes.
     pub reserved: u64,
     pub entries: Vec<EntrySlot>,
+    /// The results of its `WriteResult`-form records (created with the first).
+    results: Option<Arc<BatchResults>>,
     /// Arrow groups in this batch: (join, rows of the group).
     pub joins: Vec<(Arc<ArrowJoin>, usize)>,
     pub tickets: TicketSet,
@@ -113,29 +112,44 @@ impl WriteBatch {
             size: 0,
             reserved: 0,
             entries: Vec::new(),
+            results: None,
             joins: Vec::new(),
             tickets: TicketSet::default(),
             created,
         }
     }
 
-    /// Register an operation on the record just appended at `index`.
-    pub fn register(&mut self, index: u32, entry: Option<NewEntry<'_>>, ticket: Ticket) {
+    /// Register an operation on the record just appended at `index`; its `WriteResult` when it
+    /// asked for one.
+    pub fn register(&mut self, index: u32, entry: Option<NewEntry<'_>>, ticket: Ticket) -> Option<WriteResult> {
         self.tickets.add(ticket);
         let entry = match entry {
-            None => return,
+            None => return None,
             Some(NewEntry::Owned(e)) => e,
             Some(NewEntry::Shared(cb)) => {
                 if let Some(EntrySlot { index: start, entry: Entry::Run { cb: last, count } }) = self.entries.last_mut() {
                     if *start + *count == index && Arc::ptr_eq(last, cb) {
                         *count += 1;
-                        return;
+                        return None;
                     }
                 }
                 Entry::Run { cb: cb.clone(), count: 1 }
             }
+            Some(NewEntry::Result(scope)) => {
+                if let Some(EntrySlot { entry: Entry::Results { results, first, count }, .. }) = self.entries.last_mut() {
+                    if *first + *count == index {
+                        *count += 1;
+                        return Some(WriteResult::in_batch(results.clone(), index));
+                    }
+                }
+                let results = self.results.get_or_insert_with(|| BatchResults::new(scope.clone())).clone();
+                let r = WriteResult::in_batch(results.clone(), index);
+                self.entries.push(EntrySlot { index, entry: Entry::Results { results, first: index, count: 1 } });
+                return Some(r);
+            }
         };
         self.entries.push(EntrySlot { index, entry });
+        None
     }
 }
 
@@ -221,6 +235,9 @@ impl JobBody for BatchJob {
                         }
                         ctx.invoke(|| cb(&c), &|| c.describe());
                     }
+                }
+                Entry::Results { results, first, count } => {
+                    results.complete_run(&c, if offsets { outcome.base_offset } else { -1 }, first, count, ctx)
                 }
                 entry => {
                     if offsets {

@@ -2,10 +2,16 @@
 //! write calls that take no callback ([`WriteResult`]).
 //!
 //! A callback is registered **on its batch**: the batch holds a small `Entry` per operation
-//! (a boxed callable, or a shared result cell for the `WriteResult` form). When the batch
-//! completes, the whole batch becomes one dispatcher job; the job builds one
-//! `WriteCompletion`, updates the per-record fields (offset) between callbacks, and hands each
-//! callback a reference. No allocation happens per callback on that path.
+//! (a boxed callable), or per run of consecutive operations (one shared callable; the
+//! `WriteResult` form). When the batch completes, the whole batch becomes one dispatcher job; the
+//! job builds one `WriteCompletion`, updates the per-record fields (offset) between callbacks,
+//! and hands each callback a reference. No allocation happens per callback on that path.
+//!
+//! The `WriteResult`s of a batch's records share one [`BatchResults`]: one allocation per batch,
+//! written once by the worker when the job reaches them; a result is that and its record's index
+//! in the batch, and builds its `WriteCompletion` when asked. (A cell per record, allocated by the
+//! submitter and written by the worker, cost more than the rest of the write path.) An Arrow
+//! operation, which spans batches, keeps a [`ResultCell`] of its own.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -168,11 +174,137 @@ impl ResultCell {
     }
 }
 
+// ===== Per-batch results =====
+
+/// A batch's completion as its results see it: `completion` with offset -1, and the offset its
+/// records' offsets count from (-1: the records have none).
+struct BatchDone {
+    completion: WriteCompletion,
+    base_offset: i64,
+}
+
+impl BatchDone {
+    /// The completion of the record at `index` of the batch.
+    fn of(&self, index: u32) -> WriteCompletion {
+        let mut c = self.completion.clone();
+        if self.base_offset >= 0 {
+            c.offset = self.base_offset + i64::from(index);
+        }
+        c
+    }
+}
+
+struct BatchGuarded {
+    done: Option<BatchDone>,
+    /// The results of the records whose index is below this one are complete (the job completes
+    /// them in record order).
+    upto: u32,
+    /// Callbacks registered on results still pending: (record index, callback), in registration
+    /// order.
+    callbacks: Vec<(u32, WriteCallback)>,
+    wakers: Vec<(u32, Waker)>,
+    /// Threads inside `WriteResult::wait`'s condition-variable wait (see [`Guarded::sleepers`]).
+    sleepers: u32,
+}
+
+/// The results of a batch's `WriteResult`-form operations (see the module's documentation).
+pub(crate) struct BatchResults {
+    state: Mutex<BatchGuarded>,
+    cond: Condvar,
+    scope: Scope,
+}
+
+impl BatchResults {
+    pub(crate) fn new(scope: Scope) -> Arc<BatchResults> {
+        Arc::new(BatchResults {
+            state: Mutex::new(BatchGuarded { done: None, upto: 0, callbacks: Vec::new(), wakers: Vec::new(), sleepers: 0 }),
+            cond: Condvar::new(),
+            scope,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BatchGuarded> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Complete the results of the records `first .. first + count` from inside the batch's job:
+    /// `c` is the batch's completion (its offset is not used), `base_offset` the offset of the
+    /// batch's record 0 (-1: records have no offsets). The run becomes visible at once, but for a
+    /// record with callbacks registered on its result: the records up to it become visible, then
+    /// its callbacks run (in registration order), then the rest, so that a callback runs after its
+    /// result completed and before any later record's.
+    pub(crate) fn complete_run(&self, c: &WriteCompletion, base_offset: i64, first: u32, count: u32, ctx: &mut JobContext<'_>) {
+        let end = first.saturating_add(count);
+        let mut at = first;
+        while at < end {
+            let (ready, wakers, sleepers, completion) = {
+                let mut g = self.lock();
+                if g.done.is_none() {
+                    g.done = Some(BatchDone { completion: WriteCompletion { offset: -1, ..c.clone() }, base_offset });
+                }
+                let next = g.callbacks.iter().map(|(i, _)| *i).filter(|&i| i >= at && i < end).min();
+                let upto = next.map_or(end, |i| i + 1);
+                g.upto = upto;
+                let mut ready = Vec::new();
+                if let Some(i) = next {
+                    let mut k = 0;
+                    while k < g.callbacks.len() {
+                        if g.callbacks[k].0 == i {
+                            ready.push(g.callbacks.remove(k).1);
+                        } else {
+                            k += 1;
+                        }
+                    }
+                }
+                let mut wakers = Vec::new();
+                if !g.wakers.is_empty() {
+                    let (woken, waiting) = std::mem::take(&mut g.wakers).into_iter().partition(|(i, _)| *i < upto);
+                    g.wakers = waiting;
+                    wakers = woken;
+                }
+                let completion = next.and_then(|i| g.done.as_ref().map(|d| d.of(i)));
+                at = upto;
+                (ready, wakers, g.sleepers, completion)
+            };
+            // As in `ResultCell::complete`: a sleeper counted itself under the lock, so no
+            // wake-up is lost when nobody is counted.
+            if sleepers > 0 {
+                self.cond.notify_all();
+            }
+            for (_, w) in wakers {
+                w.wake();
+            }
+            if let Some(rc) = completion {
+                for cb in ready {
+                    ctx.invoke(|| cb(&rc), &|| rc.describe());
+                }
+            }
+        }
+    }
+
+    /// The completion of the record at `index`, if its result is complete.
+    fn get(g: &BatchGuarded, index: u32) -> Option<WriteCompletion> {
+        if index < g.upto {
+            g.done.as_ref().map(|d| d.of(index))
+        } else {
+            None
+        }
+    }
+}
+
 /// The handle returned by write calls without a callback: wait for it, `.await` it, or register
 /// callbacks on it later.
 #[derive(Clone)]
 pub struct WriteResult {
-    cell: Arc<ResultCell>,
+    inner: Inner,
+}
+
+#[derive(Clone)]
+enum Inner {
+    /// An operation of its own (an Arrow batch).
+    Cell(Arc<ResultCell>),
+    /// The record at `index` of a batch.
+    Batch { results: Arc<BatchResults>, index: u32 },
 }
 
 struct LateCallbacks {
@@ -189,7 +321,12 @@ impl JobBody for LateCallbacks {
 
 impl WriteResult {
     pub(crate) fn new(cell: Arc<ResultCell>) -> WriteResult {
-        WriteResult { cell }
+        WriteResult { inner: Inner::Cell(cell) }
+    }
+
+    /// The result of the record at `index` of the batch that `results` belongs to.
+    pub(crate) fn in_batch(results: Arc<BatchResults>, index: u32) -> WriteResult {
+        WriteResult { inner: Inner::Batch { results, index } }
     }
 
     /// Block until the operation completed (its completion has been dispatched) and return
@@ -199,64 +336,111 @@ impl WriteResult {
         if in_callback() {
             return Err(Error::client(ClientCode::CalledFromCallback, "WriteResult::wait called from inside a completion callback"));
         }
-        let deadline = crate::timeouts::deadline_after(timeout);
-        let mut st = self.cell.lock();
-        loop {
-            if let CellState::Done(c) = &st.state {
-                return Ok(c.clone());
-            }
-            let left = match deadline {
-                None => None,
-                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
-                    Some(left) if !left.is_zero() => Some(left),
-                    _ => return Err(Error::client(ClientCode::Timeout, "WriteResult::wait timed out; the operation is still pending")),
+        match &self.inner {
+            Inner::Cell(cell) => wait_on(
+                || cell.lock(),
+                &cell.cond,
+                timeout,
+                |g| match &g.state {
+                    CellState::Done(c) => Some(c.clone()),
+                    CellState::Pending { .. } => None,
                 },
-            };
-            let (g, fired, released) = crate::interrupt::interrupted_releasing(st, || self.cell.lock());
-            st = g;
-            if fired {
-                return Err(crate::write::writer::interrupted_error("waiting for a WriteResult; the operation is still pending"));
+                |g| &mut g.sleepers,
+            ),
+            Inner::Batch { results, index } => {
+                wait_on(|| results.lock(), &results.cond, timeout, |g| BatchResults::get(g, *index), |g| &mut g.sleepers)
             }
-            if released {
-                continue;
-            }
-            st.sleepers += 1;
-            st = match crate::interrupt::cap_sleep(left) {
-                None => self.cell.cond.wait(st).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => self.cell.cond.wait_timeout(st, d).unwrap_or_else(|p| p.into_inner()).0,
-            };
-            st.sleepers -= 1;
         }
     }
 
     /// The completion, if the operation has completed.
     pub fn try_get(&self) -> Option<WriteCompletion> {
-        match &self.cell.lock().state {
-            CellState::Done(c) => Some(c.clone()),
-            CellState::Pending { .. } => None,
+        match &self.inner {
+            Inner::Cell(cell) => match &cell.lock().state {
+                CellState::Done(c) => Some(c.clone()),
+                CellState::Pending { .. } => None,
+            },
+            Inner::Batch { results, index } => BatchResults::get(&results.lock(), *index),
         }
     }
 
     /// Whether the operation has completed.
     pub fn is_done(&self) -> bool {
-        matches!(self.cell.lock().state, CellState::Done(_))
+        match &self.inner {
+            Inner::Cell(cell) => matches!(cell.lock().state, CellState::Done(_)),
+            Inner::Batch { results, index } => *index < results.lock().upto,
+        }
     }
 
     /// Register a callback. Before completion it runs with the operation's own job, after the
     /// callbacks registered earlier. After completion it is queued on the writer's executor, so
     /// it runs after the callbacks already queued there (never inline on this thread).
     pub fn add_callback(&self, callback: impl FnOnce(&WriteCompletion) + Send + 'static) {
-        let mut st = self.cell.lock();
-        match &mut st.state {
-            CellState::Pending { callbacks, .. } => callbacks.push(Box::new(callback)),
-            CellState::Done(c) => {
-                let body = LateCallbacks { completion: c.clone(), callback: Box::new(callback) };
-                drop(st);
-                let scope = &self.cell.scope;
-                let now = scope.clock().now_nanos();
-                scope.dispatch(Job::new(scope, 0, TicketSet::default(), now, Box::new(body)));
+        let (done, scope) = match &self.inner {
+            Inner::Cell(cell) => {
+                let mut st = cell.lock();
+                match &mut st.state {
+                    CellState::Pending { callbacks, .. } => {
+                        callbacks.push(Box::new(callback));
+                        return;
+                    }
+                    CellState::Done(c) => (c.clone(), &cell.scope),
+                }
             }
+            Inner::Batch { results, index } => {
+                let mut g = results.lock();
+                match BatchResults::get(&g, *index) {
+                    None => {
+                        g.callbacks.push((*index, Box::new(callback)));
+                        return;
+                    }
+                    Some(c) => (c, &results.scope),
+                }
+            }
+        };
+        let body = LateCallbacks { completion: done, callback: Box::new(callback) };
+        let now = scope.clock().now_nanos();
+        scope.dispatch(Job::new(scope, 0, TicketSet::default(), now, Box::new(body)));
+    }
+}
+
+/// `WriteResult::wait` on the state behind `lock`: until `done` finds the completion, the
+/// timeout passes, or an installed interrupt check fires. A sleeper counts itself in
+/// `sleepers` under the lock (the completing side notifies only when some are counted).
+fn wait_on<'a, G: 'a>(
+    lock: impl Fn() -> std::sync::MutexGuard<'a, G>,
+    cond: &Condvar,
+    timeout: Option<Duration>,
+    done: impl Fn(&G) -> Option<WriteCompletion>,
+    sleepers: impl Fn(&mut G) -> &mut u32,
+) -> Result<WriteCompletion> {
+    let deadline = crate::timeouts::deadline_after(timeout);
+    let mut st = lock();
+    loop {
+        if let Some(c) = done(&st) {
+            return Ok(c);
         }
+        let left = match deadline {
+            None => None,
+            Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                Some(left) if !left.is_zero() => Some(left),
+                _ => return Err(Error::client(ClientCode::Timeout, "WriteResult::wait timed out; the operation is still pending")),
+            },
+        };
+        let (g, fired, released) = crate::interrupt::interrupted_releasing(st, &lock);
+        st = g;
+        if fired {
+            return Err(crate::write::writer::interrupted_error("waiting for a WriteResult; the operation is still pending"));
+        }
+        if released {
+            continue;
+        }
+        *sleepers(&mut st) += 1;
+        st = match crate::interrupt::cap_sleep(left) {
+            None => cond.wait(st).unwrap_or_else(|p| p.into_inner()),
+            Some(d) => cond.wait_timeout(st, d).unwrap_or_else(|p| p.into_inner()).0,
+        };
+        *sleepers(&mut st) -= 1;
     }
 }
 
@@ -264,12 +448,26 @@ impl Future for WriteResult {
     type Output = WriteCompletion;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WriteCompletion> {
-        let mut st = self.cell.lock();
-        match &mut st.state {
-            CellState::Done(c) => Poll::Ready(c.clone()),
-            CellState::Pending { wakers, .. } => {
-                if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
-                    wakers.push(cx.waker().clone());
+        match &self.inner {
+            Inner::Cell(cell) => {
+                let mut st = cell.lock();
+                match &mut st.state {
+                    CellState::Done(c) => Poll::Ready(c.clone()),
+                    CellState::Pending { wakers, .. } => {
+                        if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                            wakers.push(cx.waker().clone());
+                        }
+                        Poll::Pending
+                    }
+                }
+            }
+            Inner::Batch { results, index } => {
+                let mut g = results.lock();
+                if let Some(c) = BatchResults::get(&g, *index) {
+                    return Poll::Ready(c);
+                }
+                if !g.wakers.iter().any(|(i, w)| i == index && w.will_wake(cx.waker())) {
+                    g.wakers.push((*index, cx.waker().clone()));
                 }
                 Poll::Pending
             }

@@ -279,13 +279,28 @@ pub(crate) enum CompletionTarget<'a> {
 }
 
 impl<'a> CompletionTarget<'a> {
-    fn into_entry(self, scope: &Scope) -> (Option<NewEntry<'a>>, Option<WriteResult>) {
+    /// The entry of a one-record operation (its batch makes its `WriteResult`).
+    fn into_entry<'s>(self, scope: &'s Scope) -> Option<NewEntry<'s>>
+    where
+        'a: 's,
+    {
         match self {
-            CompletionTarget::Callback(cb) => (Some(NewEntry::Owned(Entry::Callback(cb))), None),
-            CompletionTarget::Shared(cb) => (Some(NewEntry::Shared(cb)), None),
+            CompletionTarget::Callback(cb) => Some(NewEntry::Owned(Entry::Callback(cb))),
+            CompletionTarget::Shared(cb) => Some(NewEntry::Shared(cb)),
+            CompletionTarget::Result => Some(NewEntry::Result(scope)),
+            CompletionTarget::Detached => None,
+        }
+    }
+
+    /// The entry of an Arrow operation (one for the whole operation, held by its join), and its
+    /// `WriteResult` (a cell of its own: the operation spans batches).
+    fn into_join_entry(self, scope: &Scope) -> (Option<Entry>, Option<WriteResult>) {
+        match self {
+            CompletionTarget::Callback(cb) => (Some(Entry::Callback(cb)), None),
+            CompletionTarget::Shared(cb) => (Some(Entry::Run { cb: cb.clone(), count: 1 }), None),
             CompletionTarget::Result => {
                 let cell = ResultCell::new(scope.clone());
-                (Some(NewEntry::Owned(Entry::Result(cell.clone()))), Some(WriteResult::new(cell)))
+                (Some(Entry::Result(cell.clone())), Some(WriteResult::new(cell)))
             }
             CompletionTarget::Detached => (None, None),
         }
@@ -787,13 +802,13 @@ impl WriterCore {
         self.too_large(size)?;
         let lane = self.lane_for_row(row)?;
         let bucket = SCRATCH.with(|s| self.log_bucket(&lane, row, &mut s.borrow_mut().0))?;
-        let (entry, result) = notify.into_entry(&self.scope);
+        let entry = notify.into_entry(&self.scope);
         let ticket = self.admit(size as u64)?;
         let appended = lane.acc.append_row(bucket, row, size, entry, ticket, &*self.clock);
         if appended.closed_full && self.bucket_key.is_empty() && self.assigner == NoKeyAssigner::Sticky {
             self.next_sticky(&lane, bucket);
         }
-        Ok(result)
+        Ok(appended.result)
     }
 
     /// Upsert (value = Some(row)) or delete (value = None, `row` carries the key columns).
@@ -837,10 +852,9 @@ impl WriterCore {
             let value_ref = if delete { None } else { Some(&value[..]) };
             let size = KvBatchBuilder::record_size(key.len(), value_ref.map(<[u8]>::len));
             self.too_large(size)?;
-            let (entry, result) = notify.into_entry(&self.scope);
+            let entry = notify.into_entry(&self.scope);
             let ticket = self.admit(size as u64)?;
-            lane.acc.append_kv(bucket, key, value_ref, size, entry, ticket, &*self.clock);
-            Ok(result)
+            Ok(lane.acc.append_kv(bucket, key, value_ref, size, entry, ticket, &*self.clock))
         })
     }
 
@@ -958,10 +972,10 @@ impl WriterCore {
         }
         let total: usize = chunks.iter().map(|c| c.3).sum();
         let (first_lane, first_bucket) = (chunks[0].0, chunks[0].1);
-        let (entry, result) = notify.into_entry(&self.scope);
+        let (entry, result) = notify.into_join_entry(&self.scope);
         let ticket = self.admit(total as u64)?;
         let first_target = by_lane[first_lane].0.shared.target.clone();
-        let join = ArrowJoin::new(chunks.len(), first_bucket, first_target, entry.map(NewEntry::into_owned), ticket);
+        let join = ArrowJoin::new(chunks.len(), first_bucket, first_target, entry, ticket);
         let now = self.clock.now_nanos();
         let mut used: Vec<Option<i32>> = vec![None; by_lane.len()];
         for (li, b, chunk, size) in chunks {
