@@ -239,23 +239,37 @@ public final class FlussLookupOracle {
     }
 
     /**
-     * Many --partition-names cases in one JVM. stdin: per case a line "#case TAB TYPE[,TYPE...]
-     * TAB n", then its n value lines; stdout: the cases' names in order, n lines each.
+     * Many --partition-names cases in one JVM (see {@link #cases}): header "#case TAB
+     * TYPE[,TYPE...] TAB n", then n value lines; stdout: the cases' names in order, n lines each.
      */
     static void partitionNamesBatch() throws Exception {
+        cases(3, (h, lines, out) -> partitionNames(h[1].split(","), lines, out));
+    }
+
+    /** One case of a batch: its header's fields, its lines, and where its answers go. */
+    interface Case {
+        void run(String[] header, List<String> lines, StringBuilder out) throws Exception;
+    }
+
+    /**
+     * The cases of a --*-batch mode, from stdin: each a header line "#case TAB ... TAB n" of
+     * {@code fields} TAB-separated fields (the last one n), then its n lines. Each case's answers
+     * are appended in order; all of them are printed at the end.
+     */
+    static void cases(int fields, Case c) throws Exception {
         List<String> lines = stdinLines();
         StringBuilder out = new StringBuilder();
         int i = 0;
         while (i < lines.size()) {
             String[] h = lines.get(i).split("\t", -1);
-            if (h.length != 3 || !h[0].equals("#case")) {
-                throw new IllegalArgumentException("line " + (i + 1) + " is not a #case header: " + lines.get(i));
+            if (h.length != fields || !h[0].equals("#case")) {
+                throw new IllegalArgumentException("line " + (i + 1) + " is not a #case header of " + fields + " fields: " + lines.get(i));
             }
-            int n = Integer.parseInt(h[2]);
+            int n = Integer.parseInt(h[fields - 1]);
             if (i + 1 + n > lines.size()) {
-                throw new IllegalArgumentException("case at line " + (i + 1) + " announces " + n + " rows; stdin ends first");
+                throw new IllegalArgumentException("case at line " + (i + 1) + " announces " + n + " lines; stdin ends first");
             }
-            partitionNames(h[1].split(","), lines.subList(i + 1, i + 1 + n), out);
+            c.run(h, lines.subList(i + 1, i + 1 + n), out);
             i += 1 + n;
         }
         System.out.print(out);
@@ -428,23 +442,7 @@ public final class FlussLookupOracle {
      * key lines; stdout: the cases' answers in order, n lines each, as --key-vectors prints them.
      */
     static void keyVectorsBatch() throws Exception {
-        List<String> lines = stdinLines();
-        StringBuilder out = new StringBuilder();
-        int i = 0;
-        while (i < lines.size()) {
-            String[] h = lines.get(i).split("\t", -1);
-            if (h.length != 5 || !h[0].equals("#case")) {
-                throw new IllegalArgumentException("line " + (i + 1) + " is not a #case header: " + lines.get(i));
-            }
-            int n = Integer.parseInt(h[4]);
-            if (i + 1 + n > lines.size()) {
-                throw new IllegalArgumentException("case at line " + (i + 1) + " announces " + n + " keys; stdin ends first");
-            }
-            keyVectors(h[1], h[2].split(";"), Integer.parseInt(h[3]), lines.subList(i + 1, i + 1 + n), out);
-            i += 1 + n;
-        }
-        System.out.print(out);
-        System.out.flush();
+        cases(5, (h, lines, out) -> keyVectors(h[1], h[2].split(";"), Integer.parseInt(h[3]), lines, out));
     }
 
     static void keyVectors(String format, String[] typeSpecs, int buckets, List<String> lines, StringBuilder out) throws Exception {
@@ -485,24 +483,10 @@ public final class FlussLookupOracle {
      * then its n row lines; stdout: per case what --row-vectors prints, then a line "#end".
      */
     static void rowVectorsBatch() throws Exception {
-        List<String> lines = stdinLines();
-        StringBuilder out = new StringBuilder();
-        int i = 0;
-        while (i < lines.size()) {
-            String[] h = lines.get(i).split("\t", -1);
-            if (h.length != 3 || !h[0].equals("#case")) {
-                throw new IllegalArgumentException("line " + (i + 1) + " is not a #case header: " + lines.get(i));
-            }
-            int n = Integer.parseInt(h[2]);
-            if (i + 1 + n > lines.size()) {
-                throw new IllegalArgumentException("case at line " + (i + 1) + " announces " + n + " rows; stdin ends first");
-            }
-            rowVectors(splitTopLevel(h[1], ';'), lines.subList(i + 1, i + 1 + n), out);
+        cases(3, (h, lines, out) -> {
+            rowVectors(splitTopLevel(h[1], ';'), lines, out);
             out.append("#end\n");
-            i += 1 + n;
-        }
-        System.out.print(out);
-        System.out.flush();
+        });
     }
 
     static void rowVectors(List<String> typeSpecs, List<String> lines, StringBuilder out) throws Exception {
