@@ -7,11 +7,11 @@
 //! job builds one `WriteCompletion`, updates the per-record fields (offset) between callbacks,
 //! and hands each callback a reference. No allocation happens per callback on that path.
 //!
-//! The `WriteResult`s of a batch's records share one [`BatchResults`]: one allocation per batch,
+//! The `WriteResult`s of a batch's records share one `BatchResults`: one allocation per batch,
 //! written once by the worker when the job reaches them; a result is that and its record's index
 //! in the batch, and builds its `WriteCompletion` when asked. (A cell per record, allocated by the
 //! submitter and written by the worker, cost more than the rest of the write path.) An Arrow
-//! operation, which spans batches, keeps a [`ResultCell`] of its own.
+//! operation, which spans batches, keeps a `ResultCell` of its own.
 
 use std::future::Future;
 use std::pin::Pin;
