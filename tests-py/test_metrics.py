@@ -110,9 +110,13 @@ def test_prometheus_scrape_of_a_writer_parses_back() -> None:
                 assert (f"fluss_writer_{name}", None) in samples, field
         assert not any("p50_nanoseconds" in n or "p99_nanoseconds" in n for n, _ in samples)
         assert 'fluss_writer_records_sent_total{client_id="scraped"' in fw.metrics.prometheus_text()
-        # Per bucket, with the partition (empty: the table has none) and bucket labels.
+        # Per bucket, with the partition (empty: the table has none) and bucket labels. The
+        # injected error is retried once; a batch sent behind it may need a retry as well
+        # (OUT_OF_ORDER_SEQUENCE, when the machine is busy enough for two to be in flight): the
+        # one bucket's count is the writer's.
         value, labels = samples[("fluss_writer_bucket_retries_total", None)]
-        assert value == 1 and labels["bucket"] == "0" and labels["partition"] == ""
+        assert value == samples[("fluss_writer_retries_total", None)][0] >= 1
+        assert labels["bucket"] == "0" and labels["partition"] == ""
         assert samples[("fluss_writer_bucket_records_sent_total", None)][0] == 300
         assert types["fluss_writer_bucket_records_sent"] == "counter"
         w.close()
