@@ -491,9 +491,9 @@ pub fn key_row(info: &TableInfo, key: &[Value]) -> Row {
     row
 }
 
-/// Load a table's info.
+/// Load a table's info, waiting out a coordinator that heal-watch is restarting.
 pub fn table_info(conn: &Connection, path: &TablePath) -> TableInfo {
-    conn.admin().get_table_info(path).unwrap()
+    while_coordinator_unreachable(&format!("table info of {path}"), || conn.admin().get_table_info(path))
 }
 
 /// A `log` logger that keeps the SDK's debug messages so tests can count events the SDK only
