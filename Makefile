@@ -50,5 +50,5 @@ cluster-stop:
 # Removes the build cache of every clone (never a CARGO_TARGET_DIR of your own).
 clean-cache:
 	d="$$(env -u CARGO_TARGET_DIR scripts/cargo-target-dir.sh)"; case "$$d" in \
-	  */fluss-writer/clones/*/target) c="$${d%/clones/*}"; rm -rf "$$c/clones" "$$c/target" "$$c/tools" "$$c/ccache";; \
+	  */fluss-writer/clones/*/target) c="$${d%/clones/*}"; rm -rf "$$c/clones" "$$c/target" "$$c/tools" "$$c/ccache" "$$c/java-oracle" "$$c/java-errors";; \
 	  $(CURDIR)/target) rm -rf "$$d";; esac
