@@ -256,7 +256,9 @@ impl ::metrics::Recorder for Recorded {
 
 #[test]
 fn publish_hands_every_metric_to_the_metrics_crate_recorder() {
-    let conn = connect(&[("client.id", "metrics-rs"), ("client.writer.retry-backoff", "1ms")]);
+    // A linger longer than the test: the 40 records go in one batch, sent by the flush (with a
+    // short one a loaded machine sent two, and the second was retried behind the first).
+    let conn = connect(&[("client.id", "metrics-rs"), ("client.writer.retry-backoff", "1ms"), ("client.writer.batch-timeout", "10s")]);
     let path = log_table(&conn, "metrics_published", 1);
     engine(&conn).faults().inject(&path, 0, err(FlussCode::NOT_LEADER_OR_FOLLOWER, "moved", 1));
     let w = append_writer(&conn, &path, WriterOptions::default());
