@@ -265,9 +265,9 @@ struct Run {
       fw::testing::Fault fault = kind == "error" ? fw::testing::Fault::Error(f["code"], f["message"].get<std::string>(), times)
                                  : kind == "delay" ? fw::testing::Fault::Delay(milliseconds(f["ms"].get<int64_t>()), times)
                                                    : fw::testing::Fault::DropConnection(f["after_apply"], times);
-      fw::Result r = f["partition"].is_string()
-                         ? fw::testing::InjectFault(conn, path, f["partition"].get<std::string>(), f["bucket"], fault)
-                         : fw::testing::InjectFault(conn, path, f["bucket"], fault);
+      fw::Result r = f["coordinator"].get<bool>()   ? fw::testing::InjectCoordinatorFault(conn, fault)
+                     : f["partition"].is_string() ? fw::testing::InjectFault(conn, path, f["partition"].get<std::string>(), f["bucket"], fault)
+                                                  : fw::testing::InjectFault(conn, path, f["bucket"], fault);
       if (!r.Ok()) throw RunnerError("inject fault: " + r.ToString());
     }
   }

@@ -442,6 +442,33 @@ def test_bad_partition_key_of_a_primary_key_table(conn: fw.Connection) -> None:
 # ----------------------------------------------------------------------------------- embedded engine
 
 
+def test_a_standby_coordinator_is_followed(conn: fw.Connection, engine: testing.EmbeddedEngine) -> None:
+    # Fluss 1.0 coordinator high availability: a standby refuses with NOT_COORDINATOR_LEADER
+    # before processing; the client asks again (after looking for the leader) within the
+    # request timeout, for DDL and for the partitions a writer creates.
+    standby = CODES["NOT_COORDINATOR_LEADER_EXCEPTION"]
+    path = "fluss.pstandby"
+    engine.inject_coordinator_error(standby, "not the leader", times=2)
+    assert engine.pending_coordinator_faults() == 2
+    conn.admin().create_table(path, log_descriptor(buckets=1))
+    assert engine.pending_coordinator_faults() == 0
+    engine.inject_coordinator_error(standby, times=3)
+    with conn.get_table(path).new_append().create_writer() as w:
+        assert w.append({"id": 1, "dt": DAYS[0], "msg": "a"}).wait(10).ok
+    assert engine.pending_coordinator_faults() == 0
+    assert names(conn.admin(), path) == [DAYS[0]]
+    # A leader that never answers: the DDL fails with the standby's code, once it gave up.
+    with fw.connect("embedded", {"client.request-timeout": "300ms"}) as short:
+        e2 = testing.engine(short)
+        e2.inject_coordinator_error(standby, times=100_000)
+        with pytest.raises(fw.FlussWriterError, match="no leader found") as err:
+            short.admin().create_database("standby_only")
+        assert err.value.code == standby
+        assert 100_000 - e2.pending_coordinator_faults() >= 2, "asked again before giving up"
+        e2.clear_faults()
+        assert e2.pending_coordinator_faults() == 0
+
+
 def test_engine_faults_per_partition(conn: fw.Connection, engine: testing.EmbeddedEngine) -> None:
     path = "fluss.pfaults"
     conn.admin().create_table(path, log_descriptor(buckets=1))

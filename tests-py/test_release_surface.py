@@ -23,8 +23,8 @@ NATIVE_HOOKS = ("bench_dispatch", "_panic_for_test", "_panic_on_next_write")
 HOOK_BYTES = (b"bench_dispatch", b"_panic_for_test", b"_panic_on_next_write", b"panic forced by")
 TESTING_HOOKS = ("bench_dispatch", "panic_now", "panic_in_method", "panic_on_next_write")
 #: The embedded engine's testing API, in every build.
-ENGINE_API = ("inject_error", "inject_delay", "inject_drop_connection", "clear_faults", "pending_faults", "scan", "lookup",
-              "high_watermark", "stats")
+ENGINE_API = ("inject_error", "inject_delay", "inject_drop_connection", "inject_coordinator_error", "clear_faults",
+              "pending_faults", "pending_coordinator_faults", "scan", "lookup", "high_watermark", "stats")
 
 
 def _module_bytes() -> bytes:

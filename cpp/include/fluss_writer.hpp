@@ -1826,6 +1826,11 @@ struct Fault {
 using ScannedRow = fluss_writer::ScannedRow;
 
 Result InjectFault(const Connection& conn, const TablePath& path, int32_t bucket, const Fault& fault);
+/// The fault for the next requests addressed to the coordinator (DDL, the CreatePartition of
+/// create-on-write) instead of a bucket's: an error fails the whole request before it is
+/// processed. Fault::Error(65, ...) (NOT_COORDINATOR_LEADER) is what a standby coordinator of a
+/// Fluss 1.0 cluster answers.
+Result InjectCoordinatorFault(const Connection& conn, const Fault& fault);
 Result ClearFaults(const Connection& conn);
 Result Scan(const Connection& conn, const TablePath& path, int32_t bucket, int64_t from_offset,
             std::vector<ScannedRow>& out);

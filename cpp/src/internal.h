@@ -133,5 +133,17 @@ inline void ScanToRows(const ffi::RScan& s, std::vector<ScannedRow>& out) {
   }
 }
 
+// A testing::Fault as the bridge takes it.
+inline ffi::FfiFault ToFfiFault(const testing::Fault& fault) {
+  ffi::FfiFault f;
+  f.kind = static_cast<int32_t>(fault.kind);
+  f.code = fault.code;
+  f.message = rust::String::lossy(fault.message);
+  f.times = fault.times;
+  f.delay_ms = fault.delay.count() < 0 ? 0 : static_cast<uint64_t>(fault.delay.count());
+  f.after_apply = fault.after_apply;
+  return f;
+}
+
 }  // namespace internal
 }  // namespace fluss_writer

@@ -89,15 +89,8 @@ Result InjectFault(const Connection& conn, const TablePath& path, std::string_vi
                    const Fault& fault) {
   ffi::RConnection* c = detail::Access::Get(conn);
   if (c == nullptr) return NotOpen();
-  ffi::FfiFault f;
-  f.kind = static_cast<int32_t>(fault.kind);
-  f.code = fault.code;
-  f.message = rust::String::lossy(fault.message);
-  f.times = fault.times;
-  f.delay_ms = fault.delay.count() < 0 ? 0 : static_cast<uint64_t>(fault.delay.count());
-  f.after_apply = fault.after_apply;
   return ToResult(ffi::testing_inject_fault_partition(*c, Str(path.database()), Str(path.table()),
-                                                      Str(partition), bucket, f));
+                                                      Str(partition), bucket, internal::ToFfiFault(fault)));
 }
 
 Result ScanPartition(const Connection& conn, const TablePath& path, std::string_view partition, int32_t bucket,

@@ -8,6 +8,7 @@ namespace fluss_writer {
 namespace testing {
 
 using internal::Str;
+using internal::ToFfiFault;
 using internal::ToResult;
 
 namespace {
@@ -17,14 +18,13 @@ Result NotOpen() { return internal::ClientError(ClientCode::ConnectionClosed, "t
 Result InjectFault(const Connection& conn, const TablePath& path, int32_t bucket, const Fault& fault) {
   ffi::RConnection* c = detail::Access::Get(conn);
   if (c == nullptr) return NotOpen();
-  ffi::FfiFault f;
-  f.kind = static_cast<int32_t>(fault.kind);
-  f.code = fault.code;
-  f.message = rust::String::lossy(fault.message);
-  f.times = fault.times;
-  f.delay_ms = fault.delay.count() < 0 ? 0 : static_cast<uint64_t>(fault.delay.count());
-  f.after_apply = fault.after_apply;
-  return ToResult(ffi::testing_inject_fault(*c, Str(path.database()), Str(path.table()), bucket, f));
+  return ToResult(ffi::testing_inject_fault(*c, Str(path.database()), Str(path.table()), bucket, ToFfiFault(fault)));
+}
+
+Result InjectCoordinatorFault(const Connection& conn, const Fault& fault) {
+  ffi::RConnection* c = detail::Access::Get(conn);
+  if (c == nullptr) return NotOpen();
+  return ToResult(ffi::testing_inject_coordinator_fault(*c, ToFfiFault(fault)));
 }
 
 Result ClearFaults(const Connection& conn) {

@@ -920,6 +920,12 @@ class EmbeddedEngine:
         partition: Optional[str] = None,
     ) -> None:
         """Drop the connection at the next ``times`` requests for the bucket (after applying them if ``after_apply``)."""
+    def inject_coordinator_error(self, code: int, message: str = ..., times: int = 1) -> None:
+        """Answer the next ``times`` requests addressed to the coordinator (DDL, the partitions
+        the writer creates) with error ``code`` before processing them; 65
+        (NOT_COORDINATOR_LEADER) is what a standby coordinator of a Fluss 1.0 cluster answers."""
+    def pending_coordinator_faults(self) -> int:
+        """How many more coordinator requests the injected coordinator faults will hit."""
     def clear_faults(self) -> None:
         """Remove every fault not yet triggered."""
     def pending_faults(self, table: PathArg, bucket: int, partition: Optional[str] = None) -> int:

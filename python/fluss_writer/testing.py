@@ -3,8 +3,9 @@ dispatch counters. A documented part of the API, in every build (the released wh
 
 ``engine(conn)`` returns the ``EmbeddedEngine`` of a connection opened with ``"embedded"`` or
 ``"embedded:<dir>"``: ``inject_error``, ``inject_delay``, ``inject_drop_connection``,
-``clear_faults``, ``pending_faults``, ``scan``, ``lookup``, ``high_watermark``, ``partition_names``,
-``stats`` (``partition=<name>`` addresses a bucket of a partitioned table's partition).
+``inject_coordinator_error``, ``clear_faults``, ``pending_faults``, ``pending_coordinator_faults``,
+``scan``, ``lookup``, ``high_watermark``, ``partition_names``, ``stats`` (``partition=<name>``
+addresses a bucket of a partitioned table's partition).
 
 Builds of the binding for fluss-writer's own benchmarks and tests also define ``bench_dispatch``
 (cargo feature ``bench``) and ``panic_now``, ``panic_in_method``, ``panic_on_next_write``

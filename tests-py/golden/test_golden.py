@@ -100,7 +100,9 @@ class Run:
             raise RunnerError("faults need the embedded engine")
         for f in faults:
             at, b, n = f["partition"], f["bucket"], f["times"]
-            if f["kind"] == "error":
+            if f["coordinator"]:
+                self.engine.inject_coordinator_error(f["code"], f["message"], n)
+            elif f["kind"] == "error":
                 self.engine.inject_error(TABLE, b, f["code"], f["message"], n, partition=at)
             elif f["kind"] == "delay":
                 self.engine.inject_delay(TABLE, b, f["ms"] / 1000.0, n, partition=at)

@@ -8,8 +8,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FlussCode, Result};
 use crate::wire::proto;
 
 /// A boxed future returned by a backend.
@@ -148,6 +150,97 @@ pub trait Backend: Send + Sync + 'static {
     fn api_version_range(&self, dest: Dest, api_key: i16) -> BoxFuture<Option<(i16, i16)>> {
         let _ = (dest, api_key);
         Box::pin(async { Ok(Some((0, i16::MAX))) })
+    }
+    /// Find out which coordinator leads now, after one answered `NOT_COORDINATOR_LEADER` (65):
+    /// the network backend reads Metadata from a tablet server (which names the leader) instead
+    /// of the coordinator it used. A backend with one coordinator has nothing to learn.
+    fn find_coordinator_leader(&self) -> BoxFuture<()> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Longest pause between two attempts of a request that a standby coordinator refused.
+pub const MAX_LEADER_PAUSE: Duration = Duration::from_secs(1);
+
+/// A [`Backend`] that follows the coordinator leader of a Fluss 1.0 cluster with standby
+/// coordinators (coordinator high availability). A standby answers every request but
+/// ApiVersions with `NOT_COORDINATOR_LEADER` (65) **before processing it**, so such a request is
+/// always safe to send again, DDL included. This layer does that for every request addressed to
+/// the coordinator or to any server: it asks the inner backend to find the leader
+/// ([`Backend::find_coordinator_leader`]), pauses (`client.writer.retry-backoff`, doubled per
+/// attempt, at most [`MAX_LEADER_PAUSE`]) and sends the request again, until it is answered
+/// otherwise or `client.request-timeout` (less one pause) has passed since it was first sent;
+/// then the last 65 error is returned, saying how long the leader was looked for. Requests to tablet servers
+/// pass through untouched (a tablet server never answers 65). Both backends are wrapped in it,
+/// so the embedded engine's coordinator faults test the same rule.
+pub struct LeaderFollowing {
+    inner: Arc<dyn Backend>,
+    patience: Duration,
+    first_pause: Duration,
+}
+
+impl LeaderFollowing {
+    /// Wrap `inner`; give up after `patience`, pausing `first_pause` (at least 10 ms) first.
+    pub fn new(inner: Arc<dyn Backend>, patience: Duration, first_pause: Duration) -> LeaderFollowing {
+        LeaderFollowing { inner, patience, first_pause: first_pause.max(Duration::from_millis(10)) }
+    }
+}
+
+fn refused_by_a_standby(r: &Result<Response>) -> bool {
+    matches!(r, Err(e) if e.code() == FlussCode::NOT_COORDINATOR_LEADER)
+}
+
+impl Backend for LeaderFollowing {
+    fn send(&self, dest: Dest, request: Request) -> BoxFuture<Response> {
+        if matches!(dest, Dest::Tablet(_)) {
+            return self.inner.send(dest, request);
+        }
+        // Sent now (the network backend queues the frame in call order); kept for a resend.
+        let start = tokio::time::Instant::now();
+        let first = self.inner.send(dest, request.clone());
+        let (inner, patience, mut pause) = (self.inner.clone(), self.patience, self.first_pause);
+        Box::pin(async move {
+            let mut answer = first.await;
+            if !refused_by_a_standby(&answer) {
+                return answer;
+            }
+            let mut attempts = 1u32;
+            // One pause of margin for the last answer, so that a caller's timeout of the same
+            // length hears this error rather than its own.
+            while refused_by_a_standby(&answer) && start.elapsed() + pause * 2 <= patience {
+                if let Err(e) = inner.find_coordinator_leader().await {
+                    log::debug!("looking for the coordinator leader: {e}");
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_LEADER_PAUSE);
+                attempts += 1;
+                log::info!("{}: the coordinator is a standby (NOT_COORDINATOR_LEADER); attempt {attempts} after looking for the leader", request.name());
+                answer = inner.send(dest, request.clone()).await;
+            }
+            answer.map_err(|e| {
+                if e.code() == FlussCode::NOT_COORDINATOR_LEADER {
+                    e.context(format!("{} refused by a standby coordinator {attempts} times in {:?}; no leader found", request.name(), start.elapsed()))
+                } else {
+                    e
+                }
+            })
+        })
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn close(&self) {
+        self.inner.close()
+    }
+
+    fn api_version_range(&self, dest: Dest, api_key: i16) -> BoxFuture<Option<(i16, i16)>> {
+        self.inner.api_version_range(dest, api_key)
+    }
+
+    fn find_coordinator_leader(&self) -> BoxFuture<()> {
+        self.inner.find_coordinator_leader()
     }
 }
 

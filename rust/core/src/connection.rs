@@ -10,7 +10,7 @@ use std::time::Duration;
 use fluss_writer_dispatch::{in_callback, Clock, Deadline, Executor, Permits, SystemClock, WorkerHooks};
 
 use crate::admin::Admin;
-use crate::backend::Backend;
+use crate::backend::{Backend, LeaderFollowing};
 use crate::config::Config;
 use crate::embedded::EmbeddedEngine;
 use crate::error::{ClientCode, Error, Result};
@@ -167,6 +167,8 @@ impl Connection {
             let backend = runtime.block_on(crate::cluster::NetworkBackend::connect(&bootstrap, config.clone()))?;
             (backend, None)
         };
+        // Both backends follow the coordinator leader the same way (Fluss 1.0 standbys).
+        let backend: Arc<dyn Backend> = Arc::new(LeaderFollowing::new(backend, config.request_timeout, config.retry_backoff));
         let clock = opts.clock.unwrap_or_else(|| Arc::new(SystemClock::new()));
         let executor = Executor::fifo("fluss-writer-callbacks", opts.worker_hooks.clone());
         Ok(Connection {

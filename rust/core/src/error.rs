@@ -371,6 +371,9 @@ impl FlussCode {
     /// A write routed by a bucket count its partition does not have, or without one once the
     /// table's bucket count was changed (Fluss 1.0).
     pub const INVALID_BUCKET_ROUTING: i32 = ServerCode::InvalidBucketRouting.code();
+    /// A standby coordinator refused the request before processing it (Fluss 1.0 coordinator
+    /// high availability): the leader must be asked.
+    pub const NOT_COORDINATOR_LEADER: i32 = ServerCode::NotCoordinatorLeader.code();
 
     /// Whether Fluss marks this server code retriable (its exception extends
     /// `RetriableException`); `false` for a code the table lacks. Codes 31-33 follow the

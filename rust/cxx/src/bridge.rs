@@ -459,6 +459,7 @@ pub mod ffi {
 
         // testing (embedded engine)
         fn testing_inject_fault(c: &RConnection, db: &str, table: &str, bucket: i32, f: &FfiFault) -> FfiStatus;
+        fn testing_inject_coordinator_fault(c: &RConnection, f: &FfiFault) -> FfiStatus;
         fn testing_clear_faults(c: &RConnection) -> FfiStatus;
         fn testing_scan(c: &RConnection, db: &str, table: &str, bucket: i32, from_offset: i64, st: &mut FfiStatus) -> Box<RScan>;
         fn scan_len(s: &RScan) -> usize;

@@ -24,6 +24,14 @@ pub(crate) fn testing_inject_fault(c: &RConnection, db: &str, table: &str, bucke
     }))
 }
 
+pub(crate) fn testing_inject_coordinator_fault(c: &RConnection, f: &FfiFault) -> FfiStatus {
+    status(guard(|| {
+        let fault = crate::partitions::fault(f)?;
+        engine(c)?.faults().inject_coordinator(fault);
+        Ok(())
+    }))
+}
+
 pub(crate) fn testing_clear_faults(c: &RConnection) -> FfiStatus {
     status(guard(|| {
         engine(c)?.faults().clear();

@@ -76,10 +76,12 @@ pub struct PlanWriter {
 }
 
 /// A fault for the embedded engine; `kind` is `error` (`code`, `message`), `delay` (`ms`) or
-/// `drop_connection` (`after_apply`).
+/// `drop_connection` (`after_apply`); with `coordinator`, for the requests addressed to the
+/// coordinator (`bucket` and `partition` unused) instead of a bucket's.
 #[derive(Serialize, Debug, Clone)]
 pub struct PlanFault {
     pub kind: String,
+    pub coordinator: bool,
     pub partition: Option<String>,
     pub bucket: i32,
     pub times: u32,
@@ -199,6 +201,7 @@ fn faults(f: &[Fault]) -> R<Vec<PlanFault>> {
         .map(|f| {
             let mut p = PlanFault {
                 kind: String::new(),
+                coordinator: false,
                 partition: f.partition().map(str::to_string),
                 bucket: 0,
                 times: 0,
@@ -215,6 +218,10 @@ fn faults(f: &[Fault]) -> R<Vec<PlanFault>> {
                 Fault::Delay { bucket, times, ms, .. } => (p.kind, p.bucket, p.times, p.ms) = ("delay".into(), *bucket, *times, *ms),
                 Fault::DropConnection { bucket, times, after_apply, .. } => {
                     (p.kind, p.bucket, p.times, p.after_apply) = ("drop_connection".into(), *bucket, *times, *after_apply)
+                }
+                Fault::CoordinatorError { times, code, message } => {
+                    (p.kind, p.coordinator, p.times, p.code) = ("error".into(), true, *times, code_of(code)?);
+                    p.message = message.clone().unwrap_or(p.message);
                 }
             }
             Ok(p)

@@ -130,9 +130,32 @@ pub struct Column {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(tag = "fault", rename_all = "snake_case")]
 pub enum Fault {
-    Error { bucket: i32, times: u32, code: String, message: Option<String>, partition: Option<String> },
-    Delay { bucket: i32, times: u32, ms: u64, partition: Option<String> },
-    DropConnection { bucket: i32, times: u32, after_apply: bool, partition: Option<String> },
+    Error {
+        bucket: i32,
+        times: u32,
+        code: String,
+        message: Option<String>,
+        partition: Option<String>,
+    },
+    Delay {
+        bucket: i32,
+        times: u32,
+        ms: u64,
+        partition: Option<String>,
+    },
+    DropConnection {
+        bucket: i32,
+        times: u32,
+        after_apply: bool,
+        partition: Option<String>,
+    },
+    /// The next `times` requests addressed to the coordinator answer `code` (e.g.
+    /// NOT_COORDINATOR_LEADER: a standby of a Fluss 1.0 cluster).
+    CoordinatorError {
+        times: u32,
+        code: String,
+        message: Option<String>,
+    },
 }
 
 impl Fault {
@@ -142,6 +165,7 @@ impl Fault {
             Fault::Error { partition, .. } | Fault::Delay { partition, .. } | Fault::DropConnection { partition, .. } => {
                 partition.as_deref()
             }
+            Fault::CoordinatorError { .. } => None,
         }
     }
 }
@@ -577,8 +601,14 @@ fn semantic(sc: &Scenario, errs: &mut Vec<String>) {
     }
     let fault_codes = |f: &'_ [Fault], codes: &mut Vec<String>, errs: &mut Vec<String>| {
         for f in f {
-            if let Fault::Error { code, .. } = f {
-                codes.push(code.clone());
+            match f {
+                Fault::Error { code, .. } => codes.push(code.clone()),
+                // Not a bucket's: no partition to name.
+                Fault::CoordinatorError { code, .. } => {
+                    codes.push(code.clone());
+                    continue;
+                }
+                _ => {}
             }
             match (f.partition(), partitioned) {
                 (None, true) => errs.push("faults: a partitioned table's fault names its partition".into()),

@@ -221,7 +221,11 @@ impl State {
                 "delay" => EngineFault::Delay { delay: Duration::from_millis(p.ms), times: p.times },
                 _ => EngineFault::DropConnection { after_apply: p.after_apply, times: p.times },
             };
-            f.inject_at(&self.table, p.partition.as_deref(), p.bucket, fault);
+            if p.coordinator {
+                f.inject_coordinator(fault);
+            } else {
+                f.inject_at(&self.table, p.partition.as_deref(), p.bucket, fault);
+            }
         }
         Ok(())
     }

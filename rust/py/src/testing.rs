@@ -77,6 +77,17 @@ impl PyEmbeddedEngine {
         self.engine.faults().inject_at(&self.path(table)?, part(&partition), bucket, Fault::DropConnection { after_apply, times });
         Ok(())
     }
+    /// Answer the next `times` requests addressed to the coordinator (DDL, the CreatePartition of
+    /// create-on-write) with error `code`, before processing them: NOT_COORDINATOR_LEADER (65)
+    /// is what a standby coordinator of a Fluss 1.0 cluster answers.
+    #[pyo3(signature = (code, message="injected fault".to_string(), times=1))]
+    fn inject_coordinator_error(&self, code: i32, message: String, times: u32) {
+        self.engine.faults().inject_coordinator(Fault::Error { code, message, times });
+    }
+    /// How many more coordinator requests the injected coordinator faults will hit.
+    fn pending_coordinator_faults(&self) -> usize {
+        self.engine.faults().pending_coordinator()
+    }
     fn clear_faults(&self) {
         self.engine.faults().clear();
     }

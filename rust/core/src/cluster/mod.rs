@@ -10,7 +10,14 @@
 //!   examples read back the same way from the embedded engine and from a cluster.
 //!
 //! Routing:
-//! * `Dest::Coordinator` goes to the coordinator of the latest Metadata.
+//! * `Dest::Coordinator` goes to the coordinator of the latest Metadata. If it cannot be reached
+//!   (nothing was sent), the node table is refreshed once and the request goes to the coordinator
+//!   the answer names, if that is another one (a standby of a Fluss 1.0 cluster took over).
+//! * An address that answers NOT_COORDINATOR_LEADER (65: a standby coordinator, which processed
+//!   nothing) is remembered as a standby until it answers a request; `Dest::Any` tries it last
+//!   and, when one refuses, the next candidate. Resending a refused `Dest::Coordinator` request
+//!   to the leader is [`crate::backend::LeaderFollowing`]'s job ([`Backend::find_coordinator_leader`]
+//!   refreshes the node table from the other servers).
 //! * `Dest::Tablet(id)` goes to that tablet server. An id missing from the node table triggers
 //!   one node refresh (Metadata); if it is still missing the request fails with
 //!   `NETWORK_EXCEPTION` (1, retriable) so that the writer refreshes its table metadata.
@@ -36,7 +43,7 @@ pub mod connection;
 pub mod frame;
 pub mod readback;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -150,6 +157,9 @@ struct Inner {
     /// Single-flight node refreshes: a caller that waited for a running refresh reuses it.
     refresh: tokio::sync::Mutex<()>,
     refresh_generation: AtomicU64,
+    /// Addresses whose last answer was NOT_COORDINATOR_LEADER (standby coordinators of a Fluss
+    /// 1.0 cluster): tried last for `Dest::Any`, until they answer a request.
+    standbys: Mutex<HashSet<String>>,
 }
 
 /// A [`Backend`] over the Fluss wire protocol. See the module docs for routing and reconnects.
@@ -177,13 +187,14 @@ impl NetworkBackend {
                 closed: AtomicBool::new(false),
                 refresh: tokio::sync::Mutex::new(()),
                 refresh_generation: AtomicU64::new(0),
+                standbys: Mutex::new(HashSet::new()),
             });
             let mut errors = String::new();
             let mut fatal: Option<Error> = None;
             for addr in &addrs {
                 let attempt = async {
                     let conn = inner.connection(addr).await?;
-                    inner.send_on(&conn, &Request::Metadata(proto::MetadataRequest::default())).await
+                    inner.send_on(addr, &conn, &Request::Metadata(proto::MetadataRequest::default())).await
                 };
                 match attempt.await {
                     Ok(_) => {
@@ -342,11 +353,31 @@ impl Inner {
         }
     }
 
-    /// Send on a connection and learn nodes from Metadata responses.
-    async fn send_on(&self, conn: &Connection, request: &Request) -> Result<Response> {
-        let response = conn.send(request).await?;
-        self.observe(&response);
-        Ok(response)
+    /// Send on the connection to `addr` and learn from the answer (see [`Self::learn`]).
+    async fn send_on(&self, addr: &str, conn: &Connection, request: &Request) -> Result<Response> {
+        let answer = conn.send(request).await;
+        self.learn(addr, &answer);
+        answer
+    }
+
+    /// Learn nodes from a Metadata response, and which addresses are standby coordinators: one
+    /// that answers NOT_COORDINATOR_LEADER is one until it answers a request.
+    fn learn(&self, addr: &str, answer: &Result<Response>) {
+        match answer {
+            Ok(response) => {
+                self.observe(response);
+                let mut standbys = lock(&self.standbys);
+                if !standbys.is_empty() && standbys.remove(addr) {
+                    log::info!("{addr} answers as the coordinator leader again");
+                }
+            }
+            Err(e) if e.code() == crate::error::FlussCode::NOT_COORDINATOR_LEADER => {
+                if lock(&self.standbys).insert(addr.to_string()) {
+                    log::info!("{addr} is a standby coordinator (NOT_COORDINATOR_LEADER): looking for the leader");
+                }
+            }
+            Err(_) => {}
+        }
     }
 
     fn observe(&self, response: &Response) {
@@ -392,7 +423,8 @@ impl Inner {
     }
 
     /// Candidate addresses for `Dest::Any`, best first: live connections, tablet servers,
-    /// the coordinator, the bootstrap servers. InitWriter: tablet servers only.
+    /// the coordinator, the bootstrap servers; standby coordinators last. InitWriter: tablet
+    /// servers only.
     fn any_candidates(&self, request: &Request) -> Vec<String> {
         let nodes = self.nodes();
         let mut addrs: Vec<String> = nodes.tablets.values().map(ServerNode::addr).collect();
@@ -402,19 +434,24 @@ impl Inner {
         }
         let mut seen = std::collections::HashSet::new();
         addrs.retain(|a| seen.insert(a.clone()));
-        // Stable sort: servers with a live connection first.
-        addrs.sort_by_key(|a| self.cached(a).is_none());
+        // Stable sort: servers with a live connection first, standbys last.
+        let standbys = lock(&self.standbys).clone();
+        addrs.sort_by_key(|a| (standbys.contains(a), self.cached(a).is_none()));
         addrs
     }
 
-    /// A live connection for `dest` that can take `request` now, without waiting (fast path).
-    fn ready_connection(&self, dest: Dest, request: &Request) -> Option<Arc<Connection>> {
+    /// A live connection for `dest` that can take `request` now, without waiting (fast path),
+    /// with the address it is to.
+    fn ready_connection(&self, dest: Dest, request: &Request) -> Option<(String, Arc<Connection>)> {
         match dest {
             Dest::Any => {
                 let key = request.api_key();
-                self.any_candidates(request).iter().filter_map(|a| self.cached(a)).find(|c| c.api_versions().supports(key))
+                self.any_candidates(request)
+                    .into_iter()
+                    .filter_map(|a| self.cached(&a).map(|c| (a, c)))
+                    .find(|(_, c)| c.api_versions().supports(key))
             }
-            dest => self.resolve_now(dest).and_then(|a| self.cached(&a)),
+            dest => self.resolve_now(dest).and_then(|a| self.cached(&a).map(|c| (a, c))),
         }
     }
 
@@ -423,8 +460,27 @@ impl Inner {
             Dest::Any => self.send_any(&request).await,
             dest => {
                 let addr = self.resolve(dest).await?;
-                let conn = self.connection(&addr).await?;
-                self.send_on(&conn, &request).await
+                let conn = match self.connection(&addr).await {
+                    Ok(conn) => conn,
+                    // The coordinator cannot be reached (nothing was sent): if it was replaced
+                    // (a standby of a Fluss 1.0 cluster took over), the tablet servers name the
+                    // new leader; ask once and go there.
+                    Err(e) if dest == Dest::Coordinator && e.code() != ClientCode::ConnectionClosed as i32 => {
+                        if let Err(r) = self.refresh_nodes().await {
+                            log::debug!("node refresh after {addr} failed: {r}");
+                        }
+                        match self.resolve_now(dest).filter(|a| *a != addr) {
+                            Some(moved) => {
+                                log::info!("the coordinator moved from {addr} to {moved}");
+                                let conn = self.connection(&moved).await?;
+                                return self.send_on(&moved, &conn, &request).await;
+                            }
+                            None => return Err(e),
+                        }
+                    }
+                    Err(e) => return Err(e),
+                };
+                self.send_on(&addr, &conn, &request).await
             }
         }
     }
@@ -434,7 +490,11 @@ impl Inner {
         let mut last: Option<Error> = None;
         for addr in self.any_candidates(request) {
             match self.connection(&addr).await {
-                Ok(conn) if conn.api_versions().supports(key) => return self.send_on(&conn, request).await,
+                Ok(conn) if conn.api_versions().supports(key) => match self.send_on(&addr, &conn, request).await {
+                    // A standby coordinator refused it without processing it: the next one.
+                    Err(e) if e.code() == crate::error::FlussCode::NOT_COORDINATOR_LEADER => last = Some(e),
+                    answer => return answer,
+                },
                 Ok(conn) => {
                     last.get_or_insert_with(|| {
                         Error::client(
@@ -484,12 +544,18 @@ impl Backend for NetworkBackend {
             return Box::pin(async { Err(closed_error()) });
         }
         // Fast path: queue the frame now, so requests to one server leave in call order.
-        if let Some(conn) = inner.ready_connection(dest, &request) {
+        if let Some((addr, conn)) = inner.ready_connection(dest, &request) {
             let pending = conn.send(&request);
             return Box::pin(async move {
-                let response = pending.await?;
-                inner.observe(&response);
-                Ok(response)
+                let answer = pending.await;
+                if matches!(dest, Dest::Tablet(_)) {
+                    if let Ok(response) = &answer {
+                        inner.observe(response);
+                    }
+                } else {
+                    inner.learn(&addr, &answer);
+                }
+                answer
             });
         }
         Box::pin(inner.send_slow(dest, request))
@@ -506,6 +572,12 @@ impl Backend for NetworkBackend {
     fn api_version_range(&self, dest: Dest, api_key: i16) -> BoxFuture<Option<(i16, i16)>> {
         let inner = self.inner.clone();
         Box::pin(async move { Ok(api_versions_of(&inner, dest).await?.ranges.get(&api_key).copied()) })
+    }
+
+    /// Metadata from a server other than a known standby (the tablet servers name the leader).
+    fn find_coordinator_leader(&self) -> BoxFuture<()> {
+        let inner = self.inner.clone();
+        Box::pin(async move { inner.refresh_nodes().await })
     }
 }
 

@@ -1,6 +1,7 @@
 //! Unit tests of [`NetworkBackend`] routing, refresh, reconnect and close against fake Fluss
 //! servers written with tokio (a coordinator and a tablet server on two ports).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use tokio::task::JoinHandle;
 
 use super::frame::{decode_request, encode_error_response, encode_success_response, RequestFrame};
 use super::*;
-use crate::backend::{call, Backend, Dest};
+use crate::backend::{call, Backend, Dest, LeaderFollowing};
 
 const COORDINATOR_KEYS: &[i16] = &[1000, 1001, 1002, 1003, 1005, 1006, 1007, 1012];
 const TABLET_KEYS: &[i16] = &[1000, 1003, 1007, 1012, 1014, 1015, 1016, 1017, 1021, 1026];
@@ -33,22 +34,25 @@ struct FakeServer {
     /// (api key, api version) of every request received, in order.
     log: Arc<Mutex<Vec<(i16, i16)>>>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// A coordinator that is a standby (Fluss 1.0 HA): every request but ApiVersions is refused
+    /// with NOT_COORDINATOR_LEADER before it is looked at.
+    standby: Arc<AtomicBool>,
 }
 
 impl FakeServer {
     async fn start(kind: Kind, port: u16, meta: SharedMeta) -> FakeServer {
-        let s = FakeServer { kind, port, meta, log: Arc::default(), tasks: Arc::default() };
+        let s = FakeServer { kind, port, meta, log: Arc::default(), tasks: Arc::default(), standby: Arc::default() };
         s.listen().await;
         s
     }
 
     async fn listen(&self) {
         let l = TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
-        let (kind, meta, log, tasks) = (self.kind, self.meta.clone(), self.log.clone(), self.tasks.clone());
+        let (kind, meta, log, tasks, standby) = (self.kind, self.meta.clone(), self.log.clone(), self.tasks.clone(), self.standby.clone());
         let accept = tokio::spawn(async move {
             loop {
                 let Ok((s, _)) = l.accept().await else { return };
-                let t = tokio::spawn(serve(kind, s, meta.clone(), log.clone()));
+                let t = tokio::spawn(serve(kind, s, meta.clone(), log.clone(), standby.clone()));
                 tasks.lock().unwrap().push(t);
             }
         });
@@ -69,6 +73,15 @@ impl FakeServer {
     fn keys(&self) -> Vec<i16> {
         self.log.lock().unwrap().iter().map(|k| k.0).collect()
     }
+
+    /// How many requests of `api_key` it received.
+    fn count(&self, api_key: i16) -> usize {
+        self.keys().iter().filter(|&&k| k == api_key).count()
+    }
+
+    fn set_standby(&self, standby: bool) {
+        self.standby.store(standby, Ordering::SeqCst);
+    }
 }
 
 impl Drop for FakeServer {
@@ -84,12 +97,19 @@ async fn read_request(s: &mut TcpStream) -> Option<RequestFrame> {
     Some(decode_request(Bytes::from(buf)).unwrap())
 }
 
-async fn serve(kind: Kind, mut s: TcpStream, meta: SharedMeta, log: Arc<Mutex<Vec<(i16, i16)>>>) {
+async fn serve(kind: Kind, mut s: TcpStream, meta: SharedMeta, log: Arc<Mutex<Vec<(i16, i16)>>>, standby: Arc<AtomicBool>) {
     while let Some(req) = read_request(&mut s).await {
         log.lock().unwrap().push((req.api_key, req.api_version));
         let keys = if kind == Kind::Coordinator { COORDINATOR_KEYS } else { TABLET_KEYS };
         if !keys.contains(&req.api_key) {
             continue; // like Fluss: unknown keys are silently dropped
+        }
+        if req.api_key != 1000 && standby.load(Ordering::SeqCst) {
+            let frame = encode_error_response(req.request_id, 65, Some("This coordinator server is not the current leader."));
+            if s.write_all(&frame).await.is_err() {
+                return;
+            }
+            continue;
         }
         let body = match req.api_key {
             1000 => proto::ApiVersionsResponse {
@@ -293,4 +313,67 @@ async fn bootstrap_errors() {
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(parse_bootstrap("a:1, b:2,a:1").unwrap(), vec!["a:1", "b:2"]);
     assert_eq!(ServerNode { id: 1, host: "::1".into(), port: 9 }.addr(), "[::1]:9");
+}
+
+/// Fluss 1.0 coordinator high availability: a standby coordinator refuses every request but
+/// ApiVersions with NOT_COORDINATOR_LEADER (65) before processing it. The backend skips one in
+/// the bootstrap list and for `Dest::Any`, and (through `LeaderFollowing`) a request the
+/// coordinator it used refused goes to the leader the tablet server's Metadata names.
+#[tokio::test]
+async fn follows_the_coordinator_leader_past_standbys() {
+    let c = fake_cluster().await;
+    let standby = FakeServer::start(Kind::Coordinator, free_port().await, c.meta.clone()).await;
+    standby.set_standby(true);
+    // The standby first in the bootstrap list: skipped, the nodes learnt from the leader.
+    let nb = NetworkBackend::connect(&format!("{}, {}", standby.addr(), c.coordinator.addr()), config(3000)).await.unwrap();
+    assert_eq!(nb.nodes().coordinator.unwrap().addr(), c.coordinator.addr());
+    assert_eq!(standby.count(1012), 1);
+    let b = LeaderFollowing::new(nb.clone(), Duration::from_secs(3), Duration::from_millis(20));
+    // Dest::Any: the standby's live connection is tried last, so it is not asked again.
+    for _ in 0..3 {
+        call(&b, Dest::Any, proto::MetadataRequest::default()).await.unwrap();
+        databases_of(&b, Dest::Any).await.unwrap();
+    }
+    assert_eq!(standby.count(1012) + standby.count(1003), 1, "{:?}", standby.keys());
+
+    // The leadership moves: the old leader refuses, the tablet server names the new one.
+    c.coordinator.set_standby(true);
+    standby.set_standby(false);
+    c.meta.lock().unwrap().coordinator_server = Some(node(0, standby.port));
+    let created = call(&b, Dest::Coordinator, proto::CreateDatabaseRequest { database_name: "d".into(), ignore_if_exists: false, database_json: None });
+    created.await.unwrap();
+    assert_eq!(c.coordinator.count(1001), 1, "refused once by the old leader");
+    assert_eq!(standby.count(1001), 1, "then sent to the new one, once");
+    assert!(c.tablet.count(1012) >= 1, "the leader was looked up at the tablet server");
+
+    // No leader at all: the 65 error, saying so, within the patience.
+    standby.set_standby(true);
+    let nb = NetworkBackend::connect(&c.tablet.addr(), config(3000)).await.unwrap();
+    let b = LeaderFollowing::new(nb, Duration::from_millis(600), Duration::from_millis(20));
+    let started = std::time::Instant::now();
+    let err = databases_of(&b, Dest::Coordinator).await.unwrap_err();
+    assert_eq!(err.code(), 65, "{err:?}");
+    assert!(err.message().contains("no leader found"), "{err:?}");
+    assert!(started.elapsed() < Duration::from_millis(900), "{:?}", started.elapsed());
+    assert!(standby.count(1003) >= 3, "{:?}", standby.keys());
+}
+
+/// A coordinator that cannot be reached any more (it died; a standby took over): the next
+/// request to the coordinator asks a tablet server which one leads, and goes there.
+#[tokio::test]
+async fn a_dead_coordinator_is_replaced_by_the_one_the_tablet_servers_name() {
+    let c = fake_cluster().await;
+    let b = NetworkBackend::connect(&c.coordinator.addr(), config(2000)).await.unwrap();
+    databases(&b, Dest::Coordinator).await.unwrap();
+    let next = FakeServer::start(Kind::Coordinator, free_port().await, c.meta.clone()).await;
+    c.meta.lock().unwrap().coordinator_server = Some(node(0, next.port));
+    c.coordinator.kill();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(databases(&b, Dest::Coordinator).await.unwrap(), vec!["Coordinator"]);
+    assert_eq!(next.count(1003), 1);
+    assert_eq!(b.nodes().coordinator.unwrap().addr(), next.addr());
+}
+
+async fn databases_of(b: &dyn Backend, dest: Dest) -> Result<Vec<String>> {
+    Ok(call(b, dest, proto::ListDatabasesRequest {}).await?.database_name)
 }

@@ -377,6 +377,35 @@ impl EmbeddedEngine {
 
     // ===== dispatch =====
 
+    /// A request the client addressed to the coordinator: its injected coordinator faults first
+    /// (see [`Faults::inject_coordinator`]), then [`Self::handle`].
+    fn handle_coordinator(&self, request: Request) -> (Result<Response>, Option<Duration>) {
+        match self.faults.take_coordinator() {
+            None => self.handle(request),
+            // What a server's error response carries; the request is not processed.
+            Some(Fault::Error { code, message, .. }) => (Err(Error::server(code, message)), None),
+            Some(Fault::Delay { delay, .. }) => {
+                let (result, d) = self.handle(request);
+                (result, Some(d.map_or(delay, |d| d.max(delay))))
+            }
+            Some(Fault::DropConnection { after_apply, .. }) => {
+                let when = if after_apply {
+                    let _ = self.handle(request);
+                    "after processing the request"
+                } else {
+                    "before processing the request"
+                };
+                (
+                    Err(server(
+                        FlussCode::NETWORK_EXCEPTION,
+                        format!("connection to the coordinator dropped by an injected fault ({when})"),
+                    )),
+                    None,
+                )
+            }
+        }
+    }
+
     fn handle(&self, request: Request) -> (Result<Response>, Option<Duration>) {
         if self.is_closed() {
             return (Err(Error::client(ClientCode::ConnectionClosed, "the embedded engine is closed")), None);
@@ -1330,8 +1359,9 @@ fn api_versions() -> proto::ApiVersionsResponse {
 }
 
 impl Backend for EmbeddedEngine {
-    fn send(&self, _dest: Dest, request: Request) -> BoxFuture<Response> {
-        let (result, delay) = self.handle(request);
+    fn send(&self, dest: Dest, request: Request) -> BoxFuture<Response> {
+        let (result, delay) =
+            if dest == Dest::Coordinator && !self.is_closed() { self.handle_coordinator(request) } else { self.handle(request) };
         Box::pin(async move {
             if let Some(d) = delay {
                 tokio::time::sleep(d).await;

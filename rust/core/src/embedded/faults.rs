@@ -16,6 +16,14 @@
 //! Each fault carries `times`: how many requests it hits. Every request that carries the bucket
 //! consumes one hit of the oldest fault of that bucket; faults of one bucket are consumed in
 //! injection order, one fault per request.
+//!
+//! Faults can also target **the coordinator** ([`Faults::inject_coordinator`]): they apply to the
+//! requests the client addresses to the coordinator (DDL, CreatePartition of create-on-write,
+//! ACLs; not Metadata or writes), one hit per request, oldest first. An error fails the whole
+//! request with its code, as a server's error response does: `NOT_COORDINATOR_LEADER` (65) is
+//! what a Fluss 1.0 standby coordinator answers, so a test can move the leadership away for a
+//! number of requests. A delay delays the answer; a dropped connection fails the request with
+//! `NETWORK_EXCEPTION`, after processing it with `after_apply`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -76,6 +84,8 @@ type FaultMap = HashMap<(TablePath, Option<String>, i32), VecDeque<Fault>>;
 #[derive(Clone, Default)]
 pub struct Faults {
     inner: Arc<Mutex<FaultMap>>,
+    /// Faults for requests addressed to the coordinator, oldest first.
+    coordinator: Arc<Mutex<VecDeque<Fault>>>,
 }
 
 impl std::fmt::Debug for Faults {
@@ -112,9 +122,32 @@ impl Faults {
         self.lock().entry((table.clone(), partition.map(str::to_string), bucket)).or_default().push_back(fault);
     }
 
-    /// Remove every pending fault of every table.
+    /// Remove every pending fault of every table and of the coordinator.
     pub fn clear(&self) {
         self.lock().clear();
+        self.lock_coordinator().clear();
+    }
+
+    fn lock_coordinator(&self) -> std::sync::MutexGuard<'_, VecDeque<Fault>> {
+        self.coordinator.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queue `fault` for the next requests addressed to the coordinator (see the module docs),
+    /// behind the coordinator faults already queued. A fault with `times == 0` does nothing.
+    pub fn inject_coordinator(&self, fault: Fault) {
+        if fault.times() > 0 {
+            self.lock_coordinator().push_back(fault);
+        }
+    }
+
+    /// How many more coordinator requests the queued coordinator faults will hit.
+    pub fn pending_coordinator(&self) -> usize {
+        self.lock_coordinator().iter().map(|f| f.times() as usize).sum()
+    }
+
+    /// Consume one hit of the oldest coordinator fault, if any.
+    pub(crate) fn take_coordinator(&self) -> Option<Hit> {
+        take_one(&mut self.lock_coordinator())
     }
 
     /// How many more requests the faults queued for this bucket will hit (the sum of their
@@ -133,18 +166,24 @@ impl Faults {
         let mut map = self.lock();
         let key = (table.clone(), partition.map(str::to_string), bucket);
         let queue = map.get_mut(&key)?;
-        let front = queue.front_mut()?;
-        let mut hit = front.clone();
-        *hit.times_mut() = 1;
-        *front.times_mut() -= 1;
-        if front.times() == 0 {
-            queue.pop_front();
-        }
+        let hit = take_one(queue);
         if queue.is_empty() {
             map.remove(&key);
         }
-        Some(hit)
+        hit
     }
+}
+
+/// One hit of the oldest fault of `queue` (with `times` = 1), dropping the fault when spent.
+fn take_one(queue: &mut VecDeque<Fault>) -> Option<Hit> {
+    let front = queue.front_mut()?;
+    let mut hit = front.clone();
+    *hit.times_mut() = 1;
+    *front.times_mut() -= 1;
+    if front.times() == 0 {
+        queue.pop_front();
+    }
+    Some(hit)
 }
 
 #[cfg(test)]
@@ -168,5 +207,24 @@ mod tests {
         f.inject(&t, 2, Fault::DropConnection { after_apply: false, times: 4 });
         f.clear();
         assert_eq!(f.pending(&t, 2), 0);
+    }
+
+    #[test]
+    fn coordinator_faults_are_a_queue_of_their_own() {
+        let f = Faults::default();
+        let t = TablePath::new("db", "t").unwrap();
+        f.inject_coordinator(Fault::Error { code: 65, message: "standby".into(), times: 2 });
+        f.inject_coordinator(Fault::Delay { delay: Duration::from_millis(5), times: 0 });
+        f.inject_coordinator(Fault::Delay { delay: Duration::from_millis(5), times: 1 });
+        assert_eq!(f.pending_coordinator(), 3);
+        assert_eq!(f.pending(&t, 0), 0);
+        assert_eq!(f.take(&t, None, 0), None);
+        assert!(matches!(f.take_coordinator(), Some(Fault::Error { code: 65, times: 1, .. })));
+        assert!(matches!(f.take_coordinator(), Some(Fault::Error { code: 65, .. })));
+        assert!(matches!(f.take_coordinator(), Some(Fault::Delay { times: 1, .. })));
+        assert_eq!(f.take_coordinator(), None);
+        f.inject_coordinator(Fault::Error { code: 65, message: String::new(), times: 3 });
+        f.clear();
+        assert_eq!(f.pending_coordinator(), 0);
     }
 }
