@@ -12,6 +12,12 @@
 #                                     # the others run (at most one down at a time; FLUSS_KILL_WAIT)
 #   scripts/fluss-cluster.sh start-tablet I   # start tablet server I again (same id, port and data dir)
 #   scripts/fluss-cluster.sh restart-coordinator   # stop the coordinator and start it again
+#   FLUSS_STANDBY_COORDINATOR_PORT=P scripts/fluss-cluster.sh start   # a second coordinator on port P
+#                                     # (Fluss 1.0 coordinator high availability: it starts once the first
+#                                     # leads, so it is the standby); the last line names both addresses
+#   scripts/fluss-cluster.sh kill-coordinator I [TERM|KILL]   # stop coordinator I (0 = the first, 1 = the
+#                                     # standby's); the other one takes over the leadership
+#   scripts/fluss-cluster.sh start-coordinator I   # start coordinator I again (as a standby if one leads)
 #   scripts/fluss-cluster.sh heal-watch  # runs until killed: restarts the coordinator when its log shows
 #                                     # the Fluss 0.9.1 bug that stops it from assigning leaders (below)
 #   scripts/fluss-cluster.sh leaders DB.TABLE       # which tablet server leads each bucket, and the replicas
@@ -65,6 +71,7 @@ FLUSS_SASL_USERS="${FLUSS_SASL_USERS:-admin:admin-secret fluss:fluss-secret}"   
 FLUSS_SUPER_USERS="${FLUSS_SUPER_USERS:-User:admin}"
 FLUSS_INTERNAL_PORT_OFFSET="${FLUSS_INTERNAL_PORT_OFFSET:-1000}"
 FLUSS_TABLETS="${FLUSS_TABLETS:-1}"              # tablet servers: ids 0..N-1, ports FLUSS_TABLET_PORT + id
+FLUSS_STANDBY_COORDINATOR_PORT="${FLUSS_STANDBY_COORDINATOR_PORT:-}"   # a second coordinator (Fluss 1.0 HA)
 [[ "$FLUSS_TABLETS" =~ ^[1-9][0-9]?$ ]] || { echo "[fluss-cluster] ERROR: FLUSS_TABLETS must be 1..99" >&2; exit 1; }
 # Tables created without a replication factor get min(tablet servers, 3) replicas.
 FLUSS_REPLICATION_FACTOR="${FLUSS_REPLICATION_FACTOR:-$(( FLUSS_TABLETS < 3 ? FLUSS_TABLETS : 3 ))}"
@@ -85,7 +92,12 @@ LOG_DIR="$FLUSS_RUN_DIR/logs"
 # Tablet server 0 keeps the role name "tablet" (and its conf/data/log names) of the one-server cluster.
 tablet_role() { if (( $1 == 0 )); then echo tablet; else echo "tablet$1"; fi; }
 TABLET_ROLES=(); for ((i = 0; i < FLUSS_TABLETS; i++)); do TABLET_ROLES+=("$(tablet_role "$i")"); done
-ROLES=(zk coordinator "${TABLET_ROLES[@]}")
+COORD_ROLES=(coordinator)
+if [[ -n "$FLUSS_STANDBY_COORDINATOR_PORT" ]]; then
+  [[ "$FLUSS_STANDBY_COORDINATOR_PORT" =~ ^[0-9]+$ ]] || { echo "[fluss-cluster] ERROR: FLUSS_STANDBY_COORDINATOR_PORT must be a port number" >&2; exit 1; }
+  COORD_ROLES+=(coordinator2)
+fi
+ROLES=(zk "${COORD_ROLES[@]}" "${TABLET_ROLES[@]}")
 COORD_ADDR="$FLUSS_HOST:$FLUSS_COORDINATOR_PORT"
 TABLET_ADDR="$FLUSS_HOST:$FLUSS_TABLET_PORT"
 # What the readiness probe (plaintext) talks to, and the name of the address line printed last.
@@ -96,6 +108,16 @@ if [[ "$FLUSS_SASL" == 1 ]]; then
   OUT_VAR=FLUSS_SASL_BOOTSTRAP_SERVERS
 fi
 OUT_VAR="${FLUSS_OUT_VAR:-$OUT_VAR}"   # e.g. FLUSS_REPLICATED_BOOTSTRAP_SERVERS for a second cluster
+# Coordinator I (0 or 1): its role, client port and the address the probe talks to.
+coord_role() { if (( $1 == 0 )); then echo coordinator; else echo coordinator2; fi; }
+coord_port() { if (( $1 == 0 )); then echo "$FLUSS_COORDINATOR_PORT"; else echo "$FLUSS_STANDBY_COORDINATOR_PORT"; fi; }
+probe_coord_addr() {
+  if [[ "$FLUSS_SASL" == 1 ]]; then echo "$FLUSS_HOST:$(( $(coord_port "$1") + FLUSS_INTERNAL_PORT_OFFSET ))"
+  else echo "$FLUSS_HOST:$(coord_port "$1")"; fi
+}
+# What `start` prints: every coordinator's address (a client may list them all).
+BOOTSTRAP_ADDRS="$COORD_ADDR"
+[[ -n "$FLUSS_STANDBY_COORDINATOR_PORT" ]] && BOOTSTRAP_ADDRS+=",$FLUSS_HOST:$FLUSS_STANDBY_COORDINATOR_PORT"
 ZK_ADDR="$FLUSS_HOST:$FLUSS_ZK_PORT"
 
 FLUSS_JARS=(
@@ -269,11 +291,14 @@ probe_tablet_addr() {   # the address the plaintext probe reaches tablet server 
   echo "$FLUSS_HOST:$p"
 }
 
-probe_all() {
-  local t targs=()
+probe_all() {   # passes when the leading coordinator (either, with a standby) answers as it should
+  local t c targs=()
   for ((t = 0; t < FLUSS_TABLETS; t++)); do targs+=(--tablet "$(probe_tablet_addr "$t")"); done
-  "$PYTHON" "$PROBE" --zk "$ZK_ADDR" --bootstrap "$PROBE_COORD" "${targs[@]}" --min-tablets "$FLUSS_TABLETS" \
-    --timeout "${1:-3}" "${@:2}"
+  for ((c = 0; c < ${#COORD_ROLES[@]}; c++)); do
+    "$PYTHON" "$PROBE" --zk "$ZK_ADDR" --bootstrap "$(probe_coord_addr "$c")" "${targs[@]}" --min-tablets "$FLUSS_TABLETS" \
+      --timeout "${1:-3}" "${@:2}" && return 0
+  done
+  return 1
 }
 
 launch() {   # launch ROLE MAINCLASS HEAP [extra java args...] -- [program args...]
@@ -346,6 +371,16 @@ netty.server.num-worker-threads: 3"
     lake_conf
     [[ -n "$FLUSS_EXTRA_CONF" ]] && echo "$FLUSS_EXTRA_CONF"
   } > "$conf/coordinator/server.yaml"
+  if [[ -n "$FLUSS_STANDBY_COORDINATOR_PORT" ]]; then
+    mkdir -p "$conf/coordinator2"
+    {
+      echo "# generated by scripts/fluss-cluster.sh"
+      listeners "$FLUSS_HOST:$FLUSS_STANDBY_COORDINATOR_PORT" "$(probe_coord_addr 1)"
+      echo "$common"
+      lake_conf
+      [[ -n "$FLUSS_EXTRA_CONF" ]] && echo "$FLUSS_EXTRA_CONF"
+    } > "$conf/coordinator2/server.yaml"
+  fi
   local t role
   for ((t = 0; t < FLUSS_TABLETS; t++)); do
     role="$(tablet_role "$t")"
@@ -422,7 +457,7 @@ do_start() {
   if (( running == ${#ROLES[@]} )); then
     if probe_all 5 --quiet 2>/dev/null; then
       log "already running and answering (run dir $FLUSS_RUN_DIR)"
-      echo "$OUT_VAR=$COORD_ADDR"
+      echo "$OUT_VAR=$BOOTSTRAP_ADDRS"
       return 0
     fi
     log "all 3 processes run but the cluster does not answer: restarting"
@@ -433,6 +468,7 @@ do_start() {
   fi
   local p
   local ports=("$FLUSS_ZK_PORT" "$FLUSS_COORDINATOR_PORT" "${PROBE_COORD##*:}") t
+  if [[ -n "$FLUSS_STANDBY_COORDINATOR_PORT" ]]; then local pc; pc="$(probe_coord_addr 1)"; ports+=("$FLUSS_STANDBY_COORDINATOR_PORT" "${pc##*:}"); fi
   for ((t = 0; t < FLUSS_TABLETS; t++)); do ports+=("$(tablet_port "$t")"); local pt; pt="$(probe_tablet_addr "$t")"; ports+=("${pt##*:}"); done
   for p in "${ports[@]}"; do
     port_in_use "$p" && die "port $FLUSS_HOST:$p is already in use by another process (not started by this script from $FLUSS_RUN_DIR); free it or set FLUSS_ZK_PORT / FLUSS_COORDINATOR_PORT / FLUSS_TABLET_PORT"
@@ -467,8 +503,14 @@ do_start() {
   wait_until "$deadline" "the coordinator on $COORD_ADDR to list $FLUSS_TABLETS tablet server(s), and each to answer" \
     probe_all 3
   probe_all 5 >&2 || fail_start "final probe failed"
+  if [[ -n "$FLUSS_STANDBY_COORDINATOR_PORT" ]]; then
+    # Started once the first one leads, so that it is the standby.
+    launch coordinator2 org.apache.fluss.server.coordinator.CoordinatorServer "$FLUSS_COORDINATOR_HEAP" "$opens" \
+      -- --configDir "$FLUSS_RUN_DIR/conf/coordinator2"
+    wait_until "$deadline" "the standby coordinator on port $FLUSS_STANDBY_COORDINATOR_PORT" port_in_use "$FLUSS_STANDBY_COORDINATOR_PORT"
+  fi
   log "cluster ready in $(elapsed "$t0") s after the jars were in place (run dir $FLUSS_RUN_DIR)"
-  echo "$OUT_VAR=$COORD_ADDR"
+  echo "$OUT_VAR=$BOOTSTRAP_ADDRS"
 }
 
 stop_role() {
@@ -501,7 +543,7 @@ do_stop() {
   # Every tablet server with a pid file, also ones a start with a larger FLUSS_TABLETS left.
   local f
   for f in "$PID_DIR"/tablet*.pid; do [[ -e "$f" ]] && stop_role "$(basename "$f" .pid)"; done
-  for role in coordinator zk; do stop_role "$role"; done
+  for role in coordinator2 coordinator zk; do stop_role "$role"; done
   log "stopped"
 }
 
@@ -613,6 +655,50 @@ do_start_tablet() {
   log "$role started and answering in $(elapsed "$t0") s (pid $(pid_of "$role"))"
 }
 
+coord_index() {   # validate a coordinator index argument
+  [[ "${1:-}" =~ ^[0-9]+$ ]] && (( $1 < ${#COORD_ROLES[@]} )) || die "expected a coordinator index 0..$((${#COORD_ROLES[@]} - 1)) (FLUSS_STANDBY_COORDINATOR_PORT adds coordinator 1), got '${1:-}'"
+  echo "$1"
+}
+
+# kill-coordinator I [TERM|KILL]: stop one coordinator (with a standby running, it takes over).
+do_kill_coordinator() {
+  local i sig role pid
+  i="$(coord_index "${1:-}")"; sig="${2:-TERM}"; role="$(coord_role "$i")"
+  [[ "$sig" == TERM || "$sig" == KILL ]] || die "kill-coordinator: signal must be TERM or KILL, not '$sig'"
+  pid="$(pid_of "$role")"
+  is_ours "$role" "$pid" || die "kill-coordinator: $role is not running"
+  if [[ "$sig" == KILL ]]; then
+    log "killing $role (pid $pid): SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    local n
+    for ((n = 0; n < 200; n++)); do is_ours "$role" "$pid" || break; sleep 0.05; done
+    rm -f "$PID_DIR/$role.pid"
+  else
+    stop_role "$role"
+  fi
+}
+
+# start-coordinator I: start a stopped coordinator again and wait until it listens (a standby
+# answers nothing but ApiVersions, so that is all there is to wait for).
+do_start_coordinator() {
+  check_java
+  local i role port t0=$EPOCHREALTIME
+  i="$(coord_index "${1:-}")"; role="$(coord_role "$i")"; port="$(coord_port "$i")"
+  role_running "$role" && { log "$role already runs"; return 0; }
+  local n
+  for ((n = 0; n < 100; n++)); do port_in_use "$port" || break; sleep 0.1; done
+  local opens="--add-opens=java.base/java.nio=org.apache.arrow.memory.core,ALL-UNNAMED"
+  launch "$role" org.apache.fluss.server.coordinator.CoordinatorServer "$FLUSS_COORDINATOR_HEAP" "$opens" \
+    -- --configDir "$FLUSS_RUN_DIR/conf/$role"
+  local deadline=$((SECONDS + FLUSS_START_TIMEOUT))
+  until port_in_use "$port"; do
+    role_running "$role" || { tail -n 60 "$LOG_DIR/$role.log" >&2; die "start-coordinator: $role exited while starting"; }
+    (( SECONDS < deadline )) || die "start-coordinator: $role did not listen within ${FLUSS_START_TIMEOUT}s"
+    sleep 0.2
+  done
+  log "$role started in $(elapsed "$t0") s (pid $(pid_of "$role"))"
+}
+
 do_restart_coordinator() {
   check_java; check_python
   local t0=$EPOCHREALTIME
@@ -691,7 +777,7 @@ do_status() {
   done
   if (( all )); then
     if probe_all 5; then
-      echo "$OUT_VAR=$COORD_ADDR"
+      echo "$OUT_VAR=$BOOTSTRAP_ADDRS"
       return 0
     fi
     echo "cluster processes run but the probe failed"
@@ -708,7 +794,7 @@ do_logs() {
               [[ -f "$LOG_DIR/$role.log" ]] || continue
               echo "===== $role ($LOG_DIR/$role.log) ====="; tail -n "$n" "$LOG_DIR/$role.log"
             done ;;
-    zk|coordinator|tablet|tablet[0-9]*) tail -n "$n" "$LOG_DIR/$which.log" ;;
+    zk|coordinator|coordinator2|tablet|tablet[0-9]*) tail -n "$n" "$LOG_DIR/$which.log" ;;
     cs) tail -n "$n" "$LOG_DIR/coordinator.log" ;;
     ts) tail -n "$n" "$LOG_DIR/tablet.log" ;;
     *) die "logs: unknown role '$which' (zk|coordinator|tablet)" ;;
@@ -716,12 +802,12 @@ do_logs() {
 }
 
 usage() {
-  sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 cmd="${1:-}"; shift || true
 case "$cmd" in
-  start|stop|restart|restart-tablet|kill-tablet|start-tablet|restart-coordinator)
+  start|stop|restart|restart-tablet|kill-tablet|start-tablet|restart-coordinator|kill-coordinator|start-coordinator)
     mkdir -p "$(dirname "$LOCK_FILE")"; exec 9>"$LOCK_FILE"; flock 9 ;;
 esac
 case "$cmd" in
@@ -732,6 +818,8 @@ case "$cmd" in
   kill-tablet) do_kill_tablet "$@" ;;
   start-tablet) do_start_tablet "$@" ;;
   restart-coordinator) do_restart_coordinator ;;
+  kill-coordinator) do_kill_coordinator "$@" ;;
+  start-coordinator) do_start_coordinator "$@" ;;
   heal-watch) do_heal_watch ;;
   leaders) do_leaders "$@" ;;
   status)  do_status ;;

@@ -110,9 +110,14 @@ server.data-disk.write-limit-ratio: 1.0")
 sasl_v1_started=0
 sasl_v1_env=(FLUSS_SASL=1 "FLUSS_RUN_DIR=$REPO/.fluss/run-sasl-v1" FLUSS_COORDINATOR_PORT=9600 FLUSS_TABLET_PORT=9601
   FLUSS_ZK_PORT=9610 "FLUSS_EXTRA_CONF=server.data-disk.write-limit-ratio: 1.0")
+# A fourth, with two coordinators (coordinator high availability: the second one is the standby),
+# for rust/core/tests/coordinator_ha.rs, which stops and starts them.
+ha_started=0
+ha_env=("FLUSS_RUN_DIR=$REPO/.fluss/run-ha" FLUSS_COORDINATOR_PORT=9700 FLUSS_STANDBY_COORDINATOR_PORT=9702 FLUSS_TABLET_PORT=9701
+  FLUSS_ZK_PORT=2981 "FLUSS_EXTRA_CONF=server.data-disk.write-limit-ratio: 1.0")
 # The Rust test targets that mostly wait on the clusters: the Rust step runs them beside the others.
 RUST_CLUSTER_TARGETS="lake_tables kv_backpressure partitions cluster_network_faults char_binary cluster_writes cluster_sasl
-  cluster_sasl_v1 nested_values nested_ddl cluster_network bucket_rescale schema_evolution cluster_aggregation"
+  cluster_sasl_v1 nested_values nested_ddl cluster_network bucket_rescale schema_evolution cluster_aggregation coordinator_ha"
 RUST_CLUSTER_TARGETS="$(echo $RUST_CLUSTER_TARGETS)"
 rust_cluster_pid=""
 watch_pids=()
@@ -157,6 +162,7 @@ cleanup() {
   if [ "$fluss10_started" = 1 ]; then env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$pressure_started" = 1 ]; then env "${pressure_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ "$sasl_v1_started" = 1 ]; then env "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$ha_started" = 1 ]; then env "${ha_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   if [ -n "${fluss10_missing:-}" ]; then echo "NOTE: $fluss10_missing"; fi
 }
 trap cleanup EXIT
@@ -221,6 +227,11 @@ if [ "$need_clusters" = 1 ] && [ -z "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ] && comm
     export "$line"
     sasl_v1_started=1
     echo "using Fluss $FLUSS_1_0_VERSION with SASL/PLAIN and the authorizer at $FLUSS_SASL_V1_BOOTSTRAP_SERVERS"
+    line=$(env "${ha_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_HA_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start | tail -n 1)
+    export "$line"
+    export FLUSS_HA_CLUSTER_ENV="${ha_env[*]:0:5} FLUSS_VERSION=$FLUSS_1_0_VERSION"
+    ha_started=1
+    echo "using Fluss $FLUSS_1_0_VERSION with two coordinators at $FLUSS_HA_BOOTSTRAP_SERVERS"
   else
     fluss10_missing="no Fluss 1.0-line server was available (see scripts/fluss-1.0-server.sh): the tests against Fluss 1.0 did NOT run; only 0.9.1 was tested"
     echo "!!!!! $fluss10_missing !!!!!" >&2
@@ -248,6 +259,9 @@ ensure_clusters() {
   fi
   if [ "$sasl_v1_started" = 1 ]; then
     env "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_SASL_V1_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start >/dev/null
+  fi
+  if [ "$ha_started" = 1 ]; then
+    env "${ha_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" FLUSS_OUT_VAR=FLUSS_HA_BOOTSTRAP_SERVERS scripts/fluss-cluster.sh start >/dev/null
   fi
 }
 
