@@ -208,7 +208,10 @@ impl NetworkBackend {
                     Err(e) => {
                         log::debug!("bootstrap server {addr}: {e}");
                         let _ = write!(errors, "; {addr}: {e}");
-                        if !e.is_retriable() && fatal.is_none() {
+                        // A standby coordinator (65) says nothing about the cluster: another
+                        // server answers, or the leader is being elected (retriable then).
+                        let standby = e.code() == crate::error::FlussCode::NOT_COORDINATOR_LEADER;
+                        if !e.is_retriable() && !standby && fatal.is_none() {
                             fatal = Some(e.context(format!("bootstrap server {addr}")));
                         }
                     }

@@ -324,17 +324,21 @@ async fn follows_the_coordinator_leader_past_standbys() {
     let c = fake_cluster().await;
     let standby = FakeServer::start(Kind::Coordinator, free_port().await, c.meta.clone()).await;
     standby.set_standby(true);
+    // Only a standby in the list: a retriable error that names the refusal (a leader may be
+    // elected meanwhile), not a final one.
+    let err = NetworkBackend::connect(&standby.addr(), config(1000)).await.unwrap_err();
+    assert!(err.is_retriable() && err.message().contains("NOT_COORDINATOR_LEADER"), "{err:?}");
     // The standby first in the bootstrap list: skipped, the nodes learnt from the leader.
     let nb = NetworkBackend::connect(&format!("{}, {}", standby.addr(), c.coordinator.addr()), config(3000)).await.unwrap();
     assert_eq!(nb.nodes().coordinator.unwrap().addr(), c.coordinator.addr());
-    assert_eq!(standby.count(1012), 1);
+    assert_eq!(standby.count(1012), 2);
     let b = LeaderFollowing::new(nb.clone(), Duration::from_secs(3), Duration::from_millis(20));
     // Dest::Any: the standby's live connection is tried last, so it is not asked again.
     for _ in 0..3 {
         call(&b, Dest::Any, proto::MetadataRequest::default()).await.unwrap();
         databases_of(&b, Dest::Any).await.unwrap();
     }
-    assert_eq!(standby.count(1012) + standby.count(1003), 1, "{:?}", standby.keys());
+    assert_eq!(standby.count(1012) + standby.count(1003), 2, "{:?}", standby.keys());
 
     // The leadership moves: the old leader refuses, the tablet server names the new one.
     c.coordinator.set_standby(true);
