@@ -117,6 +117,10 @@ def main() -> None:
     total = sum(secs["detached"]) / sum(secs["callback"])
     print(f"callback vs detached: {q2 * 100:.1f}% of the detached rate (median of {len(pairs)} chunk pairs; "
           f"quartiles {q1 * 100:.1f}%-{q3 * 100:.1f}%; ratio of totals {total * 100:.1f}%)")
+    pairs = [c / w for c, w in zip(secs["callback"], secs["wait"])]
+    q1, q2, q3 = statistics.quantiles(pairs, n=4)
+    print(f"per-record results (wait) vs callbacks: {q2 * 100:.1f}% of the callback rate (median of {len(pairs)} chunk "
+          f"pairs; quartiles {q1 * 100:.1f}%-{q3 * 100:.1f}%)")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"machine: {platform.machine()}, {platform.processor() or '?'}; python {sys.version.split()[0]}; "
           f"fluss_writer {fw.__version__}; commit {commit}")
