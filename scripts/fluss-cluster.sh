@@ -621,7 +621,15 @@ do_kill_tablet() {
   done
   pid="$(pid_of "$role")"
   is_ours "$role" "$pid" || die "kill-tablet: $role is not running"
-  if [[ "$sig" == KILL ]]; then
+  signal_role "$role" "$sig"
+}
+
+# signal_role ROLE TERM|KILL: stop a running role; KILL kills it at once (a crash) and waits until
+# it is gone, TERM is stop_role's graceful stop.
+signal_role() {
+  local role="$1" pid
+  if [[ "$2" == KILL ]]; then
+    pid="$(pid_of "$role")"
     log "killing $role (pid $pid): SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
     local n
@@ -667,15 +675,7 @@ do_kill_coordinator() {
   [[ "$sig" == TERM || "$sig" == KILL ]] || die "kill-coordinator: signal must be TERM or KILL, not '$sig'"
   pid="$(pid_of "$role")"
   is_ours "$role" "$pid" || die "kill-coordinator: $role is not running"
-  if [[ "$sig" == KILL ]]; then
-    log "killing $role (pid $pid): SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    local n
-    for ((n = 0; n < 200; n++)); do is_ours "$role" "$pid" || break; sleep 0.05; done
-    rm -f "$PID_DIR/$role.pid"
-  else
-    stop_role "$role"
-  fi
+  signal_role "$role" "$sig"
 }
 
 # start-coordinator I: start a stopped coordinator again and wait until it listens (a standby

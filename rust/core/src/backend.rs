@@ -169,10 +169,10 @@ pub const MAX_LEADER_PAUSE: Duration = Duration::from_secs(1);
 /// the coordinator or to any server: it asks the inner backend to find the leader
 /// ([`Backend::find_coordinator_leader`]), pauses (`client.writer.retry-backoff`, doubled per
 /// attempt, at most [`MAX_LEADER_PAUSE`]) and sends the request again, until it is answered
-/// otherwise or `client.request-timeout` (less one pause) has passed since it was first sent;
-/// then the last 65 error is returned, saying how long the leader was looked for. Requests to tablet servers
-/// pass through untouched (a tablet server never answers 65). Both backends are wrapped in it,
-/// so the embedded engine's coordinator faults test the same rule.
+/// otherwise or `client.request-timeout` (less a margin of two pauses) has passed since it was
+/// first sent; then the last 65 error is returned, saying how long the leader was looked for.
+/// Requests to tablet servers pass through untouched (a tablet server never answers 65). Both
+/// backends are wrapped in it, so the embedded engine's coordinator faults test the same rule.
 pub struct LeaderFollowing {
     inner: Arc<dyn Backend>,
     patience: Duration,

@@ -14,24 +14,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
-use cluster_support::{bootstrap, bounded, connect, database, recorder, unique};
+use cluster_support::{bootstrap, bounded, connect, database, recorder, unique, Seen};
 use fluss_writer::embedded::ChangeType;
 use fluss_writer::partition::AutoPartition;
 use fluss_writer::{
-    ClientCode, Config, Connection, DataType, FlussCode, PartitionSpec, Schema, TableDescriptor, TablePath, Value, WriteCompletion,
-    WriterOptions,
+    ClientCode, Connection, DataType, FlussCode, PartitionSpec, Schema, TableDescriptor, TablePath, Value, WriteCompletion, WriterOptions,
 };
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn embedded(extra: &[(&str, &str)]) -> Connection {
-    let mut c = Config::default();
-    c.set("bootstrap.servers", "embedded").unwrap();
-    c.set("client.writer.batch-timeout", "5ms").unwrap();
-    for (k, v) in extra {
-        c.set(k, v).unwrap();
-    }
-    Connection::connect(c).unwrap()
+    cluster_support::embedded_with(extra)
 }
 
 /// A log table partitioned by `dt` (STRING), 3 buckets keyed by `id`.
@@ -53,20 +46,6 @@ fn create(conn: &Connection, prefix: &str, d: &TableDescriptor) -> TablePath {
 
 fn spec(dt: &str) -> PartitionSpec {
     PartitionSpec::new([("dt", dt)])
-}
-
-/// Records completions.
-#[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<WriteCompletion>>>);
-
-impl Seen {
-    fn cb(&self) -> impl FnOnce(&WriteCompletion) + Send + 'static {
-        let s = self.0.clone();
-        move |c: &WriteCompletion| s.lock().unwrap().push(c.clone())
-    }
-    fn all(&self) -> Vec<WriteCompletion> {
-        self.0.lock().unwrap().clone()
-    }
 }
 
 fn ddl(conn: &Connection) {

@@ -139,9 +139,17 @@ pub fn create_fresh_table(conn: &Connection, prefix: &str, descriptor: &fluss_wr
 /// An embedded connection with a 5 ms batch timeout: the other backend of the tests that run on
 /// both (lake tables, schema changes, CHAR/BINARY).
 pub fn embedded() -> Connection {
+    embedded_with(&[])
+}
+
+/// [`embedded`] with `extra` settings.
+pub fn embedded_with(extra: &[(&str, &str)]) -> Connection {
     let mut c = Config::default();
     c.set("bootstrap.servers", "embedded").unwrap();
     c.set("client.writer.batch-timeout", "5ms").unwrap();
+    for (k, v) in extra {
+        c.set(k, v).unwrap();
+    }
     Connection::connect(c).unwrap()
 }
 
