@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use cluster_support::{bounded, note_retry, Seen};
 use fluss_writer::embedded::Fault;
-use fluss_writer::{Connection, DataType, FlussCode, PartitionSpec, Schema, TableDescriptor, TablePath, Value, WriterOptions};
+use fluss_writer::{Connection, FlussCode, PartitionSpec, TableDescriptor, TablePath, Value, WriterOptions};
 
 const LIMIT: Duration = Duration::from_secs(240);
 
@@ -40,13 +40,7 @@ fn embedded(extra: &[(&str, &str)]) -> Connection {
 
 /// A log table partitioned by `dt`, 2 buckets keyed by `id`.
 fn descriptor() -> TableDescriptor {
-    let schema = Schema::builder()
-        .column_not_null("id", DataType::BigInt)
-        .column("dt", DataType::String)
-        .column("msg", DataType::String)
-        .build()
-        .unwrap();
-    TableDescriptor::new(schema).with_bucket_count(2).with_bucket_key(["id"]).with_partition_keys(["dt"])
+    cluster_support::partitioned_log_descriptor(2)
 }
 
 fn coordinator_faults(conn: &Connection) -> fluss_writer::embedded::Faults {

@@ -29,13 +29,7 @@ fn embedded(extra: &[(&str, &str)]) -> Connection {
 
 /// A log table partitioned by `dt` (STRING), 3 buckets keyed by `id`.
 fn log_descriptor() -> TableDescriptor {
-    let schema = Schema::builder()
-        .column_not_null("id", DataType::BigInt)
-        .column("dt", DataType::String)
-        .column("msg", DataType::String)
-        .build()
-        .unwrap();
-    TableDescriptor::new(schema).with_bucket_count(3).with_bucket_key(["id"]).with_partition_keys(["dt"])
+    cluster_support::partitioned_log_descriptor(3)
 }
 
 /// Create `unique(prefix)`: a non-partitioned table the Fluss 0.9.1 coordinator gives no leaders

@@ -207,6 +207,19 @@ pub fn drop_table_when_reachable(conn: &Connection, path: &TablePath) {
     }
 }
 
+/// A log table (`id` BIGINT NOT NULL, `dt` STRING, `msg` STRING) partitioned by `dt`, with
+/// `buckets` buckets keyed by `id`.
+pub fn partitioned_log_descriptor(buckets: i32) -> fluss_writer::TableDescriptor {
+    use fluss_writer::{DataType, Schema, TableDescriptor};
+    let schema = Schema::builder()
+        .column_not_null("id", DataType::BigInt)
+        .column("dt", DataType::String)
+        .column("msg", DataType::String)
+        .build()
+        .unwrap();
+    TableDescriptor::new(schema).with_bucket_count(buckets).with_bucket_key(["id"]).with_partition_keys(["dt"])
+}
+
 /// Completions collected by callbacks.
 #[derive(Clone, Default)]
 pub struct Seen(pub std::sync::Arc<Mutex<Vec<fluss_writer::WriteCompletion>>>);
