@@ -239,6 +239,13 @@ fn ddl_and_writes_follow_the_coordinator_leader_cluster_1_0() {
         // The leader moves to the standby while the client is idle; the old leader comes back as
         // a standby, so the client's next DDL goes to a standby.
         c.script(&["kill-coordinator", &l]);
+        // Start the old leader only once the standby leads: a 1.0-SNAPSHOT coordinator started
+        // while the election is still open may win it and then exit (seen once in make test).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Connection::open(standby).is_err() {
+            assert!(Instant::now() < deadline, "{standby} did not take the leadership within 60 s");
+            std::thread::sleep(Duration::from_millis(200));
+        }
         c.script(&["start-coordinator", &l]);
         let coordinator = || conn.backend().describe();
         assert!(coordinator().contains(&format!("at {leader},")), "the client still names the old leader: {}", coordinator());
