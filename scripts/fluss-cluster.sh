@@ -735,6 +735,16 @@ do_heal_watch() {
   log "heal-watch: watching $file"
   while true; do
     sleep 0.5
+    # A coordinator that exited on its own (its pid file is left: every stop removes it), e.g. after
+    # its ZooKeeper session expired on a loaded machine, is started again too.
+    if [[ -n "$(pid_of coordinator)" ]] && ! role_running coordinator; then
+      ( flock 9
+        if [[ -n "$(pid_of coordinator)" ]] && ! role_running coordinator; then
+          log "heal-watch: the coordinator exited: starting it again"
+          echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) restart: the coordinator exited" >> "$HEALS_FILE"
+          do_restart_coordinator
+        fi ) 9>"$LOCK_FILE" || log "heal-watch: restart failed (trying again)"
+    fi
     [[ -f "$file" ]] || { off=0; continue; }
     size=$(stat -c %s "$file" 2>/dev/null) || { off=0; continue; }   # gone: a new cluster starts
     (( size < off )) && off=0            # a new cluster (start deleted the run dir)

@@ -79,8 +79,8 @@ failover_env=(FLUSS_TABLETS=3 "FLUSS_RUN_DIR=$REPO/.fluss/run-failover" FLUSS_CO
   FLUSS_ZK_PORT=2681)
 failover_pid=""
 # One heal-watch per cluster started here: it restarts a coordinator that Fluss 0.9.1's lost-table
-# bug left unable to assign leaders (docs/architecture.md, "Known server issues"), and appends
-# each restart to .fluss/<run dir>.heals, which the end of the run reports.
+# bug left unable to assign leaders (docs/architecture.md, "Known server issues") or that exited,
+# and appends each restart to .fluss/<run dir>.heals, which the end of the run reports.
 # The cluster with a Paimon data lake (FLUSS_LAKE=paimon: the lake plugin and a filesystem
 # warehouse), started for the interoperability step only and stopped after it.
 lake_started=0
@@ -133,7 +133,7 @@ report_heals() {
   local f
   for f in "$REPO"/.fluss/run*.heals; do
     [ -e "$f" ] || continue
-    echo "NOTE: heal-watch restarted the coordinator of $(basename "$f" .heals) $(wc -l <"$f") time(s) (Fluss 0.9.1 lost a table; the cluster_heal step makes one such restart on purpose):"
+    echo "NOTE: heal-watch restarted the coordinator of $(basename "$f" .heals) $(wc -l <"$f") time(s) (Fluss 0.9.1 lost a table, or the coordinator exited; the cluster_heal step makes one such restart on purpose):"
     cat "$f"
   done
 }

@@ -22,12 +22,24 @@ EXAMPLES = REPO / "examples" / "python"
 CI = os.environ.get("CI", "").lower() in ("true", "1")
 
 
-def run(script: str, *args: str, cwd: pathlib.Path, env: dict[str, str] | None = None) -> str:
-    p = subprocess.run(
-        [sys.executable, str(EXAMPLES / script), *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-        env=None if env is None else {**os.environ, **env},
-    )
-    assert p.returncode == 0, f"{script} {args} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+def run_example(script: str, *args: str, cwd: pathlib.Path, address: str,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs an example; against a cluster (``address`` not ``embedded``) through
+    scripts/run-on-cluster.py, which runs it once more (noting the retry) when it failed because
+    scripts/fluss-cluster.sh heal-watch was restarting the coordinator, as the tests that call the
+    cluster themselves wait for it (cluster/support.py)."""
+    cmd = [sys.executable, str(EXAMPLES / script), *args]
+    if address != "embedded":
+        cmd = [sys.executable, str(REPO / "scripts" / "run-on-cluster.py"), "--bootstrap", address, "--lang", "python",
+               "--name", os.environ.get("PYTEST_CURRENT_TEST", script).split(" ")[0], "--", *cmd]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=240,
+                          env=None if env is None else {**os.environ, **env})
+
+
+def run(script: str, address: str, *args: str, cwd: pathlib.Path, env: dict[str, str] | None = None) -> str:
+    """``python examples/python/<script> <address> <args...>``: its stdout, once it exited 0."""
+    p = run_example(script, address, *args, cwd=cwd, address=address, env=env)
+    assert p.returncode == 0, f"{script} {address} {args} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
     return p.stdout
 
 
@@ -60,10 +72,7 @@ def test_bulk_load(fmt: str, where: str, tmp_path: pathlib.Path) -> None:
     else:
         pa_csv.write_csv(data, path)
     table = f"examples.bulk_{fmt}_{os.getpid()}"
-    p = subprocess.run(
-        [sys.executable, str(EXAMPLES / "bulk_load.py"), str(path), table, address],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )
+    p = run_example("bulk_load.py", str(path), table, address, cwd=tmp_path, address=address)
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"loaded {n} rows from {path} into {table}" in p.stdout, p.stdout
     assert f"{n}/{n} rows, 0 failed" in p.stderr, p.stderr  # the bar's last state
