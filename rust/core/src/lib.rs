@@ -78,6 +78,6 @@ pub use table::{Table, TableAppend, TableUpsert};
 /// One record batch from the batches of an Arrow stream (the one rule every binding uses).
 pub use wire::arrow::concat_batches as concat_arrow_batches;
 pub use write::{
-    AppendWriter, BucketResult, CallbackExecutor, SharedCallback, UpsertWriter, WriteCallback, WriteCompletion, WriteResult, WriterOptions,
-    WriterStats, MAX_CALLBACK_SHARDS, MAX_PENDING_CALLBACKS, PENDING_ENTRY_BYTES,
+    AppendWriter, BucketResult, CallbackExecutor, LastReference, SharedCallback, UpsertWriter, WriteCallback, WriteCompletion, WriteResult,
+    WriterOptions, WriterStats, MAX_CALLBACK_SHARDS, MAX_PENDING_CALLBACKS, PENDING_ENTRY_BYTES,
 };

@@ -155,7 +155,38 @@ fn c1_results_of_one_batch_report_their_own_record_in_order() {
         let c = r.wait(None).unwrap();
         assert_eq!(c.error_code(), FlussCode::RECORD_TOO_LARGE, "{c:?}");
         assert_eq!(c.offset, -1);
+        // The outcome alone says the same.
+        let e = r.wait_outcome(None).unwrap().unwrap_err();
+        assert_eq!((e.code(), e.message()), (c.error_code(), c.error.as_ref().unwrap().message()));
     }
+    for (_, r) in &results {
+        assert!(r.wait_outcome(Some(Duration::ZERO)).unwrap().is_ok());
+    }
+    w.close(None).unwrap();
+}
+
+/// `wait_outcome` reports pending results as `wait` does (a timeout), and `release` hands back
+/// the batch's state only for its last reference: the others are plain decrements.
+#[test]
+fn results_report_outcomes_and_release_their_batch_once() {
+    let conn = connect(LONG_LINGER);
+    let path = log_table(&conn, "results_release", 1);
+    let w = append_writer(&conn, &path, WriterOptions::default());
+    let results: Vec<_> = (0..20i64).map(|i| w.append(&row![i, "x"]).unwrap()).collect();
+    let pending = results[0].wait_outcome(Some(Duration::from_millis(1))).unwrap_err();
+    assert_eq!(pending.code(), ClientCode::Timeout as i32, "{pending:?}");
+    w.flush(None).unwrap();
+    assert!(results.iter().all(|r| r.wait_outcome(None).unwrap().is_ok()));
+    // The batch was acknowledged and dropped by the writer: only the results share its state.
+    let extra = results[3].clone();
+    let mut last = Vec::new();
+    for r in results.into_iter().chain([extra]) {
+        if let Some(l) = r.release() {
+            last.push(l);
+        }
+    }
+    assert_eq!(last.len(), 1, "exactly the last reference hands the state back");
+    drop(last);
     w.close(None).unwrap();
 }
 

@@ -15,7 +15,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -195,7 +196,6 @@ impl BatchDone {
 }
 
 struct BatchGuarded {
-    done: Option<BatchDone>,
     /// The results of the records whose index is below this one are complete (the job completes
     /// them in record order).
     upto: u32,
@@ -212,14 +212,21 @@ pub(crate) struct BatchResults {
     state: Mutex<BatchGuarded>,
     cond: Condvar,
     scope: Scope,
+    /// The batch's completion, set once (under `state`'s lock) before any result is visible.
+    done: OnceLock<BatchDone>,
+    /// `BatchGuarded::upto`, published (Release, after `done` is set) for waits on results that
+    /// have completed, which then read `done` without taking the lock.
+    visible: AtomicU32,
 }
 
 impl BatchResults {
     pub(crate) fn new(scope: Scope) -> Arc<BatchResults> {
         Arc::new(BatchResults {
-            state: Mutex::new(BatchGuarded { done: None, upto: 0, callbacks: Vec::new(), wakers: Vec::new(), sleepers: 0 }),
+            state: Mutex::new(BatchGuarded { upto: 0, callbacks: Vec::new(), wakers: Vec::new(), sleepers: 0 }),
             cond: Condvar::new(),
             scope,
+            done: OnceLock::new(),
+            visible: AtomicU32::new(0),
         })
     }
 
@@ -239,12 +246,11 @@ impl BatchResults {
         while at < end {
             let (ready, wakers, sleepers, completion) = {
                 let mut g = self.lock();
-                if g.done.is_none() {
-                    g.done = Some(BatchDone { completion: WriteCompletion { offset: -1, ..c.clone() }, base_offset });
-                }
+                let done = self.done.get_or_init(|| BatchDone { completion: WriteCompletion { offset: -1, ..c.clone() }, base_offset });
                 let next = g.callbacks.iter().map(|(i, _)| *i).filter(|&i| i >= at && i < end).min();
                 let upto = next.map_or(end, |i| i + 1);
                 g.upto = upto;
+                self.visible.store(upto, Ordering::Release);
                 let mut ready = Vec::new();
                 if let Some(i) = next {
                     let mut k = 0;
@@ -262,7 +268,7 @@ impl BatchResults {
                     g.wakers = waiting;
                     wakers = woken;
                 }
-                let completion = next.and_then(|i| g.done.as_ref().map(|d| d.of(i)));
+                let completion = next.map(|i| done.of(i));
                 at = upto;
                 (ready, wakers, g.sleepers, completion)
             };
@@ -282,10 +288,15 @@ impl BatchResults {
         }
     }
 
-    /// The completion of the record at `index`, if its result is complete.
-    fn get(g: &BatchGuarded, index: u32) -> Option<WriteCompletion> {
-        if index < g.upto {
-            g.done.as_ref().map(|d| d.of(index))
+    /// The completion of the record at `index`, if its result is complete (`g`: the state, locked).
+    fn get(&self, g: &BatchGuarded, index: u32) -> Option<WriteCompletion> {
+        self.done_upto(g.upto, index).map(|d| d.of(index))
+    }
+
+    /// The batch's completion if the record at `index` is below `upto` (its result is complete).
+    fn done_upto(&self, upto: u32, index: u32) -> Option<&BatchDone> {
+        if index < upto {
+            self.done.get()
         } else {
             None
         }
@@ -333,23 +344,67 @@ impl WriteResult {
     /// the completion. `timeout = None` waits without bound. Fails at once with
     /// `CALLED_FROM_CALLBACK` inside a callback, and with `TIMEOUT` when the timeout passes.
     pub fn wait(&self, timeout: Option<Duration>) -> Result<WriteCompletion> {
+        self.wait_with(timeout, WriteCompletion::clone, BatchDone::of)
+    }
+
+    /// [`wait`](Self::wait) for callers that need only whether the operation succeeded: the
+    /// inner result is the operation's outcome (its error, if it failed), the outer one why the
+    /// wait failed, as for `wait`. Builds no completion (for the bindings' per-record results).
+    pub fn wait_outcome(&self, timeout: Option<Duration>) -> Result<std::result::Result<(), Error>> {
+        fn outcome(c: &WriteCompletion) -> std::result::Result<(), Error> {
+            c.error.as_ref().map_or(Ok(()), |e| Err(e.clone()))
+        }
+        self.wait_with(timeout, outcome, |d, _| outcome(&d.completion))
+    }
+
+    /// Wait as [`wait`](Self::wait) does and read the completion with `cell` (an operation of
+    /// its own) or `batch` (the batch's completion and the record's index).
+    fn wait_with<T>(
+        &self,
+        timeout: Option<Duration>,
+        cell: impl Fn(&WriteCompletion) -> T,
+        batch: impl Fn(&BatchDone, u32) -> T,
+    ) -> Result<T> {
         if in_callback() {
             return Err(Error::client(ClientCode::CalledFromCallback, "WriteResult::wait called from inside a completion callback"));
         }
         match &self.inner {
-            Inner::Cell(cell) => wait_on(
-                || cell.lock(),
-                &cell.cond,
+            Inner::Cell(c) => wait_on(
+                || c.lock(),
+                &c.cond,
                 timeout,
                 |g| match &g.state {
-                    CellState::Done(c) => Some(c.clone()),
+                    CellState::Done(done) => Some(cell(done)),
                     CellState::Pending { .. } => None,
                 },
                 |g| &mut g.sleepers,
             ),
             Inner::Batch { results, index } => {
-                wait_on(|| results.lock(), &results.cond, timeout, |g| BatchResults::get(g, *index), |g| &mut g.sleepers)
+                // A completed result (the usual case once a flush returned) is read without the lock.
+                if let Some(d) = results.done_upto(results.visible.load(Ordering::Acquire), *index) {
+                    return Ok(batch(d, *index));
+                }
+                wait_on(
+                    || results.lock(),
+                    &results.cond,
+                    timeout,
+                    |g| results.done_upto(g.upto, *index).map(|d| batch(d, *index)),
+                    |g| &mut g.sleepers,
+                )
             }
+        }
+    }
+
+    /// Drop this handle without blocking. While anything else (another handle of the batch, the
+    /// writer) still shares the operation's state, that is one atomic decrement and `None` is
+    /// returned. When this was the last reference, the state is handed back instead, for the
+    /// caller to drop where blocking is allowed: it holds the writer's callback scope, whose last
+    /// drop joins the executor's workers. The Python binding drops most results this way with the
+    /// GIL held, and releases the GIL only for the last one of a batch.
+    pub fn release(self) -> Option<LastReference> {
+        match self.inner {
+            Inner::Cell(cell) => Arc::into_inner(cell).map(|c| LastReference(Last::Cell(c))),
+            Inner::Batch { results, .. } => Arc::into_inner(results).map(|r| LastReference(Last::Batch(r))),
         }
     }
 
@@ -360,7 +415,7 @@ impl WriteResult {
                 CellState::Done(c) => Some(c.clone()),
                 CellState::Pending { .. } => None,
             },
-            Inner::Batch { results, index } => BatchResults::get(&results.lock(), *index),
+            Inner::Batch { results, index } => results.get(&results.lock(), *index),
         }
     }
 
@@ -368,7 +423,7 @@ impl WriteResult {
     pub fn is_done(&self) -> bool {
         match &self.inner {
             Inner::Cell(cell) => matches!(cell.lock().state, CellState::Done(_)),
-            Inner::Batch { results, index } => *index < results.lock().upto,
+            Inner::Batch { results, index } => *index < results.visible.load(Ordering::Acquire),
         }
     }
 
@@ -389,7 +444,7 @@ impl WriteResult {
             }
             Inner::Batch { results, index } => {
                 let mut g = results.lock();
-                match BatchResults::get(&g, *index) {
+                match results.get(&g, *index) {
                     None => {
                         g.callbacks.push((*index, Box::new(callback)));
                         return;
@@ -404,16 +459,27 @@ impl WriteResult {
     }
 }
 
+/// The state of an operation whose last [`WriteResult`] was released
+/// ([`WriteResult::release`]): dropping it may block (see there).
+pub struct LastReference(#[allow(dead_code)] Last);
+
+/// What a [`LastReference`] holds (only dropped).
+#[allow(dead_code)]
+enum Last {
+    Cell(ResultCell),
+    Batch(BatchResults),
+}
+
 /// `WriteResult::wait` on the state behind `lock`: until `done` finds the completion, the
 /// timeout passes, or an installed interrupt check fires. A sleeper counts itself in
 /// `sleepers` under the lock (the completing side notifies only when some are counted).
-fn wait_on<'a, G: 'a>(
+fn wait_on<'a, G: 'a, T>(
     lock: impl Fn() -> std::sync::MutexGuard<'a, G>,
     cond: &Condvar,
     timeout: Option<Duration>,
-    done: impl Fn(&G) -> Option<WriteCompletion>,
+    done: impl Fn(&G) -> Option<T>,
     sleepers: impl Fn(&mut G) -> &mut u32,
-) -> Result<WriteCompletion> {
+) -> Result<T> {
     let deadline = crate::timeouts::deadline_after(timeout);
     let mut st = lock();
     loop {
@@ -463,7 +529,7 @@ impl Future for WriteResult {
             }
             Inner::Batch { results, index } => {
                 let mut g = results.lock();
-                if let Some(c) = BatchResults::get(&g, *index) {
+                if let Some(c) = results.get(&g, *index) {
                     return Poll::Ready(c);
                 }
                 if !g.wakers.iter().any(|(i, w)| i == index && w.will_wake(cx.waker())) {

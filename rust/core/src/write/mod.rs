@@ -26,7 +26,7 @@ pub mod writer;
 
 pub use batch::PENDING_ENTRY_BYTES;
 pub use callback::Callback;
-pub use completion::{BucketResult, SharedCallback, WriteCallback, WriteCompletion, WriteResult};
+pub use completion::{BucketResult, LastReference, SharedCallback, WriteCallback, WriteCompletion, WriteResult};
 pub(crate) use writer::WriterCore;
 pub use writer::{
     AppendWriter, CallbackExecutor, ErrorHandlerBox, UpsertWriter, WriterOptions, WriterStats, MAX_CALLBACK_SHARDS, MAX_PENDING_CALLBACKS,
