@@ -441,6 +441,42 @@ TEST_F(ApiTest, WriteResultWaitAndLateOnComplete) {
   EXPECT_FALSE(empty.Valid());
 }
 
+// Wait() without a completion to fill (its own path across the boundary) reports exactly what
+// Wait(&out) reports: success, a server error's code, retriability and message, and a timeout.
+TEST_F(ApiTest, WaitWithoutACompletionReportsTheSameOutcome) {
+  fw::TablePath p = LogTable("waitstatus");
+  fw::AppendWriter w = AppendWriterFor(p);
+  fw::WriteResult good;
+  ASSERT_OK(w.Append(Row(1), good));
+  fw::Result r = good.Wait();
+  EXPECT_TRUE(r.Ok()) << r.ToString();
+  EXPECT_TRUE(r.error_message.empty());
+
+  ASSERT_OK(fw::testing::InjectFault(conn, p, 0, fw::testing::Fault::Error(38, "bad timestamp")));
+  fw::WriteResult bad;
+  ASSERT_OK(w.Append(Row(2), bad));
+  fw::Result plain = bad.Wait();
+  fw::WriteCompletion c;
+  fw::Result filled = bad.Wait(&c);
+  EXPECT_EQ(plain.error_code, 38);
+  EXPECT_FALSE(plain.IsRetriable());
+  EXPECT_NE(plain.error_message.find("bad timestamp"), std::string::npos) << plain.ToString();
+  EXPECT_EQ(plain.error_code, filled.error_code);
+  EXPECT_EQ(plain.IsRetriable(), filled.IsRetriable());
+  EXPECT_EQ(plain.error_message, filled.error_message);
+
+  ASSERT_OK(fw::testing::InjectFault(conn, p, 0, fw::testing::Fault::Error(12, "not leader", 1)));
+  fw::WriteResult retried;
+  ASSERT_OK(w.Append(Row(3), retried));
+  ASSERT_OK(retried.Wait());  // a retriable error once, then the retry succeeds
+
+  ASSERT_OK(fw::testing::InjectFault(conn, p, 0, fw::testing::Fault::Delay(1500ms)));
+  fw::WriteResult slow;
+  ASSERT_OK(w.Append(Row(4), slow));
+  EXPECT_EQ(slow.Wait(10ms).error_code, Code(fw::ClientCode::Timeout));
+  ASSERT_OK(slow.Wait());
+}
+
 TEST_F(ApiTest, IsClosedFollowsClose) {
   fw::TablePath p = LogTable("closing");
   fw::AppendWriter w = AppendWriterFor(p);

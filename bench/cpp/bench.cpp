@@ -3,9 +3,11 @@
 //  dispatch  no-op C++ callbacks through the dispatcher: a slot each, one job per 1024
 //            callables (one batch), one FIFO worker; the time covers admission, hand-off,
 //            the noexcept trampoline, the call, destroying the callable and releasing its slot.
-//  e2e       end to end on the embedded engine: Append(row, callback) then Flush, side by side
-//            with Append(row, WriteResult&) handed to a waiting thread that calls Wait() on
-//            each result in order (the pattern callbacks replace).
+//  e2e       end to end on the embedded engine, four modes interleaved: AppendDetached then
+//            Flush; Append(row, callback) then Flush; Append(row, WriteResult&) keeping every
+//            result, Flush, then Wait() on each in order; and Append(row, WriteResult&) handed to
+//            a waiting thread that calls Wait() on each result in order (the pattern callbacks
+//            replace).
 //
 //  cluster   on a real Fluss cluster: the same two modes (callbacks vs Append + Wait in a waiting
 //            thread) at 1, 4 and 16 buckets, 100-byte and 1-KiB rows (BIGINT id + STRING payload of
@@ -153,6 +155,56 @@ static double E2ECallbacks(size_t n, int run) {
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   if (done.load() != n) {
     std::fprintf(stderr, "callbacks: %llu of %zu ok\n", static_cast<unsigned long long>(done.load()), n);
+    std::exit(1);
+  }
+  return static_cast<double>(n) / secs;
+}
+
+static double E2EDetached(size_t n, int run) {
+  E2E e = Open(run);
+  fw::AppendWriter w;
+  Check(e.table.NewAppend().CreateWriter(w), "writer");
+  fw::GenericRow row(2);
+  row.SetString(1, "payload-0123456789");
+  auto t0 = Clock::now();
+  for (size_t i = 0; i < n; ++i) {
+    row.SetInt64(0, static_cast<int64_t>(i));
+    Check(w.AppendDetached(row), "append");
+  }
+  Check(w.Flush(), "flush");
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  fw::WriterStats st = w.Stats();
+  if (st.records_sent != n) {
+    std::fprintf(stderr, "detached: %llu of %zu sent\n", static_cast<unsigned long long>(st.records_sent), n);
+    std::exit(1);
+  }
+  return static_cast<double>(n) / secs;
+}
+
+// Append(row, WriteResult&) keeping every result in a growing vector, Flush, Wait() on each in
+// order, then destroy them (what the Rust e2e benchmark's "append + WriteResult per record, all
+// waited at the end" does, which does not time dropping its results; this does).
+static double E2EResults(size_t n, int run) {
+  E2E e = Open(run);
+  fw::AppendWriter w;
+  Check(e.table.NewAppend().CreateWriter(w), "writer");
+  std::vector<fw::WriteResult> results;
+  fw::GenericRow row(2);
+  row.SetString(1, "payload-0123456789");
+  uint64_t ok = 0;
+  auto t0 = Clock::now();
+  for (size_t i = 0; i < n; ++i) {
+    row.SetInt64(0, static_cast<int64_t>(i));
+    Check(w.Append(row, results.emplace_back()), "append");
+  }
+  Check(w.Flush(), "flush");
+  for (const fw::WriteResult& r : results) {
+    if (r.Wait().Ok()) ok++;
+  }
+  results.clear();
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (ok != n) {
+    std::fprintf(stderr, "results: %llu of %zu ok\n", static_cast<unsigned long long>(ok), n);
     std::exit(1);
   }
   return static_cast<double>(n) / secs;
@@ -535,14 +587,34 @@ int main(int argc, char** argv) {
               dispatch_n, runs, Median(dispatch) / 1e6, *std::min_element(dispatch.begin(), dispatch.end()) / 1e6,
               *std::max_element(dispatch.begin(), dispatch.end()) / 1e6);
 
-  std::vector<double> cb, wait;
+  // The four modes interleaved, each run in its own order (a rotation), and per-run ratios.
+  std::vector<double> det, cb, res, wait, res_ratio, cb_ratio;
   for (int i = 0; i < runs; ++i) {
-    cb.push_back(E2ECallbacks(e2e_n, 2 * i));
-    wait.push_back(E2EWait(e2e_n, 2 * i + 1));
+    double r[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 4; ++k) {
+      int m = (k + i) % 4;
+      int table = 4 * i + m;
+      if (m == 0) r[0] = E2EDetached(e2e_n, table);
+      if (m == 1) r[1] = E2ECallbacks(e2e_n, table);
+      if (m == 2) r[2] = E2EResults(e2e_n, table);
+      if (m == 3) r[3] = E2EWait(e2e_n, table);
+    }
+    det.push_back(r[0]);
+    cb.push_back(r[1]);
+    res.push_back(r[2]);
+    wait.push_back(r[3]);
+    res_ratio.push_back(r[2] / r[0]);
+    cb_ratio.push_back(r[1] / r[0]);
   }
   std::printf("e2e: %zu appends x %d runs (embedded, 4 buckets)\n", e2e_n, runs);
-  std::printf("  Append + callback, Flush         : median %.0f records/s\n", Median(cb));
-  std::printf("  Append + WriteResult, Wait thread: median %.0f records/s\n", Median(wait));
-  std::printf("  ratio callbacks / wait           : %.2fx\n", Median(cb) / Median(wait));
+  std::printf("  AppendDetached, Flush                  : median %.0f records/s\n", Median(det));
+  std::printf("  Append + callback, Flush               : median %.0f records/s\n", Median(cb));
+  std::printf("  Append + WriteResult, Flush, Wait each : median %.0f records/s\n", Median(res));
+  std::printf("  Append + WriteResult, Wait thread      : median %.0f records/s\n", Median(wait));
+  std::printf("  results / detached (median of runs)    : %.2fx (%.2f-%.2f)\n", Median(res_ratio),
+              *std::min_element(res_ratio.begin(), res_ratio.end()), *std::max_element(res_ratio.begin(), res_ratio.end()));
+  std::printf("  callbacks / detached (median of runs)  : %.2fx (%.2f-%.2f)\n", Median(cb_ratio),
+              *std::min_element(cb_ratio.begin(), cb_ratio.end()), *std::max_element(cb_ratio.begin(), cb_ratio.end()));
+  std::printf("  ratio callbacks / wait thread          : %.2fx\n", Median(cb) / Median(wait));
   return 0;
 }

@@ -1195,12 +1195,13 @@ struct WriteCallbackOptions {
   }
 };
 
-/// The handle of a write made without a callback.
+/// The handle of a write made without a callback. A write call that takes it replaces what it
+/// held; a write that fails leaves it empty (Valid() is false).
 class WriteResult {
  public:
   WriteResult() noexcept = default;
   ~WriteResult();
-  WriteResult(WriteResult&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+  WriteResult(WriteResult&& other) noexcept;
   WriteResult& operator=(WriteResult&& other) noexcept;
   WriteResult(const WriteResult&) = delete;
   WriteResult& operator=(const WriteResult&) = delete;
@@ -1216,7 +1217,11 @@ class WriteResult {
   bool Valid() const;
 
  private:
-  ffi::RWriteResult* impl_ = nullptr;
+  // The library's handle of the operation, kept inline (no allocation per write); `set_` says
+  // whether it holds one. The library checks at compile time that the handle fits.
+  static constexpr std::size_t kStorageBytes = 16;
+  alignas(8) unsigned char storage_[kStorageBytes] = {};
+  bool set_ = false;
   friend struct detail::Access;
 };
 

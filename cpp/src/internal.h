@@ -112,9 +112,6 @@ void DropBox(T* p) noexcept {
 inline void DropBox(ffi::RConnection* p) noexcept {
   if (p != nullptr) ffi::connection_destroy(rust::Box<ffi::RConnection>::from_raw(p));
 }
-inline void DropBox(ffi::RWriteResult* p) noexcept {
-  if (p != nullptr) ffi::result_destroy(rust::Box<ffi::RWriteResult>::from_raw(p));
-}
 inline void DropBox(ffi::RSharedCallback* p) noexcept {
   if (p != nullptr) ffi::shared_callback_destroy(rust::Box<ffi::RSharedCallback>::from_raw(p));
 }

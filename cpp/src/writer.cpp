@@ -18,13 +18,22 @@ Result NoWriter() {
 
 Result NoRow() { return internal::ClientError(ClientCode::InvalidRow, "the GenericRow was moved from"); }
 
-// The WriteResult slot for a call in the WriteResult form (created on first use).
-ffi::RWriteResult* Slot(WriteResult& r) {
-  ffi::RWriteResult*& p = detail::Access::Ref(r);
-  if (p == nullptr) {
-    p = ffi::result_new().into_raw();
-  }
-  return p;
+// Empties a WriteResult: its handle, if any, is dropped.
+void Reset(WriteResult& r) noexcept {
+  if (std::exchange(detail::Access::Set(r), false)) ffi::result_drop(detail::Access::Handle(r));
+}
+
+// The storage for a call in the WriteResult form: emptied first; the call writes a handle into
+// it exactly when it succeeds (Filled below records that).
+ffi::RWriteResult* Slot(WriteResult& r) noexcept {
+  Reset(r);
+  return detail::Access::Handle(r);
+}
+
+// `r` is the outcome of a call that was given Slot(result).
+Result Filled(WriteResult& result, Result r) {
+  detail::Access::Set(result) = r.Ok();
+  return r;
 }
 
 using RowCall = ffi::FfiStatus (*)(const ffi::RWriter&, const ffi::RRow&, ffi::FfiCallback, ffi::RWriteResult*);
@@ -194,8 +203,11 @@ fluss_writer::Table WriterBase::Table() const {
 Result AppendWriter::AppendDetached(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_append, nullptr, nullptr); }
 
 Result AppendWriter::Append(const GenericRow& row, WriteResult& result) {
-  if (impl_ == nullptr) return NoWriter();
-  return RowWrite(impl_, row, ffi::writer_append, nullptr, Slot(result));
+  if (impl_ == nullptr) {
+    Reset(result);
+    return NoWriter();
+  }
+  return Filled(result, RowWrite(impl_, row, ffi::writer_append, nullptr, Slot(result)));
 }
 
 Result AppendWriter::Append(const GenericRow& row, WriteCallback callback) {
@@ -231,7 +243,11 @@ Result AppendWriter::WriteArrowBatchDetached(ArrowArray* array, ArrowSchema* sch
 }
 
 Result AppendWriter::WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result) {
-  return ArrowWrite(impl_, array, schema, nullptr, impl_ ? Slot(result) : nullptr);
+  if (impl_ == nullptr) {
+    Reset(result);
+    return ArrowWrite(impl_, array, schema, nullptr, nullptr);
+  }
+  return Filled(result, ArrowWrite(impl_, array, schema, nullptr, Slot(result)));
 }
 
 Result AppendWriter::WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteCallback callback) {
@@ -241,7 +257,11 @@ Result AppendWriter::WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, Wri
 Result AppendWriter::WriteArrowBatchDetached(ArrowArrayStream* stream) { return StreamWrite(impl_, stream, nullptr, nullptr); }
 
 Result AppendWriter::WriteArrowBatch(ArrowArrayStream* stream, WriteResult& result) {
-  return StreamWrite(impl_, stream, nullptr, impl_ ? Slot(result) : nullptr);
+  if (impl_ == nullptr) {
+    Reset(result);
+    return StreamWrite(impl_, stream, nullptr, nullptr);
+  }
+  return Filled(result, StreamWrite(impl_, stream, nullptr, Slot(result)));
 }
 
 Result AppendWriter::WriteArrowBatch(ArrowArrayStream* stream, WriteCallback callback) {
@@ -253,8 +273,11 @@ Result AppendWriter::WriteArrowBatch(ArrowArrayStream* stream, WriteCallback cal
 Result UpsertWriter::UpsertDetached(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_upsert, nullptr, nullptr); }
 
 Result UpsertWriter::Upsert(const GenericRow& row, WriteResult& result) {
-  if (impl_ == nullptr) return NoWriter();
-  return RowWrite(impl_, row, ffi::writer_upsert, nullptr, Slot(result));
+  if (impl_ == nullptr) {
+    Reset(result);
+    return NoWriter();
+  }
+  return Filled(result, RowWrite(impl_, row, ffi::writer_upsert, nullptr, Slot(result)));
 }
 
 Result UpsertWriter::Upsert(const GenericRow& row, WriteCallback callback) {
@@ -268,8 +291,11 @@ Result UpsertWriter::Upsert(const GenericRow& row, const SharedWriteCallback& ca
 Result UpsertWriter::DeleteDetached(const GenericRow& key) { return RowWrite(impl_, key, ffi::writer_delete, nullptr, nullptr); }
 
 Result UpsertWriter::Delete(const GenericRow& key, WriteResult& result) {
-  if (impl_ == nullptr) return NoWriter();
-  return RowWrite(impl_, key, ffi::writer_delete, nullptr, Slot(result));
+  if (impl_ == nullptr) {
+    Reset(result);
+    return NoWriter();
+  }
+  return Filled(result, RowWrite(impl_, key, ffi::writer_delete, nullptr, Slot(result)));
 }
 
 Result UpsertWriter::Delete(const GenericRow& key, WriteCallback callback) {
@@ -288,12 +314,26 @@ void SharedWriteCallback::Init(std::unique_ptr<detail::SharedCallbackBase> f) {
 }
 
 // ===== WriteResult =====
+//
+// The handle is a Rust value kept in `storage_`; Rust values move by copying their bytes (the
+// source is then never dropped), which is what the moves below do.
 
-WriteResult::~WriteResult() { DropBox(std::exchange(impl_, nullptr)); }
+WriteResult::~WriteResult() { Reset(*this); }
+
+WriteResult::WriteResult(WriteResult&& other) noexcept {
+  if (std::exchange(other.set_, false)) {
+    std::memcpy(storage_, other.storage_, kStorageBytes);
+    set_ = true;
+  }
+}
 
 WriteResult& WriteResult::operator=(WriteResult&& other) noexcept {
   if (this != &other) {
-    DropBox(std::exchange(impl_, std::exchange(other.impl_, nullptr)));
+    Reset(*this);
+    if (std::exchange(other.set_, false)) {
+      std::memcpy(storage_, other.storage_, kStorageBytes);
+      set_ = true;
+    }
   }
   return *this;
 }
@@ -305,41 +345,44 @@ static Result NotFilled() {
 Result WriteResult::Wait(WriteCompletion* out) const { return Wait(std::chrono::milliseconds(-1), out); }
 
 Result WriteResult::Wait(std::chrono::milliseconds timeout, WriteCompletion* out) const {
-  if (impl_ == nullptr) return NotFilled();
+  if (!set_) return NotFilled();
+  const ffi::RWriteResult& h = *detail::Access::Handle(*this);
+  // Only the outcome: a success is one call returning 0 (no completion, no status string);
+  // anything else is read again as a whole status, at once (it completed, or fails the same way).
+  if (out == nullptr) {
+    if (ffi::result_wait_code(h, internal::Millis(timeout)) == 0) return Result{};
+    return ToResult(ffi::result_wait_status(h, 0));
+  }
   ffi::FfiStatus st;
-  rust::Box<ffi::ROwnedCompletion> owned = ffi::result_wait(*impl_, internal::Millis(timeout), st);
+  rust::Box<ffi::ROwnedCompletion> owned = ffi::result_wait(h, internal::Millis(timeout), st);
   if (st.code != 0) {
     return ToResult(st);
   }
   const ffi::RCompletion& c = ffi::owned_completion_get(*owned);
   ffi::CompletionHead head = ffi::completion_head(c);
-  if (out != nullptr) {
-    *out = WriteCompletion{};
-    std::string& name = detail::Access::OwnedName(*out);  // `out` owns its table name
-    detail::TableName(c, name);
-    detail::FillCompletion(head, c, name, *out);
-    // `out` owns its partition name too (the view above points into `owned`).
-    if (!out->partition.empty()) {
-      std::string& partition = detail::Access::OwnedPartition(*out);
-      partition.assign(out->partition.data(), out->partition.size());
-      out->partition = partition;
-    }
-    return out->result;
+  *out = WriteCompletion{};
+  std::string& name = detail::Access::OwnedName(*out);  // `out` owns its table name
+  detail::TableName(c, name);
+  detail::FillCompletion(head, c, name, *out);
+  // `out` owns its partition name too (the view above points into `owned`).
+  if (!out->partition.empty()) {
+    std::string& partition = detail::Access::OwnedPartition(*out);
+    partition.assign(out->partition.data(), out->partition.size());
+    out->partition = partition;
   }
-  Result r;
-  r.error_code = head.code;
-  r.retriable = head.retriable;
-  if (head.code != 0) r.error_message = std::string(ffi::completion_message(c));
-  return r;
+  return out->result;
 }
 
 Result WriteResult::OnComplete(WriteCallback callback) const {
-  if (impl_ == nullptr) return NotFilled();
-  return ToResult(ffi::result_add_callback(*impl_, internal::TakeCallback(callback)));
+  if (!set_) {
+    WriteCallback dropped = std::move(callback);  // destroyed before the call returns, as elsewhere
+    return NotFilled();
+  }
+  return ToResult(ffi::result_add_callback(*detail::Access::Handle(*this), internal::TakeCallback(callback)));
 }
 
-bool WriteResult::IsDone() const { return impl_ != nullptr && ffi::result_is_done(*impl_); }
+bool WriteResult::IsDone() const { return set_ && ffi::result_is_done(*detail::Access::Handle(*this)); }
 
-bool WriteResult::Valid() const { return impl_ != nullptr && ffi::result_is_set(*impl_); }
+bool WriteResult::Valid() const { return set_; }
 
 }  // namespace fluss_writer

@@ -72,7 +72,12 @@ struct Access {
   static ffi::RWriter* Get(const WriterBase& w) noexcept { return w.impl_; }
   static ffi::RWriter*& Ref(WriterBase& w) noexcept { return w.impl_; }
   static ffi::RRow* Get(const GenericRow& r) noexcept { return r.impl_; }
-  static ffi::RWriteResult*& Ref(WriteResult& r) noexcept { return r.impl_; }
+  // The inline storage of a WriteResult as the library's handle (valid to read when Set()).
+  static ffi::RWriteResult* Handle(const WriteResult& r) noexcept {
+    return reinterpret_cast<ffi::RWriteResult*>(const_cast<unsigned char*>(r.storage_));
+  }
+  static bool& Set(WriteResult& r) noexcept { return r.set_; }
+  static bool IsSet(const WriteResult& r) noexcept { return r.set_; }
   static ffi::RConnection*& Ref(Connection& c) noexcept { return c.impl_; }
   static std::shared_ptr<ffi::RTable>& Ref(Table& t) noexcept { return t.table_; }
   static ffi::RRow*& Ref(GenericRow& r) noexcept { return r.impl_; }

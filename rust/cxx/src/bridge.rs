@@ -12,7 +12,7 @@
 //! destructors call `*_destroy` / `job_drop` instead of dropping a `Box` directly), because a
 //! panic reaching a cxx shim aborts the process. The only bodies without a guard are the ones
 //! that cannot panic: field reads and `Option`/slice `get`s with a default (`row_len`,
-//! `row_is_null`, the scalar `row_get_*`, `scan_len`, `scan_offset`, `result_new`, `result_is_set`,
+//! `row_is_null`, the scalar `row_get_*`, `scan_len`, `scan_offset`,
 //! `completion_head`/`_message`/`_database`/`_table`, `owned_completion_get`,
 //! `testing_force_panic`); the callback path stays free of a `catch_unwind` per record that way
 //! (its C++ exceptions are caught in C++, its Rust panics by the dispatcher). The `extern "C++"` functions are
@@ -396,12 +396,13 @@ pub mod ffi {
         fn writer_destroy(w: Box<RWriter>, timeout_ms: i64);
 
         // results and completions
-        fn result_new() -> Box<RWriteResult>;
-        fn result_is_set(r: &RWriteResult) -> bool;
+        /// Drops the handle in a C++ `WriteResult`'s storage (which then holds none).
+        unsafe fn result_drop(r: *mut RWriteResult);
         fn result_is_done(r: &RWriteResult) -> bool;
         fn result_wait(r: &RWriteResult, timeout_ms: i64, st: &mut FfiStatus) -> Box<ROwnedCompletion>;
+        fn result_wait_status(r: &RWriteResult, timeout_ms: i64) -> FfiStatus;
+        fn result_wait_code(r: &RWriteResult, timeout_ms: i64) -> i32;
         fn result_add_callback(r: &RWriteResult, cb: FfiCallback) -> FfiStatus;
-        fn result_destroy(r: Box<RWriteResult>);
         fn owned_completion_get(o: &ROwnedCompletion) -> &RCompletion;
         fn completion_head(c: &RCompletion) -> CompletionHead;
         fn completion_message(c: &RCompletion) -> &str;

@@ -338,9 +338,11 @@ where
         CompletionTarget::Callback(f) => with_cb(f),
         CompletionTarget::Result(p) => {
             let wr = with_result()?;
-            // SAFETY: `p` comes from a live C++ `WriteResult` (a `Box<RWriteResult>` it owns)
-            // that the C++ caller holds by `&` for the duration of this call.
-            unsafe { (*p).0 = Some(wr) };
+            // SAFETY: `p` is the storage of a live C++ `WriteResult` the caller holds by `&` for
+            // the duration of this call, emptied before it (nothing there is read or dropped);
+            // the C++ side records that it holds a handle when this call returns success, which
+            // it does from here on.
+            unsafe { std::ptr::write(p, RWriteResult(wr)) };
             Ok(())
         }
     });
@@ -573,54 +575,59 @@ pub(crate) fn writer_destroy(w: Box<RWriter>, timeout_ms: i64) {
 
 // ===== write results =====
 
-/// The storage of a C++ `WriteResult`: empty until a write fills it.
-pub struct RWriteResult(Option<WriteResult>);
+/// A C++ `WriteResult`'s handle of its operation: the core's `WriteResult`, kept inline in the
+/// C++ object (`WriteResult::storage_`, 16 bytes aligned to 8, checked below), never boxed. The
+/// C++ side tracks whether its storage holds one (`set_`); a write in the `WriteResult` form
+/// writes it, `result_drop` drops it, and C++ moves it by copying its bytes.
+#[repr(transparent)]
+pub struct RWriteResult(WriteResult);
+
+// The C++ storage (`WriteResult::kStorageBytes` in cpp/include/fluss_writer.hpp).
+const _: () = assert!(std::mem::size_of::<RWriteResult>() <= 16 && std::mem::align_of::<RWriteResult>() <= 8);
 
 /// A completion owned by C++ (`WriteResult::Wait`); `None` when the wait failed.
 pub struct ROwnedCompletion(Option<WriteCompletion>);
 
-pub(crate) fn result_new() -> Box<RWriteResult> {
-    Box::new(RWriteResult(None))
-}
-
-#[allow(clippy::boxed_local)] // C++ owns it as a rust::Box and hands it over
-pub(crate) fn result_destroy(r: Box<RWriteResult>) {
-    guard_or(|| (), move || drop(r))
-}
-
-pub(crate) fn result_is_set(r: &RWriteResult) -> bool {
-    r.0.is_some()
+/// # Safety
+/// `r` is the storage of a C++ `WriteResult` that holds a handle; it holds none afterwards.
+pub(crate) unsafe fn result_drop(r: *mut RWriteResult) {
+    // SAFETY: the caller's contract; dropping it is the last use of the value.
+    guard_or(|| (), || unsafe { std::ptr::drop_in_place(r) })
 }
 
 pub(crate) fn result_is_done(r: &RWriteResult) -> bool {
-    guard_or(|| false, || r.0.as_ref().is_some_and(WriteResult::is_done))
-}
-
-fn no_result() -> Error {
-    Error::client(ClientCode::Unsupported, "this WriteResult was not filled by a write call")
+    guard_or(|| false, || r.0.is_done())
 }
 
 pub(crate) fn result_wait(r: &RWriteResult, timeout_ms: i64, st: &mut FfiStatus) -> Box<ROwnedCompletion> {
-    fill(
-        st,
-        || Box::new(ROwnedCompletion(None)),
-        || {
-            let wr = r.0.as_ref().ok_or_else(no_result)?;
-            Ok(Box::new(ROwnedCompletion(Some(wr.wait(timeout(timeout_ms))?))))
-        },
-    )
+    fill(st, || Box::new(ROwnedCompletion(None)), || Ok(Box::new(ROwnedCompletion(Some(r.0.wait(timeout(timeout_ms))?)))))
+}
+
+/// `WriteResult::Wait` with no completion to fill: the operation's outcome as a status (code 0:
+/// it succeeded), or why the wait failed. A success allocates nothing and crosses the boundary
+/// once (the per-record result path, issue 29).
+pub(crate) fn result_wait_status(r: &RWriteResult, timeout_ms: i64) -> FfiStatus {
+    match guard(|| r.0.wait_outcome(timeout(timeout_ms))) {
+        Ok(Ok(())) => ok(),
+        Ok(Err(e)) | Err(e) => status_of(&e),
+    }
+}
+
+/// The code alone of [`result_wait_status`] (0: the operation succeeded); a caller that gets
+/// another code asks `result_wait_status` for the whole status (with no timeout: the operation
+/// has completed, or the wait fails the same way again). Returns no `FfiStatus`, whose string a
+/// C++ caller would construct and destroy through the bridge on every call.
+pub(crate) fn result_wait_code(r: &RWriteResult, timeout_ms: i64) -> i32 {
+    match guard(|| r.0.wait_outcome(timeout(timeout_ms))) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) | Err(e) => e.code(),
+    }
 }
 
 pub(crate) fn result_add_callback(r: &RWriteResult, cb: FfiCallback) -> FfiStatus {
-    // Owned first: every early return destroys the C++ callable before the call returns.
-    let cb = CxxCallback::new(cb);
-    let Some(wr) = r.0.as_ref() else {
-        drop(cb);
-        return status_of(&no_result());
-    };
-    match cb {
+    match CxxCallback::new(cb) {
         Some(f) => status(guard(|| {
-            wr.add_callback(f.into_closure());
+            r.0.add_callback(f.into_closure());
             Ok(())
         })),
         None => ok(),
