@@ -113,6 +113,14 @@ EXEMPT: Dict[Tuple[str, str], Dict[str, str]] = {
     },
     ("Table", "info"): {"cpp": "Table::Path, ColumnCount, HasPrimaryKey give what C++ callers use of it"},
     ("WriteResult", "try_get"): {"cpp": "WriteResult::IsDone() then Wait() (which returns at once)"},
+    ("WriteResult", "wait_outcome"): {
+        "py": "wait() then .ok / .error: the binding refills one completion, building none per record",
+        "cpp": "Wait() without a completion to fill returns the outcome (it calls wait_outcome)",
+    },
+    ("WriteResult", "release"): {
+        "py": "dropping the last reference to a Python WriteResult calls it",
+        "cpp": "the WriteResult destructor",
+    },
     ("TableDescriptor", "new"): {
         "py": "the constructor TableDescriptor(schema, bucket_count=..., partition_keys=..., ...)",
         "cpp": "an aggregate: TableDescriptor{schema, ...} and its fields",

@@ -19,7 +19,7 @@ use crate::entry::entry_points;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple};
 
-use crate::callbacks::python_callback;
+use crate::callbacks::{python_callback, GilCell};
 use crate::error::{exception_instance, IntoPyResult};
 use crate::gil::{check_fork, drop_core, interruptible};
 
@@ -265,8 +265,18 @@ pub struct PyWriteResult {
 }
 
 impl PyWriteResult {
-    pub fn new(inner: WriteResult, gen: u64) -> PyWriteResult {
-        PyWriteResult { inner: std::mem::ManuallyDrop::new(inner), gen }
+    /// The Python object of a write's result, not tracked by the cyclic garbage collector.
+    ///
+    /// pyo3 makes every class a GC type, but a `WriteResult` holds no Python reference the
+    /// collector could see (its `tp_traverse` visits nothing), so tracking it only costs: keeping
+    /// many results alive (one per record) made the collector's generation scans walk all of them
+    /// again and again, about a fifth of the per-record result path's time (bench/README.md).
+    /// Untracking an object the collector cannot learn anything from changes nothing else.
+    pub fn create(py: Python<'_>, inner: WriteResult, gen: u64) -> PyResult<Py<PyWriteResult>> {
+        let obj = Py::new(py, PyWriteResult { inner: std::mem::ManuallyDrop::new(inner), gen })?;
+        // SAFETY: the GIL is held and `obj` is a live, GC-tracked object just created.
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(obj.as_ptr().cast()) };
+        Ok(obj)
     }
 }
 
@@ -274,8 +284,35 @@ impl Drop for PyWriteResult {
     fn drop(&mut self) {
         // SAFETY: dropped once, here.
         let inner = unsafe { std::mem::ManuallyDrop::take(&mut self.inner) };
-        drop_core(inner, self.gen);
+        // With the GIL held: a result that shares its batch's state is one atomic decrement; only
+        // the last reference (which may drop the writer's scope and join workers) is dropped
+        // without the GIL, by `drop_core` (which also leaves it alone in a forked child).
+        if let Some(last) = inner.release() {
+            drop_core(last, self.gen);
+        }
     }
+}
+
+/// The completion that `WriteResult.wait` returned last, for the next `wait` to refill when
+/// nothing else references it any more (the callback path's `completion_args` does the same):
+/// waiting on each of many results whose completions are dropped at once then allocates no
+/// completion object. A kept completion is never changed: the next `wait` makes a new one.
+static WAITED: GilCell<Py<PyWriteCompletion>> = GilCell::new();
+
+fn waited_completion(py: Python<'_>, c: WriteCompletion) -> PyResult<Py<PyWriteCompletion>> {
+    if let Some(last) = WAITED.take(py) {
+        // SAFETY: the GIL is held and `last` is a live object we hold a reference to.
+        if unsafe { pyo3::ffi::Py_REFCNT(last.as_ptr()) } == 1 {
+            // SAFETY: ours is its only reference and the GIL is held: nothing can observe the
+            // change.
+            unsafe { last.get().refill(&c) };
+            drop(WAITED.put(py, last.clone_ref(py)));
+            return Ok(last);
+        }
+    }
+    let fresh = Py::new(py, PyWriteCompletion::new(c))?;
+    drop(WAITED.put(py, fresh.clone_ref(py)));
+    Ok(fresh)
 }
 
 /// A `timeout=` argument in seconds, by the core's one rule (`fluss_writer::timeouts`): None
@@ -294,7 +331,7 @@ impl PyWriteResult {
     /// may carry an error). Raises TimeoutError(FlussWriterError) after `timeout` seconds and
     /// CalledFromCallbackError inside a callback.
     #[pyo3(signature = (timeout=None))]
-    fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<PyWriteCompletion> {
+    fn wait(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Py<PyWriteCompletion>> {
         check_fork(self.gen).py_err()?;
         let t = self::timeout(timeout)?;
         let r = &*self.inner;
@@ -302,10 +339,10 @@ impl PyWriteResult {
         // blocking, so the GIL stays held; a pending result is waited for without it.
         match r.wait(Some(Duration::ZERO)) {
             Err(e) if e.code() == ClientCode::Timeout as i32 => {}
-            done => return done.map(PyWriteCompletion::new).map_err(crate::error::to_py),
+            done => return waited_completion(py, done.map_err(crate::error::to_py)?),
         }
         let c = interruptible(py, || r.wait(t))?;
-        Ok(PyWriteCompletion::new(c))
+        waited_completion(py, c)
     }
 
     /// Whether the operation has completed.

@@ -317,7 +317,7 @@ pymethods_with_common!(PyAppendWriter {
     /// Append one row (dict by column name, or list/tuple in column order). With `callback`,
     /// it is called once with a WriteCompletion and None is returned; without, a WriteResult.
     #[pyo3(signature = (row, callback=None))]
-    pub(crate) fn append(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    pub(crate) fn append(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyWriteResult>>> {
         self.check()?;
         let values = row_from_py(&self.schema, row).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
@@ -329,7 +329,7 @@ pymethods_with_common!(PyAppendWriter {
             }
             None => {
                 let r = interruptible(py, || w.append(&values))?;
-                Ok(Some(PyWriteResult::new(r, self.live.gen)))
+                Ok(Some(PyWriteResult::create(py, r, self.live.gen)?))
             }
         }
     }
@@ -346,7 +346,7 @@ pymethods_with_common!(PyAppendWriter {
     /// polars, nanoarrow...) as ONE operation: admitted as a whole, one completion with
     /// `bucket_results` per bucket.
     #[pyo3(signature = (batch, callback=None))]
-    fn write_arrow_batch(&self, py: Python<'_>, batch: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    fn write_arrow_batch(&self, py: Python<'_>, batch: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyWriteResult>>> {
         self.check()?;
         let rb = one_batch(arrow_input(batch)?)?;
         self.write_batch(py, rb, callback)
@@ -364,7 +364,7 @@ pymethods_with_common!(PyAppendWriter {
     /// operation per batch. With `callback`, it is called once per batch and None is returned;
     /// without, the list of WriteResults. A synchronous error leaves earlier batches accepted.
     #[pyo3(signature = (table, callback=None))]
-    fn write_arrow(&self, py: Python<'_>, table: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
+    fn write_arrow(&self, py: Python<'_>, table: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Py<PyWriteResult>>>> {
         self.check()?;
         let batches = all_batches(arrow_input(table)?)?;
         self.write_all(py, batches, callback)
@@ -374,7 +374,7 @@ pymethods_with_common!(PyAppendWriter {
     /// Arrow types; a column the table lacks is passed on, and rejected by the core as
     /// INVALID_ROW naming it).
     #[pyo3(signature = (df, callback=None))]
-    fn write_pandas(&self, py: Python<'_>, df: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<PyWriteResult>>> {
+    fn write_pandas(&self, py: Python<'_>, df: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<Py<PyWriteResult>>>> {
         self.check()?;
         let schema = pyo3_arrow::PySchema::new(self.schema.to_arrow());
         let tbl = py.import("fluss_writer._pandas")?.call_method1("to_arrow", (df, schema))?;
@@ -386,7 +386,7 @@ pymethods_with_common!(PyAppendWriter {
 });
 
 impl PyAppendWriter {
-    fn write_batch(&self, py: Python<'_>, rb: RecordBatch, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    fn write_batch(&self, py: Python<'_>, rb: RecordBatch, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyWriteResult>>> {
         let w = &*self.w;
         match has_cb(callback) {
             Some(cb) => {
@@ -394,7 +394,7 @@ impl PyAppendWriter {
                 interruptible(py, || w.write_arrow_batch_with_callback(&rb, f))?;
                 Ok(None)
             }
-            None => Ok(Some(PyWriteResult::new(interruptible(py, || w.write_arrow_batch(&rb))?, self.live.gen))),
+            None => Ok(Some(PyWriteResult::create(py, interruptible(py, || w.write_arrow_batch(&rb))?, self.live.gen)?)),
         }
     }
 
@@ -403,7 +403,7 @@ impl PyAppendWriter {
         py: Python<'_>,
         batches: Vec<RecordBatch>,
         callback: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Option<Vec<PyWriteResult>>> {
+    ) -> PyResult<Option<Vec<Py<PyWriteResult>>>> {
         if batches.is_empty() {
             return Err(invalid_row("the Arrow input has no rows"));
         }
@@ -432,7 +432,7 @@ pymethods_with_common!(PyUpsertWriter {
     /// Insert or update one row (dict or list/tuple). For a partial-update writer only the
     /// target columns and the key are written. Callback/return value as for `append`.
     #[pyo3(signature = (row, callback=None))]
-    pub(crate) fn upsert(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    pub(crate) fn upsert(&self, py: Python<'_>, row: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyWriteResult>>> {
         self.check()?;
         let values = row_from_py(&self.schema, row).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
@@ -442,14 +442,14 @@ pymethods_with_common!(PyUpsertWriter {
                 interruptible(py, || w.upsert_with_shared_callback(&values, &f))?;
                 Ok(None)
             }
-            None => Ok(Some(PyWriteResult::new(interruptible(py, || w.upsert(&values))?, self.live.gen))),
+            None => Ok(Some(PyWriteResult::create(py, interruptible(py, || w.upsert(&values))?, self.live.gen)?)),
         }
     }
 
     /// Delete by primary key: a dict with the key columns, or a list/tuple of the key values
     /// in primary-key order.
     #[pyo3(signature = (key, callback=None))]
-    pub(crate) fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyWriteResult>> {
+    pub(crate) fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, callback: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyWriteResult>>> {
         self.check()?;
         let values = key_from_py(&self.schema, key).inspect_err(|_| self.w.record_rejected(INVALID_ROW))?;
         let w = &*self.w;
@@ -459,7 +459,7 @@ pymethods_with_common!(PyUpsertWriter {
                 interruptible(py, || w.delete_with_shared_callback(&values, &f))?;
                 Ok(None)
             }
-            None => Ok(Some(PyWriteResult::new(interruptible(py, || w.delete(&values))?, self.live.gen))),
+            None => Ok(Some(PyWriteResult::create(py, interruptible(py, || w.delete(&values))?, self.live.gen)?)),
         }
     }
 
