@@ -5,7 +5,8 @@
    I/O), next to a plain Python call of the same callable.
 2. End to end into the embedded engine (in memory): ``append(row, callback=noop)`` vs
    ``append_detached(row)`` vs ``append(row)`` keeping every WriteResult, waiting on each and
-   freeing them (timed too).
+   freeing them (timed too) vs the same in asyncio (``await w.flush_async()``, then ``await``
+   each result, on one event loop kept for the run).
    The modes are interleaved chunk by chunk (each chunk ends with a flush), so that a noisy
    machine slows every mode alike; the ratio is the median over adjacent chunk pairs.
 
@@ -16,6 +17,7 @@ Usage: python bench/python/bench_callbacks.py [--runs 5] [--dispatch 1000000] [-
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
 import platform
 import statistics
@@ -66,12 +68,28 @@ def _chunk(w: fw.AppendWriter, mode: str, rows: list) -> float:
         for r in rows:
             w.append_detached(r)
         w.flush()
+    elif mode == "await":
+        _LOOP.run_until_complete(_await_chunk(w, rows))
     else:
         results = [w.append(r) for r in rows]
         for res in results:
             res.wait()
         del results  # freeing them is part of the cost (the other modes keep nothing)
     return time.perf_counter() - t
+
+
+#: The event loop of the ``await`` mode (one for the whole run).
+_LOOP = asyncio.new_event_loop()
+
+
+async def _await_chunk(w: fw.AppendWriter, rows: list) -> None:
+    """The ``await`` mode: keep every WriteResult, ``await w.flush_async()``, ``await`` each."""
+    results = [w.append(r) for r in rows]
+    await w.flush_async()
+    for res in results:
+        c = await res
+        assert c.ok
+    del results
 
 
 def end_to_end(conn: fw.Connection, modes: list, chunks: int, chunk: int) -> dict:
@@ -107,7 +125,7 @@ def main() -> None:
           f"(plain Python call: {plain:.0f} ns)")
 
     conn = fw.connect("embedded", {"client.writer.batch-timeout": "5ms"})
-    modes = ["detached", "callback", "wait"]
+    modes = ["detached", "callback", "wait", "await"]
     secs = end_to_end(conn, modes, a.chunks, a.chunk)
     conn.close()
     for m in modes:
@@ -123,6 +141,10 @@ def main() -> None:
     q1, q2, q3 = statistics.quantiles(pairs, n=4)
     print(f"per-record results (wait) vs callbacks: {q2 * 100:.1f}% of the callback rate (median of {len(pairs)} chunk "
           f"pairs; quartiles {q1 * 100:.1f}%-{q3 * 100:.1f}%)")
+    pairs = [c / w for c, w in zip(secs["callback"], secs["await"])]
+    q1, q2, q3 = statistics.quantiles(pairs, n=4)
+    print(f"per-record results awaited in asyncio vs callbacks: {q2 * 100:.1f}% of the callback rate (median of "
+          f"{len(pairs)} chunk pairs; quartiles {q1 * 100:.1f}%-{q3 * 100:.1f}%)")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"machine: {platform.machine()}, {platform.processor() or '?'}; python {sys.version.split()[0]}; "
           f"fluss_writer {fw.__version__}; commit {commit}")

@@ -63,3 +63,27 @@ async def test_callbacks_and_awaits_mix(conn, log_table) -> None:
     await w.flush_async()
     assert c.ok and len(got) == 1 and got[0].offset == c.offset
     await w.close_async()
+
+
+def test_a_completed_result_is_awaited_without_an_event_loop(conn, log_table) -> None:
+    """``await`` on a completed result ends at its first step with the completion: no future, no
+    trip through an event loop (the coroutine below is driven by hand, with no loop running)."""
+    w = conn.get_table(log_table).new_append().create_writer()
+    results = [w.append({"id": i}) for i in range(3)]
+    w.flush()
+
+    async def get(r: fw.WriteResult) -> fw.WriteCompletion:
+        return await r
+
+    got = []
+    for r in results:
+        coro = get(r)
+        try:
+            coro.send(None)
+        except StopIteration as stop:
+            got.append((stop.value.ok, stop.value.offset))
+        else:
+            raise AssertionError("awaiting a completed result must not suspend")
+    assert got == [(True, r.wait().offset) for r in results]
+    assert len({offset for _, offset in got}) == 3
+    w.close()

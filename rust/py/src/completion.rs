@@ -315,6 +315,10 @@ fn waited_completion(py: Python<'_>, c: WriteCompletion) -> PyResult<Py<PyWriteC
     Ok(fresh)
 }
 
+/// `fluss_writer._aio.ready`: what `await` on a completed `WriteResult` runs (a generator that
+/// returns the completion at its first step; see there why not an iterator).
+static READY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
 /// A `timeout=` argument in seconds, by the core's one rule (`fluss_writer::timeouts`): None
 /// and +inf or anything too long to be a deadline (1e300, 1e19) mean no bound; NaN and negative
 /// values are a ValueError.
@@ -365,18 +369,20 @@ impl PyWriteResult {
 
     fn __await__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         check_fork(self.gen).py_err()?;
+        // Completed already (the usual case after `await flush_async()`): the completion at once,
+        // without a future or a trip through the event loop.
+        if let Some(c) = self.inner.try_get() {
+            let ready = READY.get_or_try_init(py, || py.import("fluss_writer._aio")?.getattr("ready").map(Bound::unbind))?;
+            return ready.bind(py).call1((waited_completion(py, c)?,));
+        }
         let get_loop = GET_RUNNING_LOOP
             .get_or_init(py, || py.import("asyncio").and_then(|m| m.getattr("get_running_loop")).expect("asyncio").unbind());
         let lp = get_loop.bind(py).call0()?;
         let fut = lp.call_method0("create_future")?;
-        if let Some(c) = self.inner.try_get() {
-            fut.call_method1("set_result", (Py::new(py, PyWriteCompletion::new(c))?,))?;
-        } else {
-            let (lp, f) = (lp.unbind(), fut.clone().unbind());
-            self.inner.add_callback(move |c: &WriteCompletion| {
-                PENDING.with(|p| p.borrow_mut().push((lp, f, c.clone())));
-            });
-        }
+        let (lp, f) = (lp.unbind(), fut.clone().unbind());
+        self.inner.add_callback(move |c: &WriteCompletion| {
+            PENDING.with(|p| p.borrow_mut().push((lp, f, c.clone())));
+        });
         fut.call_method0("__await__")
     }
 

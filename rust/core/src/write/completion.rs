@@ -415,7 +415,7 @@ impl WriteResult {
                 CellState::Done(c) => Some(c.clone()),
                 CellState::Pending { .. } => None,
             },
-            Inner::Batch { results, index } => results.get(&results.lock(), *index),
+            Inner::Batch { results, index } => results.done_upto(results.visible.load(Ordering::Acquire), *index).map(|d| d.of(*index)),
         }
     }
 
