@@ -9,7 +9,7 @@ mod cluster_support;
 
 use std::time::Duration;
 
-use cluster_support::{bootstrap, bounded, connect, create};
+use cluster_support::{bootstrap, bounded, connect, create, drop_table_when_reachable};
 use fluss_writer::{AggFunction, Column, DataType, Schema, TableChange, TableDescriptor, Value, WriterOptions};
 
 /// A 32-bit Roaring bitmap of a few small values (< 4096, one array container) in the portable
@@ -123,7 +123,7 @@ fn aggregation_merge_engine_merges_upserts_and_partial_updates() {
                 assert_eq!(info.descriptor.schema.columns().last().map(|c| (&c.name, &c.agg_function)), Some((&cnt.name, &None)));
             }
         }
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }
@@ -141,7 +141,7 @@ fn an_aggregation_function_on_a_table_without_the_aggregation_engine_is_refused(
         eprintln!("ADD COLUMN with an aggregation function to a default-engine table: {e}");
         // 1.0: the server refuses it (INVALID_CONFIG); 0.9.1 skips the function (UNSUPPORTED, above).
         assert!(e.code() == fluss_writer::FlussCode::INVALID_CONFIG || e.code() == fluss_writer::ClientCode::Unsupported.code(), "{e}");
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }

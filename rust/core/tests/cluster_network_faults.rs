@@ -84,7 +84,7 @@ fn stalled_responses_are_resent_on_a_new_connection_and_deduplicated() {
         assert!(resumed_after >= Duration::from_secs(2), "nothing was acknowledged through a stalled connection");
         assert_eq!(v.by_code.keys().copied().collect::<Vec<_>>(), vec![0], "an error reached a callback: {:?}", v.by_code);
         writer.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }
@@ -195,7 +195,7 @@ fn partition_longer_than_the_delivery_timeout_fails_pending_operations_in_time_t
         );
         drop(o);
         writer.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }
@@ -248,7 +248,7 @@ fn resets_cuts_and_delays_lose_and_duplicate_nothing() {
         assert!(reconnects >= 3, "the client reconnected after each fault ({reconnects})");
         assert!(v.acked as i64 > written * 9 / 10, "most records were acknowledged: {:?}", v.by_code);
         writer.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }

@@ -84,7 +84,7 @@ fn tablet_restart_while_writing_loses_and_duplicates_nothing() {
         assert!(acked_before > 0, "records were acknowledged before the restart");
         assert!(acked as i64 > written / 2, "most records were acknowledged: {by_code:?}");
         writer.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(&conn, &path);
         conn.close(None).unwrap();
     });
 }

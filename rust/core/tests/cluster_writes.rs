@@ -249,7 +249,7 @@ fn append_every_api(conn: &Connection, info: &TableInfo, keyed: bool) {
         fetched.len(),
         read_time.as_secs_f64() * 1e3
     );
-    conn.admin().drop_table(&info.path, true).unwrap();
+    drop_table_when_reachable(conn, &info.path);
 }
 
 #[test]
@@ -473,7 +473,7 @@ fn upsert_every_api(conn: &Connection, info: &TableInfo) {
     drop(partial_name);
     drop(partial_idx);
     writer.close(None).unwrap();
-    conn.admin().drop_table(&info.path, true).unwrap();
+    drop_table_when_reachable(conn, &info.path);
 }
 
 #[test]
@@ -579,7 +579,7 @@ fn idempotent_writes_have_no_duplicates() {
         let (t, batches) = idempotent_run(&conn, &info, 40_000);
         eprintln!("idempotent: 40000 records in {batches} batches, {:.0} ms", t.as_secs_f64() * 1e3);
         assert!(batches > 200, "small batches: {batches}");
-        conn.admin().drop_table(&info.path, true).unwrap();
+        drop_table_when_reachable(&conn, &info.path);
         conn.close(None).unwrap();
     });
 }
@@ -638,7 +638,7 @@ fn resent_batches_are_deduplicated_by_the_server() {
         // The point of the test: batches were sent again after the server had taken them.
         assert!(retries > 0 && late > 0, "no resend happened ({retries} retries, {late} late answers): the test proved nothing");
         conn.close(None).unwrap();
-        admin_conn.admin().drop_table(&info.path, true).unwrap();
+        drop_table_when_reachable(&admin_conn, &info.path);
         admin_conn.close(None).unwrap();
     });
 }

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cluster_support::{bootstrap, bounded, connect, create, database, embedded, unique, Seen};
+use cluster_support::{bootstrap, bounded, connect, create, database, drop_table_when_reachable, embedded, unique, Seen};
 use fluss_writer::embedded::ChangeType;
 use fluss_writer::wire::{bucket_for_key, encode_key, lake};
 use fluss_writer::{
@@ -135,7 +135,7 @@ fn pk_tables(conn: &Connection) {
             assert_eq!(got.as_ref(), if i % 10 == 0 { None } else { Some(r) }, "{path}: lookup {key:?}");
         }
         w.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(conn, &path);
     }
 }
 
@@ -188,7 +188,7 @@ fn hudi_tables(conn: &Connection) {
             assert_eq!(table.lookup(&key).unwrap().as_ref(), Some(r), "{path}: lookup {key:?}");
         }
         w.close(None).unwrap();
-        conn.admin().drop_table(&path, true).unwrap();
+        drop_table_when_reachable(conn, &path);
     }
 }
 
@@ -262,7 +262,7 @@ fn log_tables(conn: &Connection) {
     }
     assert_eq!(count, rows.len());
     w.close(None).unwrap();
-    conn.admin().drop_table(&path, true).unwrap();
+    drop_table_when_reachable(conn, &path);
 }
 
 #[test]
@@ -302,7 +302,7 @@ fn refusals(conn: &Connection) {
     assert!(e.message().contains("exactly one column"), "{e}");
     let e = table.lookup(&[Value::Int(1), Value::String("x".into())]).unwrap_err();
     assert_eq!(e.client_code(), Some(ClientCode::InvalidTable), "{e}");
-    conn.admin().drop_table(&path, true).unwrap();
+    drop_table_when_reachable(conn, &path);
 
     let boolean =
         Schema::builder().column_not_null("b", DataType::Boolean).column("v", DataType::String).primary_key(["b"]).build().unwrap();
@@ -311,7 +311,7 @@ fn refusals(conn: &Connection) {
         conn.get_table(&path).unwrap().new_upsert().unwrap().create_writer(WriterOptions::default()).err().expect("the writer is refused");
     assert_eq!(e.client_code(), Some(ClientCode::InvalidTable), "{e}");
     assert!(e.message().contains("\"b\"") && e.message().contains("BOOLEAN"), "{e}");
-    conn.admin().drop_table(&path, true).unwrap();
+    drop_table_when_reachable(conn, &path);
 
     let strings =
         Schema::builder().column_not_null("s", DataType::String).column("v", DataType::String).primary_key(["s"]).build().unwrap();
@@ -325,7 +325,7 @@ fn refusals(conn: &Connection) {
     let table = conn.get_table(&path).unwrap();
     let stored: usize = (0..table.info().bucket_count()).map(|b| table.scan(b, 0).unwrap().len()).sum();
     assert_eq!(stored, 1, "only the valid row was written");
-    conn.admin().drop_table(&path, true).unwrap();
+    drop_table_when_reachable(conn, &path);
 }
 
 #[test]
