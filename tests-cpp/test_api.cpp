@@ -475,6 +475,12 @@ TEST_F(ApiTest, WaitWithoutACompletionReportsTheSameOutcome) {
   ASSERT_OK(w.Append(Row(4), slow));
   EXPECT_EQ(slow.Wait(10ms).error_code, Code(fw::ClientCode::Timeout));
   ASSERT_OK(slow.Wait());
+
+  // A write that fails leaves the result it was given empty, also one that held a handle.
+  fw::AppendWriter none;
+  EXPECT_EQ(none.Append(Row(5), good).error_code, Code(fw::ClientCode::WriterClosed));
+  EXPECT_FALSE(good.Valid());
+  EXPECT_FALSE(good.Wait().Ok());
 }
 
 TEST_F(ApiTest, IsClosedFollowsClose) {

@@ -24,7 +24,7 @@ void Reset(WriteResult& r) noexcept {
 }
 
 // The storage for a call in the WriteResult form: emptied first; the call writes a handle into
-// it exactly when it succeeds (Filled below records that).
+// it exactly when it succeeds (Filled below records that), and not at all without a writer.
 ffi::RWriteResult* Slot(WriteResult& r) noexcept {
   Reset(r);
   return detail::Access::Handle(r);
@@ -203,10 +203,6 @@ fluss_writer::Table WriterBase::Table() const {
 Result AppendWriter::AppendDetached(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_append, nullptr, nullptr); }
 
 Result AppendWriter::Append(const GenericRow& row, WriteResult& result) {
-  if (impl_ == nullptr) {
-    Reset(result);
-    return NoWriter();
-  }
   return Filled(result, RowWrite(impl_, row, ffi::writer_append, nullptr, Slot(result)));
 }
 
@@ -243,10 +239,6 @@ Result AppendWriter::WriteArrowBatchDetached(ArrowArray* array, ArrowSchema* sch
 }
 
 Result AppendWriter::WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, WriteResult& result) {
-  if (impl_ == nullptr) {
-    Reset(result);
-    return ArrowWrite(impl_, array, schema, nullptr, nullptr);
-  }
   return Filled(result, ArrowWrite(impl_, array, schema, nullptr, Slot(result)));
 }
 
@@ -257,10 +249,6 @@ Result AppendWriter::WriteArrowBatch(ArrowArray* array, ArrowSchema* schema, Wri
 Result AppendWriter::WriteArrowBatchDetached(ArrowArrayStream* stream) { return StreamWrite(impl_, stream, nullptr, nullptr); }
 
 Result AppendWriter::WriteArrowBatch(ArrowArrayStream* stream, WriteResult& result) {
-  if (impl_ == nullptr) {
-    Reset(result);
-    return StreamWrite(impl_, stream, nullptr, nullptr);
-  }
   return Filled(result, StreamWrite(impl_, stream, nullptr, Slot(result)));
 }
 
@@ -273,10 +261,6 @@ Result AppendWriter::WriteArrowBatch(ArrowArrayStream* stream, WriteCallback cal
 Result UpsertWriter::UpsertDetached(const GenericRow& row) { return RowWrite(impl_, row, ffi::writer_upsert, nullptr, nullptr); }
 
 Result UpsertWriter::Upsert(const GenericRow& row, WriteResult& result) {
-  if (impl_ == nullptr) {
-    Reset(result);
-    return NoWriter();
-  }
   return Filled(result, RowWrite(impl_, row, ffi::writer_upsert, nullptr, Slot(result)));
 }
 
@@ -291,10 +275,6 @@ Result UpsertWriter::Upsert(const GenericRow& row, const SharedWriteCallback& ca
 Result UpsertWriter::DeleteDetached(const GenericRow& key) { return RowWrite(impl_, key, ffi::writer_delete, nullptr, nullptr); }
 
 Result UpsertWriter::Delete(const GenericRow& key, WriteResult& result) {
-  if (impl_ == nullptr) {
-    Reset(result);
-    return NoWriter();
-  }
   return Filled(result, RowWrite(impl_, key, ffi::writer_delete, nullptr, Slot(result)));
 }
 

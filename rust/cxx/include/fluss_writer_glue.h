@@ -77,7 +77,6 @@ struct Access {
     return reinterpret_cast<ffi::RWriteResult*>(const_cast<unsigned char*>(r.storage_));
   }
   static bool& Set(WriteResult& r) noexcept { return r.set_; }
-  static bool IsSet(const WriteResult& r) noexcept { return r.set_; }
   static ffi::RConnection*& Ref(Connection& c) noexcept { return c.impl_; }
   static std::shared_ptr<ffi::RTable>& Ref(Table& t) noexcept { return t.table_; }
   static ffi::RRow*& Ref(GenericRow& r) noexcept { return r.impl_; }

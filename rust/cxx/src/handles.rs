@@ -603,14 +603,15 @@ pub(crate) fn result_wait(r: &RWriteResult, timeout_ms: i64, st: &mut FfiStatus)
     fill(st, || Box::new(ROwnedCompletion(None)), || Ok(Box::new(ROwnedCompletion(Some(r.0.wait(timeout(timeout_ms))?)))))
 }
 
-/// `WriteResult::Wait` with no completion to fill: the operation's outcome as a status (code 0:
-/// it succeeded), or why the wait failed. A success allocates nothing and crosses the boundary
-/// once (the per-record result path, issue 29).
+/// The operation's outcome (`Ok`: it succeeded), or why the wait failed: what `Wait()` with no
+/// completion to fill returns. Builds no completion (core `wait_outcome`).
+fn wait_outcome(r: &RWriteResult, timeout_ms: i64) -> Result<()> {
+    guard(|| r.0.wait_outcome(timeout(timeout_ms)))?
+}
+
+/// [`wait_outcome`] as a status; a success allocates nothing (the per-record path, issue 29).
 pub(crate) fn result_wait_status(r: &RWriteResult, timeout_ms: i64) -> FfiStatus {
-    match guard(|| r.0.wait_outcome(timeout(timeout_ms))) {
-        Ok(Ok(())) => ok(),
-        Ok(Err(e)) | Err(e) => status_of(&e),
-    }
+    status(wait_outcome(r, timeout_ms))
 }
 
 /// The code alone of [`result_wait_status`] (0: the operation succeeded); a caller that gets
@@ -618,10 +619,7 @@ pub(crate) fn result_wait_status(r: &RWriteResult, timeout_ms: i64) -> FfiStatus
 /// has completed, or the wait fails the same way again). Returns no `FfiStatus`, whose string a
 /// C++ caller would construct and destroy through the bridge on every call.
 pub(crate) fn result_wait_code(r: &RWriteResult, timeout_ms: i64) -> i32 {
-    match guard(|| r.0.wait_outcome(timeout(timeout_ms))) {
-        Ok(Ok(())) => 0,
-        Ok(Err(e)) | Err(e) => e.code(),
-    }
+    wait_outcome(r, timeout_ms).err().map_or(0, |e| e.code())
 }
 
 pub(crate) fn result_add_callback(r: &RWriteResult, cb: FfiCallback) -> FfiStatus {
