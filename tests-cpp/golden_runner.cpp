@@ -653,8 +653,15 @@ void Setup(Run& run, const std::string& bootstrap) {
   }
   r = admin.CreateTable(run.path, desc, false);
   // On a cluster, a table whose buckets get no leader (a Fluss 0.9.1 coordinator now and then
-  // never processes a new table) is abandoned for another one under a fresh name.
-  for (int attempt = 1; run.cluster && !r.Ok() && r.error_code == 44 && attempt <= 2; ++attempt) {
+  // never processes a new table) is abandoned for another one under a fresh name, and so is one
+  // whose creation met the coordinator restarting (scripts/fluss-cluster.sh heal-watch: refused
+  // or closed connections, a retriable error; the table may exist or not), a second later, for
+  // up to 60 s.
+  auto again = [&](int attempt) {
+    if (r.error_code == 44) return attempt <= 2;
+    return r.retriable && attempt <= 60 && (std::this_thread::sleep_for(std::chrono::seconds(1)), true);
+  };
+  for (int attempt = 1; run.cluster && !r.Ok() && again(attempt); ++attempt) {
     std::fprintf(stderr, "golden: %s: %s; creating another table\n", run.path.ToString().c_str(), r.ToString().c_str());
     // A line of $FLUSS_TEST_LOGS/retries.log, which the summary of `make test` lists.
     if (const char* dir = std::getenv("FLUSS_TEST_LOGS"); dir != nullptr && *dir != '\0') {
