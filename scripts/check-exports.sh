@@ -46,7 +46,7 @@ if [ -n "$hooks" ]; then
 fi
 # Entry points an application calls (a library exporting nothing would pass the checks above).
 for want in 'fluss_writer::Version()' 'fluss_writer::Connection::Create(' 'fluss_writer::WriterBase::Flush(' \
-  'fluss_writer::testing::HighWatermark('; do
+  'fluss_writer::testing::HighWatermark(' 'fluss_writer::Job::Run(' 'fluss_writer::Job::~Job('; do
   if ! printf '%s\n' "$demangled" | grep -qF "$want"; then
     echo "check-exports.sh: $LIB does not export $want..." >&2
     status=1

@@ -30,9 +30,24 @@ export FLUSS_TEST_LOGS="$LOGS"
 # Each step says how long the run has taken so far (the cold-start budget is 30 minutes).
 # And how much disk and memory is left: a full disk or memory pressure stalls and then kills the
 # Fluss servers of every cluster at once, which the failing tests only show as timeouts.
+# How busy the CPUs were since the previous step line (from /proc/stat: all CPUs, the clusters'
+# servers included): a step near 100% is bound by the CPU, and a faster machine or less work
+# shortens it; one far below waits on something else (servers, timeouts, a lock).
+cpu_busy() {  # sets CPU_NOTE and CPU_MARK
+  local now busy total b0 t0
+  CPU_NOTE=""
+  now="$(awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat 2>/dev/null || true)"
+  if [ -n "${CPU_MARK:-}" ] && [ -n "$now" ]; then
+    read -r busy total <<<"$now"
+    read -r b0 t0 <<<"$CPU_MARK"
+    if [ "$total" -gt "$t0" ]; then CPU_NOTE="; CPUs $((100 * (busy - b0) / (total - t0)))% busy since the last step"; fi
+  fi
+  CPU_MARK="$now"
+}
 step() {
-  printf '\n=== %s === (%d:%02d elapsed; disk free %s, memory available %s)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) \
-    "$(df -h --output=avail "$REPO" 2>/dev/null | tail -n 1 | tr -d ' ')" "$(free -h 2>/dev/null | awk '/^Mem:/ {print $7}')"
+  cpu_busy
+  printf '\n=== %s === (%d:%02d elapsed; disk free %s, memory available %s%s)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) \
+    "$(df -h --output=avail "$REPO" 2>/dev/null | tail -n 1 | tr -d ' ')" "$(free -h 2>/dev/null | awk '/^Mem:/ {print $7}')" "$CPU_NOTE"
 }
 # A one-shot build gains nothing from incremental compilation, which costs gigabytes of disk.
 if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi

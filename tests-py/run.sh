@@ -157,7 +157,6 @@ else
 fi
 [ "$pytest_rc" = 0 ] || { echo "run.sh: pytest failed (the output above)" >&2; exit 1; }
 
-# ----- 4. the sdist installed by pip into a clean venv -----
 # The golden cluster scenarios against a Fluss 1.0-line cluster too, when scripts/test-all.sh
 # started one (newest CPython, the installed wheel).
 if [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then
@@ -168,6 +167,32 @@ if [ -n "${FLUSS_1_0_BOOTSTRAP_SERVERS:-}" ]; then
     "$REPO/.venv-py${VERSIONS[0]}/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 "${junit[@]}" tests-py/golden -k test_golden_cluster
 fi
 
+# ----- 4. the test hooks: a debug build with --features test-hooks -----
+HOOK_TESTS=(tests-py/errors/test_panics.py tests-py/test_release_surface.py)
+if [ "${FLUSS_PY_HOOKS:-1}" = 0 ]; then
+  if [ "$CI_MODE" = 1 ]; then echo "run.sh: FLUSS_PY_HOOKS=0 under CI=true: the tests of the test hooks must run" >&2; exit 1; fi
+  echo "!!!!! run.sh: FLUSS_PY_HOOKS=0: the tests that need the test hooks (${HOOK_TESTS[*]}) did NOT run !!!!!" >&2
+else
+  py="$(find_python "${VERSIONS[0]}")"
+  VENV="$REPO/.venv-hooks"
+  echo "== test hooks: debug build with --features test-hooks into $VENV (Python ${VERSIONS[0]}), ${HOOK_TESTS[*]}"
+  t0=$SECONDS
+  [ -x "$VENV/bin/python" ] || uv venv -q --seed --python "$py" "$VENV"
+  uv pip install -q --python "$VENV/bin/python" 'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout
+  VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop -q --features test-hooks
+  echo "   built and installed in $((SECONDS - t0)) s"
+  t0=$SECONDS
+  FLUSS_WRITER_EXPECT_HOOKS=1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 "${HOOK_TESTS[@]}"
+  echo "== test hooks: pytest took $((SECONDS - t0)) s"
+fi
+
+# ----- 5. the sdist installed by pip into a clean venv -----
+# pip builds it from source through the sdist's pyproject.toml (maturin's PEP 517 backend, in an
+# isolated build environment), as a user without a matching wheel does. In the dev profile
+# (MATURIN_PEP517_ARGS): the release build of the sdist's sources is the shipped wheel's, made
+# from the unpacked sdist by scripts/dist.sh above; a second release build of the same sources
+# cost this step 4-5 minutes of a cold run, where the dev build reuses what the test hooks'
+# build above compiled (the same target directory and features).
 if [ -z "${FLUSS_PY_WHEEL:-}" ]; then
   SDIST="$REPO/dist/fluss_writer-$VERSION.tar.gz"
   py="$(find_python "${VERSIONS[0]}")"
@@ -176,8 +201,8 @@ if [ -z "${FLUSS_PY_WHEEL:-}" ]; then
   t0=$SECONDS
   rm -rf "$VENV"
   "$py" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$SDIST"
-  echo "   built and installed in $((SECONDS - t0)) s"
+  MATURIN_PEP517_ARGS="--profile dev" "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$SDIST"
+  echo "   built (dev profile) and installed in $((SECONDS - t0)) s"
   (cd "$VENV" && "$VENV/bin/python" - "$VERSION" <<'EOF'
 import sys
 
@@ -198,23 +223,4 @@ EOF
   )
   rm -rf "$VENV"
 fi
-
-# ----- 5. the test hooks: a debug build with --features test-hooks -----
-HOOK_TESTS=(tests-py/errors/test_panics.py tests-py/test_release_surface.py)
-if [ "${FLUSS_PY_HOOKS:-1}" = 0 ]; then
-  if [ "$CI_MODE" = 1 ]; then echo "run.sh: FLUSS_PY_HOOKS=0 under CI=true: the tests of the test hooks must run" >&2; exit 1; fi
-  echo "!!!!! run.sh: FLUSS_PY_HOOKS=0: the tests that need the test hooks (${HOOK_TESTS[*]}) did NOT run !!!!!" >&2
-  exit 0
-fi
-py="$(find_python "${VERSIONS[0]}")"
-VENV="$REPO/.venv-hooks"
-echo "== test hooks: debug build with --features test-hooks into $VENV (Python ${VERSIONS[0]}), ${HOOK_TESTS[*]}"
-t0=$SECONDS
-[ -x "$VENV/bin/python" ] || uv venv -q --seed --python "$py" "$VENV"
-uv pip install -q --python "$VENV/bin/python" 'maturin>=1.9.4,<2' pytest pytest-asyncio pytest-timeout
-VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop -q --features test-hooks
-echo "   built and installed in $((SECONDS - t0)) s"
-t0=$SECONDS
-FLUSS_WRITER_EXPECT_HOOKS=1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --timeout=60 "${HOOK_TESTS[@]}"
-echo "== test hooks: pytest took $((SECONDS - t0)) s"
 

@@ -23,6 +23,7 @@ fn main() {
     let version_include = version_header(&out);
     cxx_build::bridge("src/bridge.rs")
         .file("src/glue.cc")
+        .file("src/glue_job.cc")
         .include("include")
         .include("../../cpp/include")
         .include(&version_include)
@@ -33,7 +34,9 @@ fn main() {
     for f in [
         "src/bridge.rs",
         "src/glue.cc",
+        "src/glue_job.cc",
         "include/fluss_writer_glue.h",
+        "include/fluss_writer_job.inc",
         "../../cpp/include/fluss_writer.hpp",
         "../../cpp/include/fluss_writer_version.h.in",
     ] {

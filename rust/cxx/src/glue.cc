@@ -1,5 +1,5 @@
-// glue.cc: the C++ trampolines called by Rust, and the parts of the public API (Job) that Rust
-// code constructs. Compiled into the Rust static library by build.rs, so the C++ library
+// glue.cc: the C++ trampolines called by Rust (Job's members, which Rust code needs too, are in
+// glue_job.cc). Compiled into the Rust static library by build.rs, so the C++ library
 // depends on the Rust library and never the reverse.
 //
 // Nothing here lets an exception escape: every function Rust calls is noexcept and catches
@@ -206,18 +206,5 @@ void execute_job(const CallbackExecutor& e, rust::Box<ffi::RJob> job) noexcept {
 }
 
 }  // namespace detail
-
-Job::~Job() {
-  if (impl_ != nullptr) {
-    // Dropping the Rust job retires its tickets and reports it to the error handler.
-    ffi::job_drop(rust::Box<ffi::RJob>::from_raw(std::exchange(impl_, nullptr)));
-  }
-}
-
-void Job::Run() {
-  if (impl_ != nullptr) {
-    ffi::job_run(rust::Box<ffi::RJob>::from_raw(std::exchange(impl_, nullptr)));
-  }
-}
 
 }  // namespace fluss_writer
