@@ -158,9 +158,6 @@ cleanup() {
   for p in "${watch_pids[@]}"; do wait "$p" 2>/dev/null || true; done
   report_heals
   python3 scripts/test-summary.py "$LOGS" || true
-  if [ "$cluster_started" = 1 ]; then scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ "$sasl_started" = 1 ]; then env "${sasl_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ "$replicated_started" = 1 ]; then env "${replicated_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
   # The background failover tests run in a process group of their own (setsid below): killing
   # only cargo left its test binary running, which restarted tablet servers of the cluster
   # stopped next (seen after a failed run).
@@ -172,12 +169,26 @@ cleanup() {
     kill -- "-$failover_pid" 2>/dev/null || kill "$failover_pid" 2>/dev/null || true
     wait "$failover_pid" 2>/dev/null || true
   fi
-  if [ "$failover_started" = 1 ]; then env "${failover_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ "$lake_started" = 1 ]; then env "${lake_env[@]}" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ "$fluss10_started" = 1 ]; then env "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ "$pressure_started" = 1 ]; then env "${pressure_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ "$sasl_v1_started" = 1 ]; then env "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
-  if [ "$ha_started" = 1 ]; then env "${ha_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION" scripts/fluss-cluster.sh stop >/dev/null 2>&1 || true; fi
+  # Then the clusters, all at once (each has its own directories and ports; one after the other,
+  # the eight took about a minute at the end of every run).
+  local stops=()
+  stop_cluster() {  # stop_cluster STARTED ENV...: scripts/fluss-cluster.sh stop in the background
+    if [ "$1" = 1 ]; then
+      shift
+      env "$@" scripts/fluss-cluster.sh stop >/dev/null 2>&1 &
+      stops+=("$!")
+    fi
+  }
+  stop_cluster "$cluster_started"
+  stop_cluster "$sasl_started" "${sasl_env[@]}"
+  stop_cluster "$replicated_started" "${replicated_env[@]}"
+  stop_cluster "$failover_started" "${failover_env[@]}"
+  stop_cluster "$lake_started" "${lake_env[@]}"
+  stop_cluster "$fluss10_started" "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
+  stop_cluster "$pressure_started" "${pressure_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
+  stop_cluster "$sasl_v1_started" "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
+  stop_cluster "$ha_started" "${ha_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
+  for p in "${stops[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ -n "${fluss10_missing:-}" ]; then echo "NOTE: $fluss10_missing"; fi
 }
 trap cleanup EXIT
