@@ -613,14 +613,18 @@ fn resent_batches_are_deduplicated_by_the_server() {
             ) else {
                 continue;
             };
+            // Three loads, not one: a single answer that came within 3 ms once chose a timeout
+            // under which every load of the run itself then timed out for 60 s (a warm run on a
+            // busy machine, 2026-12-07).
             let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
+            let mut loaded = 0;
+            while Instant::now() < deadline && loaded < 3 {
                 if c.get_table(&info.path).is_ok() {
-                    chosen = Some((c.clone(), timeout));
-                    break;
+                    loaded += 1;
                 }
             }
-            if chosen.is_some() {
+            if loaded == 3 {
+                chosen = Some((c.clone(), timeout));
                 break;
             }
             c.close(None).unwrap();
