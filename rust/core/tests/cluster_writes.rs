@@ -506,7 +506,10 @@ fn pk_table_with_bucket_key_subset_of_primary_key() {
 /// Idempotent writes with many batches and 5 requests in flight per bucket: the server sees one
 /// writer id and gap-free batch sequences per bucket, and every record exactly once at the
 /// offset its callback reported.
-fn idempotent_run(conn: &Connection, info: &TableInfo, records: i32) -> (Duration, usize) {
+/// Writes `records` rows through `conn` and checks them read back through `reader` (a
+/// connection with the default request timeout: the resend test's `conn` has a tiny one, under
+/// which the read-back's own requests timed out for 30 s on a busy machine).
+fn idempotent_run(conn: &Connection, reader: &Connection, info: &TableInfo, records: i32) -> (Duration, usize) {
     let t0 = Instant::now();
     let schema = Schema::builder().column_not_null("id", DataType::BigInt).column("msg", DataType::String).build().unwrap();
     assert_eq!(info.schema(), &schema);
@@ -537,7 +540,7 @@ fn idempotent_run(conn: &Connection, info: &TableInfo, records: i32) -> (Duratio
     acks.dedup_by_key(|a| a.0);
     assert_eq!(acks.len(), records as usize, "no callback ran twice");
 
-    let log = read_log(conn, info);
+    let log = read_log(reader, info);
     assert_eq!(log.len(), records as usize, "records stored (duplicates would make more)");
     let mut seen = vec![0u32; records as usize];
     let mut seqs: BTreeMap<i32, Vec<(i64, i32)>> = BTreeMap::new();
@@ -576,7 +579,7 @@ fn idempotent_writes_have_no_duplicates() {
     bounded("idempotent_writes", LIMIT, move || {
         let conn = connect(&bs, &[("client.writer.batch-size", "4kb"), ("client.writer.max-inflight-requests-per-bucket", "5")]);
         let info = id_log_table(&conn, "idem", 4);
-        let (t, batches) = idempotent_run(&conn, &info, 40_000);
+        let (t, batches) = idempotent_run(&conn, &conn, &info, 40_000);
         eprintln!("idempotent: 40000 records in {batches} batches, {:.0} ms", t.as_secs_f64() * 1e3);
         assert!(batches > 200, "small batches: {batches}");
         drop_table_when_reachable(&conn, &info.path);
@@ -630,7 +633,7 @@ fn resent_batches_are_deduplicated_by_the_server() {
             c.close(None).unwrap();
         }
         let (conn, timeout) = chosen.expect("the table could not be loaded even with a 25 ms request timeout");
-        let (t, batches) = idempotent_run(&conn, &info, 8_000);
+        let (t, batches) = idempotent_run(&conn, &admin_conn, &info, 8_000);
         let table = info.path.to_string();
         let retries = rec.count(|l| l.contains(&table) && l.contains("failed, retrying"));
         let late = rec.count(|l| l.contains("response to timed-out or dropped request")) - late_before;
