@@ -108,7 +108,7 @@ struct Outcomes {
 
 TEST_F(SaslTest, UsernameAndPasswordConnectWriteAndReadBack) {
   fw::Connection conn;
-  ASSERT_OK(fw::Connection::Create(Config("admin", kAdminPassword), conn));
+  ASSERT_OK(WhileCoordinatorRestarts("sasl connect", [&] { return fw::Connection::Create(Config("admin", kAdminPassword), conn); }));
   fw::Admin admin;
   ASSERT_OK(conn.GetAdmin(admin));
   fw::TablePath path = CreateTable(admin, "sasl_rw", 2);
@@ -150,7 +150,7 @@ TEST_F(SaslTest, JaasConfigConnects) {
                     "password=\"") +
             kAdminPassword + "\";");
   fw::Connection conn;
-  ASSERT_OK(fw::Connection::Create(c, conn));
+  ASSERT_OK(WhileCoordinatorRestarts("sasl connect", [&] { return fw::Connection::Create(c, conn); }));
   fw::Admin admin;
   ASSERT_OK(conn.GetAdmin(admin));
   bool exists = false;
@@ -194,7 +194,7 @@ TEST_F(SaslTest, PlaintextClientAtTheSaslListenerIsRefusedClearly) {
 // writer write. ListAcls and DropAcls see exactly this table's ACLs.
 TEST_F(SaslTest, WriteAclGrantedThroughTheCppApiLetsAUserWrite) {
   fw::Connection admin_conn;
-  ASSERT_OK(fw::Connection::Create(Config("admin", kAdminPassword), admin_conn));
+  ASSERT_OK(WhileCoordinatorRestarts("sasl connect", [&] { return fw::Connection::Create(Config("admin", kAdminPassword), admin_conn); }));
   fw::Admin admin;
   ASSERT_OK(admin_conn.GetAdmin(admin));
   fw::TablePath path = CreateTable(admin, "sasl_acl", 1);
@@ -215,7 +215,7 @@ TEST_F(SaslTest, WriteAclGrantedThroughTheCppApiLetsAUserWrite) {
   EXPECT_EQ(listed[0].principal_type, "User");
 
   fw::Connection user_conn;
-  ASSERT_OK(fw::Connection::Create(Config("fluss", kUserPassword), user_conn));
+  ASSERT_OK(WhileCoordinatorRestarts("sasl connect", [&] { return fw::Connection::Create(Config("fluss", kUserPassword), user_conn); }));
   // ACLs reach the servers asynchronously: the user may not even see the table for a moment.
   fw::Table user_table;
   fw::Result r;
@@ -309,7 +309,7 @@ TEST_F(SaslTest, WriteAclGrantedThroughTheCppApiLetsAUserWrite) {
 // Creating ACLs needs ALTER on the cluster: the user without it gets the server's refusal.
 TEST_F(SaslTest, CreateAclsWithoutAlterIsAuthorizationException) {
   fw::Connection conn;
-  ASSERT_OK(fw::Connection::Create(Config("fluss", kUserPassword), conn));
+  ASSERT_OK(WhileCoordinatorRestarts("sasl connect", [&] { return fw::Connection::Create(Config("fluss", kUserPassword), conn); }));
   fw::Admin admin;
   ASSERT_OK(conn.GetAdmin(admin));
   fw::Result r = admin.CreateAcls(
