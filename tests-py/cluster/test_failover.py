@@ -36,8 +36,10 @@ SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "fluss-cluste
 
 #: Codes that may end a record whose delivery overlapped the crash: the same list as the Rust
 #: (``cluster_support::FAULT_CODES``) and C++ failover tests, looked up by name in the module's
-#: code tables.
+#: code tables. ``UNKNOWN_SERVER_ERROR``: a 0.9.1 tablet server answers some produce requests with it
+#: while connections are being reset (docs/server-compatibility.md, note 7).
 _FAULT_NAMES = {
+    "UNKNOWN_SERVER_ERROR",
     "DELIVERY_TIMEOUT",
     "SEQUENCE_RESET",
     "OUT_OF_ORDER_SEQUENCE_EXCEPTION",

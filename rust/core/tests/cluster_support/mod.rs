@@ -626,7 +626,12 @@ impl Load {
 
 /// Error codes that may legitimately end a record whose delivery overlapped a server fault
 /// (restart, crash, leader move): the fault tests accept these in callbacks and no others.
+/// `UNKNOWN_SERVER_ERROR` is here because a 0.9.1 tablet server answers some produce requests with
+/// it while connections are being reset (netty's `IllegalReferenceCountException` from
+/// `PbProduceLogReqForBucket.getRecordsSlice`, before any append: docs/server-compatibility.md,
+/// note 7); it is not retriable, as in Fluss's own client.
 pub const FAULT_CODES: &[i32] = &[
+    fluss_writer::FlussCode::UNKNOWN_SERVER_ERROR,
     fluss_writer::ClientCode::DeliveryTimeout as i32,
     fluss_writer::ClientCode::SequenceReset as i32,
     fluss_writer::FlussCode::OUT_OF_ORDER_SEQUENCE,
