@@ -152,6 +152,20 @@ report_heals() {
     cat "$f"
   done
 }
+# Clusters a run no longer needs are stopped in the background (stop_now STARTED ENV...; true if it
+# was started), then waited for (wait_stops).
+early_stops=()
+stop_now() {
+  [ "$1" = 1 ] || return 1
+  shift
+  env "$@" scripts/fluss-cluster.sh stop >/dev/null 2>&1 &
+  early_stops+=("$!")
+}
+wait_stops() {
+  local p
+  for p in "${early_stops[@]}"; do wait "$p" 2>/dev/null || true; done
+  early_stops=()
+}
 cleanup() {
   local p
   for p in "${watch_pids[@]}"; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
@@ -305,8 +319,13 @@ if part rust; then
   defer=""
   if [ "$failover_started" = 1 ]; then
     echo "the Rust failover tests run in the background against $FLUSS_FAILOVER_BOOTSTRAP_SERVERS (build-logs/rust-failover.log)"
+    # The cluster is stopped as soon as the tests end (nothing else uses it; its five JVMs cost CPU
+    # while idle); the same session, so that cleanup's kill reaches the stop too.
+    # shellcheck disable=SC2016
     FLUSS_REPLICATED_BOOTSTRAP_SERVERS="$FLUSS_FAILOVER_BOOTSTRAP_SERVERS" FLUSS_REPLICATED_CLUSTER_ENV="${failover_env[*]}" \
-      setsid cargo test --workspace --test cluster_failover >"$LOGS/rust-failover.log" 2>&1 &
+      setsid bash -c 'rc=0; cargo test --workspace --test cluster_failover || rc=$?
+        env "$@" scripts/fluss-cluster.sh stop >/dev/null 2>&1; exit "$rc"' failover-tests "${failover_env[@]}" \
+      >"$LOGS/rust-failover.log" 2>&1 &
     failover_pid=$!
     defer="cluster_failover"
   fi
@@ -329,6 +348,13 @@ if part rust; then
     echo "FAILED: cargo test --workspace status $rust_rc, the cluster test targets status $rust_cluster_rc (build-logs/rust.log, build-logs/rust-cluster.log)" >&2
     exit 1
   fi
+  # The three 1.0-line clusters only the Rust tests use (back-pressure, SASL, coordinator HA) are
+  # stopped now: ten idle JVMs cost a fifth of a CPU, which the rest of the run needs.
+  stop_now "$pressure_started" "${pressure_env[@]}" "FLUSS_VERSION=${FLUSS_1_0_VERSION:-}" && pressure_started=0
+  stop_now "$sasl_v1_started" "${sasl_v1_env[@]}" "FLUSS_VERSION=${FLUSS_1_0_VERSION:-}" && sasl_v1_started=0
+  stop_now "$ha_started" "${ha_env[@]}" "FLUSS_VERSION=${FLUSS_1_0_VERSION:-}" && ha_started=0
+  wait_stops
+  unset FLUSS_PRESSURE_BOOTSTRAP_SERVERS FLUSS_SASL_V1_BOOTSTRAP_SERVERS FLUSS_HA_BOOTSTRAP_SERVERS FLUSS_HA_CLUSTER_ENV
 fi
 
 if part interop && [ -n "${FLUSS_BOOTSTRAP_SERVERS:-}" ]; then
