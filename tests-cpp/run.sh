@@ -2,7 +2,9 @@
 # tests-cpp/run.sh: the C++ test command.
 #  1. configure + build (CMake, Ninja, Debug, the tests and the benchmark turned on, which are off
 #     by default, with the test hooks: FLUSS_WRITER_TEST_HOOKS=ON; cargo with the shared
-#     CARGO_TARGET_DIR of scripts/cargo-target-dir.sh) and run ctest;
+#     CARGO_TARGET_DIR of scripts/cargo-target-dir.sh) and run ctest. The Rust library is built
+#     in cargo's release profile (FLUSS_WRITER_CARGO_PROFILE=release), the shipped packages'
+#     (step 2), so the core is compiled once for both: only the crate with the hooks differs;
 #  2. scripts/dist.sh cpp: the Release packages (static: the plain `cmake -S . -B dir && cmake
 #     --build dir && cmake --install dir`, whose defaults must give a library without tests or
 #     hooks; shared) installed and checked (no hook in them: scripts/check-no-test-hooks.sh,
@@ -101,7 +103,12 @@ fi
 
 # ----- 1. build and test -----
 echo "== run.sh: build (Debug) and ctest${CLUSTER:+ (cluster tests against $CLUSTER)}"
-cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" \
+# The C++ code is a Debug build; the Rust core under it is the release code the packages ship
+# (a dev-profile build of it was one more compile of the core and its ~100 dependencies, and
+# linked a 180 MiB library into each of the ~35 test programs instead of 60 MiB). The Rust
+# workspace tests run the core with debug assertions.
+RUST_PROFILE=(-DFLUSS_WRITER_CARGO_PROFILE=release)
+cmake -S . -B build-cpp -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-Werror=all -Werror=extra" "${RUST_PROFILE[@]}" \
   -DFLUSS_WRITER_BUILD_TESTS=ON -DFLUSS_WRITER_BUILD_BENCH=ON -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" "${LAUNCHER[@]}" >/dev/null
 cmake --build build-cpp -j "$JOBS"
 # The shipped packages are checked for test hooks (scripts/dist.sh cpp, below); the same check
@@ -129,7 +136,7 @@ JOBS="$JOBS" scripts/dist.sh cpp
 # build above against the static ones: every test runs on both kinds of the library, and its
 # some 35 programs link a small libfluss_writer.so instead of the 180 MiB Rust static library each.
 echo "== run.sh: ASan+UBSan build (the shared library) and ctest"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_SHARED=ON -DFLUSS_WRITER_BUILD_TESTS=ON \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_SHARED=ON -DFLUSS_WRITER_BUILD_TESTS=ON "${RUST_PROFILE[@]}" \
   -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" "${LAUNCHER[@]}" >/dev/null
 cmake --build build-asan -j "$JOBS"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:suppressions=$REPO/tests-cpp/asan.supp"

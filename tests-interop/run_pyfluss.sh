@@ -29,7 +29,8 @@ manifest="$(mktemp "${TMPDIR:-/tmp}/fluss-interop-manifest.XXXXXX.json")"
 written="$(mktemp "${TMPDIR:-/tmp}/fluss-interop-written.XXXXXX.json")"
 trap 'rm -f "$manifest" "$written"' EXIT
 # --workspace: the workspace's feature set, which `cargo test --workspace` built the example with
-# (with -p fluss-writer, cargo resolves other features and compiles the core a second time).
+# (an example may use dev-dependencies, so it gets their features, as in `cargo test`; with
+# -p fluss-writer, cargo resolved other features and compiled the core a second time).
 (cd "$REPO" && cargo build -q --workspace --example interop_writer)
 "$CARGO_TARGET_DIR/debug/examples/interop_writer" > "$manifest"
 "$VENV/bin/python" "$HERE/pyfluss_readback.py" "$manifest" --written "$written"

@@ -32,11 +32,13 @@ DEPS=(pytest pytest-asyncio pytest-timeout 'pyarrow>=14' polars pandas mypy hypo
 CI_MODE=0
 if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then CI_MODE=1; fi
 
-# The checker of the golden traces (tests-py/golden), built once for either mode. --workspace, not
-# -p fluss-writer-golden: the workspace's feature set, so the build of `cargo test --workspace`
-# (scripts/test-all.sh) is reused instead of the core and its dependencies compiled again.
+# The checker of the golden traces (tests-py/golden), built once for either mode, as a dependency of
+# the golden package's test (cargo builds a package's binaries for its integration tests): then it
+# is the binary `cargo test --workspace` (scripts/test-all.sh) built, with the workspace's feature
+# set for tests. `cargo build -p fluss-writer-golden --bin golden-check` resolved other features
+# and compiled the core and its dependencies once more.
 echo "== golden-check"
-cargo build -q --workspace --bin golden-check
+cargo test -q --workspace --no-run --test golden
 export GOLDEN_CHECK="$CARGO_TARGET_DIR/debug/golden-check"
 
 if [ "${FLUSS_PY_DEVELOP:-}" = 1 ]; then
