@@ -325,8 +325,17 @@ launch() {   # launch ROLE MAINCLASS HEAP [extra java args...] -- [program args.
     "${jopts[@]}" "${user_opts[@]}" \
     -cp "$(classpath)" "$main" "${args[@]}" \
     >> "$LOG_DIR/$role.log" 2>&1 < /dev/null 9>&- &   # 9: LOCK_FILE, which a JVM must not keep held
-  echo $! > "$PID_DIR/$role.pid"
-  log "started $role (pid $!), log $LOG_DIR/$role.log"
+  local pid=$! n
+  echo "$pid" > "$PID_DIR/$role.pid"
+  # Until the background child has exec'd, its command line is this script's, and a check right
+  # after the launch (role_running: "exited while starting") took the live child for a dead JVM
+  # (seen once: start-coordinator in coordinator_ha, 2026-12-07). Wait for the exec (or the exit).
+  for ((n = 0; n < 100; n++)); do
+    is_ours "$role" "$pid" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  log "started $role (pid $pid), log $LOG_DIR/$role.log"
 }
 
 listeners() {   # listeners CLIENT_ADDR INTERNAL_ADDR: the server.yaml lines of one server
