@@ -134,7 +134,7 @@ JOBS="$JOBS" scripts/dist.sh cpp
 # ----- 3. AddressSanitizer + UndefinedBehaviorSanitizer -----
 # This build links the suite against the shared library (FLUSS_WRITER_BUILD_SHARED=ON), the Debug
 # build above against the static ones: every test runs on both kinds of the library, and its
-# some 35 programs link a small libfluss_writer.so instead of the 180 MiB Rust static library each.
+# some 35 programs link a small libfluss_writer.so instead of the 60 MiB Rust static library each.
 echo "== run.sh: ASan+UBSan build (the shared library) and ctest"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLUSS_WRITER_SANITIZE=ON -DFLUSS_WRITER_BUILD_SHARED=ON -DFLUSS_WRITER_BUILD_TESTS=ON "${RUST_PROFILE[@]}" \
   -DFLUSS_WRITER_BUILD_BENCH=OFF -DFLUSS_WRITER_TEST_HOOKS=ON "${ARROW_FLAGS[@]}" "${CLUSTER_FLAGS[@]}" "${LAUNCHER[@]}" >/dev/null
