@@ -269,18 +269,19 @@ classpath() {
 }
 
 # ------------------------------------------------------------------ processes
-pid_of() { [[ -f "$PID_DIR/$1.pid" ]] && cat "$PID_DIR/$1.pid" || true; }
+pid_of() { local p=""; [[ -r "$PID_DIR/$1.pid" ]] && read -r p < "$PID_DIR/$1.pid"; echo "$p"; }
 
-# alive and really ours: the command line carries our role/run-dir markers (guards against pid reuse)
+# alive and really ours: the command line carries our role/run-dir markers (guards against pid reuse).
+# Shell builtins only (heal-watch checks the coordinator with it once a second).
 is_ours() {
-  local role="$1" pid="$2"
+  local role="$1" pid="$2" args
   [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
-  local cmd
-  cmd="$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null)" || return 1
-  [[ "$cmd" == *"-Dfluss.cluster.role=$role "* && "$cmd" == *"-Dfluss.cluster.run=$FLUSS_RUN_DIR "* ]]
+  mapfile -t -d '' args < "/proc/$pid/cmdline" 2>/dev/null || return 1
+  [[ " ${args[*]} " == *" -Dfluss.cluster.role=$role "* && " ${args[*]} " == *" -Dfluss.cluster.run=$FLUSS_RUN_DIR "* ]]
 }
 
-role_running() { local p; p="$(pid_of "$1")"; is_ours "$1" "$p"; }
+# Without a subshell: the pid is read here, not through pid_of.
+role_running() { local p=""; [[ -r "$PID_DIR/$1.pid" ]] && read -r p < "$PID_DIR/$1.pid"; is_ours "$1" "$p"; }
 
 port_in_use() { (exec 3<>"/dev/tcp/$FLUSS_HOST/$1") 2>/dev/null; }
 
@@ -739,16 +740,8 @@ do_restart_coordinator() {
 HEAL_SIGNS=('"this.tablePath" is null' 'is not empty while creating a new one')
 # The watch costs next to nothing while nothing happens (it runs beside every suite of a
 # `make test`, one per 0.9.1 cluster): the log is followed by `tail -F | grep` (inotify, no
-# polling), and the liveness check once a second uses shell builtins only. (Polling the log with
+# polling), and the liveness check once a second uses shell builtins only (role_running). (Polling the log with
 # stat/tail/grep and the pid with cat/tr twice a second cost 4 % of a CPU per watch.)
-coordinator_alive() {   # the coordinator's pid file names a live JVM of ours; builtins only
-  local pid args
-  [[ -r "$PID_DIR/coordinator.pid" ]] || return 1
-  read -r pid < "$PID_DIR/coordinator.pid" 2>/dev/null || return 1
-  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 1
-  mapfile -d '' args < "/proc/$pid/cmdline" 2>/dev/null || return 1
-  [[ " ${args[*]} " == *" -Dfluss.cluster.role=coordinator "* && " ${args[*]} " == *" -Dfluss.cluster.run=$FLUSS_RUN_DIR "* ]]
-}
 do_heal_watch() {
   check_java; check_python
   local file="$LOG_DIR/coordinator.log" line sign found feed
@@ -771,7 +764,7 @@ do_heal_watch() {
     fi
     # A coordinator that exited on its own (its pid file is left: every stop removes it), e.g. after
     # its ZooKeeper session expired on a loaded machine, is started again too.
-    if [[ -s "$PID_DIR/coordinator.pid" ]] && ! coordinator_alive; then
+    if [[ -s "$PID_DIR/coordinator.pid" ]] && ! role_running coordinator; then
       ( flock 9
         if [[ -n "$(pid_of coordinator)" ]] && ! role_running coordinator; then
           log "heal-watch: the coordinator exited: starting it again"

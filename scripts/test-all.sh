@@ -185,24 +185,16 @@ cleanup() {
   fi
   # Then the clusters, all at once (each has its own directories and ports; one after the other,
   # the eight took about a minute at the end of every run).
-  local stops=()
-  stop_cluster() {  # stop_cluster STARTED ENV...: scripts/fluss-cluster.sh stop in the background
-    if [ "$1" = 1 ]; then
-      shift
-      env "$@" scripts/fluss-cluster.sh stop >/dev/null 2>&1 &
-      stops+=("$!")
-    fi
-  }
-  stop_cluster "$cluster_started"
-  stop_cluster "$sasl_started" "${sasl_env[@]}"
-  stop_cluster "$replicated_started" "${replicated_env[@]}"
-  stop_cluster "$failover_started" "${failover_env[@]}"
-  stop_cluster "$lake_started" "${lake_env[@]}"
-  stop_cluster "$fluss10_started" "${fluss10_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
-  stop_cluster "$pressure_started" "${pressure_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
-  stop_cluster "$sasl_v1_started" "${sasl_v1_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
-  stop_cluster "$ha_started" "${ha_env[@]}" "FLUSS_VERSION=$FLUSS_1_0_VERSION"
-  for p in "${stops[@]}"; do wait "$p" 2>/dev/null || true; done
+  stop_now "$cluster_started" || true
+  stop_now "$sasl_started" "${sasl_env[@]}" || true
+  stop_now "$replicated_started" "${replicated_env[@]}" || true
+  stop_now "$failover_started" "${failover_env[@]}" || true
+  stop_now "$lake_started" "${lake_env[@]}" || true
+  stop_now "$fluss10_started" "${fluss10_env[@]}" "FLUSS_VERSION=${FLUSS_1_0_VERSION:-}" || true
+  stop_now "$pressure_started" "${pressure_env[@]}" "FLUSS_VERSION=${FLUSS_1_0_VERSION:-}" || true
+  stop_now "$sasl_v1_started" "${sasl_v1_env[@]}" "FLUSS_VERSION=${FLUSS_1_0_VERSION:-}" || true
+  stop_now "$ha_started" "${ha_env[@]}" "FLUSS_VERSION=${FLUSS_1_0_VERSION:-}" || true
+  wait_stops
   if [ -n "${fluss10_missing:-}" ]; then echo "NOTE: $fluss10_missing"; fi
 }
 trap cleanup EXIT
