@@ -72,18 +72,8 @@ class BackendTest : public ::testing::TestWithParam<Backend> {
 
   // Creates a table under a fresh name.
   fw::TablePath Create(const std::string& prefix, const fw::TableDescriptor& d) {
-    fw::TablePath p(database, Unique(prefix));
-    // A fresh name on every try: a table created before a lost answer must not be met again.
-    auto create = [&] {
-      p = fw::TablePath(database, Unique(prefix));
-      return admin.CreateTable(p, d);
-    };
-    fw::Result r = Embedded() ? create() : WhileCoordinatorRestarts("create table", create);
-    // A Fluss 0.9.1 coordinator now and then never processes a new table: another name then.
-    for (int attempt = 0; !r.Ok() && r.error_code == kLeaderNotAvailable && attempt < 2; ++attempt) {
-      NoteRetry(p.ToString() + ": " + r.ToString() + "; creating another table");
-      r = WhileCoordinatorRestarts("create table", create);
-    }
+    fw::TablePath p(database, prefix);
+    fw::Result r = CreateFreshTable(admin, d, [&] { return fw::TablePath(database, Unique(prefix)); }, p, !Embedded());
     EXPECT_TRUE(r.Ok()) << p.ToString() << ": " << r.ToString();
     return p;
   }

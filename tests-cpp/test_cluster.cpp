@@ -157,18 +157,8 @@ class ClusterTest : public ::testing::Test {
 
   // Creates a fresh table and waits until every bucket has a leader that answers.
   fw::Table Create(const std::string& prefix, const fw::TableDescriptor& d) {
-    fw::TablePath p(kDatabase, Unique(prefix));
-    auto create = [&] {
-      p = fw::TablePath(kDatabase, Unique(prefix));
-      return admin.CreateTable(p, d);
-    };
-    fw::Result r = WhileCoordinatorRestarts("create table", create);
-    // A table whose buckets get no leader (a Fluss 0.9.1 coordinator now and then never processes
-    // a new table) is abandoned for another one under a fresh name.
-    for (int attempt = 0; !r.Ok() && r.error_code == kLeaderNotAvailable && attempt < 2; ++attempt) {
-      NoteRetry(p.ToString() + ": " + r.ToString() + "; creating another table");
-      r = WhileCoordinatorRestarts("create table", create);
-    }
+    fw::TablePath p(kDatabase, prefix);
+    fw::Result r = CreateFreshTable(admin, d, [&] { return fw::TablePath(kDatabase, Unique(prefix)); }, p);
     EXPECT_TRUE(r.Ok()) << p.ToString() << ": " << r.ToString();
     fw::Table t;
     r = conn.GetTable(p, t);

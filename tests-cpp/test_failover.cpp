@@ -373,16 +373,8 @@ TEST(Failover, SigkillOfABusyLeaderLosesAndDuplicatesNothing) {
   d.bucket_count = 3;
   d.bucket_keys = {"id"};
   d.properties["table.replication.factor"] = "3";
-  fw::TablePath path(kDatabase, Unique("failover"));
-  fw::Result r = admin.CreateTable(path, d);
-  // A Fluss 0.9.1 coordinator now and then never gives a new table's buckets a leader
-  // (LEADER_NOT_AVAILABLE): abandon it for another one.
-  for (int attempt = 0; r.error_code == 44 && attempt < 2; ++attempt) {
-    NoteRetry(path.ToString() + ": " + r.ToString() + "; creating another table");
-    path = fw::TablePath(kDatabase, Unique("failover"));
-    r = admin.CreateTable(path, d);
-  }
-  ASSERT_OK(r);
+  fw::TablePath path(kDatabase, "failover");
+  ASSERT_OK(CreateFreshTable(admin, d, [] { return fw::TablePath(kDatabase, Unique("failover")); }, path));
   fw::Table table;
   ASSERT_OK(conn.GetTable(path, table));
   ASSERT_EQ(table.BucketCount(), 3);

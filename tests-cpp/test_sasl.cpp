@@ -60,9 +60,10 @@ class SaslTest : public ::testing::Test {
     return c;
   }
 
-  // A fresh log table (id BIGINT NOT NULL, msg STRING), created by the super user.
+  // A fresh log table (id BIGINT NOT NULL, msg STRING), created by the super user (test_util.h:
+  // another name if its buckets get no leader).
   fw::TablePath CreateTable(fw::Admin& admin, const std::string& prefix, int32_t buckets) {
-    fw::Result r = admin.CreateDatabase(kDatabase, true);
+    fw::Result r = WhileCoordinatorRestarts("create database", [&] { return admin.CreateDatabase(kDatabase, true); });
     EXPECT_TRUE(r.Ok()) << r.ToString();
     fw::TableDescriptor d;
     d.schema = fw::Schema::NewBuilder()
@@ -70,8 +71,8 @@ class SaslTest : public ::testing::Test {
                    .AddColumn("msg", fw::DataType::String())
                    .Build();
     d.bucket_count = buckets;
-    fw::TablePath p(kDatabase, Unique(prefix));
-    r = admin.CreateTable(p, d);
+    fw::TablePath p(kDatabase, prefix);
+    r = CreateFreshTable(admin, d, [&] { return fw::TablePath(kDatabase, Unique(prefix)); }, p);
     EXPECT_TRUE(r.Ok()) << p.ToString() << ": " << r.ToString();
     return p;
   }

@@ -68,6 +68,26 @@ fw::Result WhileCoordinatorRestarts(const std::string& what, F&& f) {
   return r;
 }
 
+// Creates a table described by `d` under the name `fresh()` returns, a new name on every try (a
+// table created before a lost answer must not be met again), into `p`. On a cluster
+// (`wait_for_coordinator`) it waits for a coordinator that heal-watch restarts, and a table whose
+// buckets get no leader (a Fluss 0.9.1 coordinator now and then never processes a new table) is
+// abandoned for another one, twice at most; each retry is noted. Returns the last Result.
+template <typename Fresh>
+fw::Result CreateFreshTable(fw::Admin& admin, const fw::TableDescriptor& d, Fresh&& fresh, fw::TablePath& p,
+                            bool wait_for_coordinator = true) {
+  auto create = [&] {
+    p = fresh();
+    return admin.CreateTable(p, d);
+  };
+  fw::Result r = wait_for_coordinator ? WhileCoordinatorRestarts("create table", create) : create();
+  for (int attempt = 0; !r.Ok() && r.error_code == kLeaderNotAvailable && attempt < 2; ++attempt) {
+    NoteRetry(p.ToString() + ": " + r.ToString() + "; creating another table");
+    r = WhileCoordinatorRestarts("create table", create);
+  }
+  return r;
+}
+
 // Counts live instances: a capture whose destruction a test observes.
 struct Tracked {
   explicit Tracked(std::shared_ptr<std::atomic<int>> d) : destroyed(std::move(d)) {}
