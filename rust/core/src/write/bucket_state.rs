@@ -147,6 +147,8 @@ struct Flight<B> {
     /// Set by a sequence reset: this flight is not retried any more.
     no_retry: bool,
     last_error: Option<Error>,
+    /// When (clock nanos) `last_error` came.
+    last_error_at: u64,
     /// The partition epoch of its last attempt (and of its stamp once stamped).
     epoch: u32,
     /// Attempts that went to a replaced partition id and failed: they do not count against
@@ -204,6 +206,22 @@ fn delivery_timeout_error(dt: u64, last: Option<&Error>) -> Error {
         ),
         None => Error::client(ClientCode::DeliveryTimeout, format!("not delivered within client.writer.delivery-timeout ({dt:?})")),
     }
+}
+
+/// The delivery timeout of a batch that was sent: how often, and how long before its deadline
+/// its last error came (an error long before the deadline means it waited, not retried, since).
+fn flight_timeout_error(dt: u64, attempts: u32, last: Option<&Error>, last_at: u64, deadline: u64) -> Error {
+    let dt = std::time::Duration::from_nanos(dt);
+    let tries = if attempts == 1 { "1 attempt".to_string() } else { format!("{attempts} attempts") };
+    let message = match last {
+        Some(e) if last_at < deadline => {
+            let before = std::time::Duration::from_millis((deadline - last_at) / MS);
+            format!("not delivered within client.writer.delivery-timeout ({dt:?}) after {tries}; last error ({before:?} before the deadline): {e}")
+        }
+        Some(e) => format!("not delivered within client.writer.delivery-timeout ({dt:?}) after {tries}; last error: {e}"),
+        None => format!("not delivered within client.writer.delivery-timeout ({dt:?}) after {tries}"),
+    };
+    Error::client(ClientCode::DeliveryTimeout, message)
 }
 
 fn sequence_reset_error(bucket: usize, e: Option<&Error>) -> Error {
@@ -380,6 +398,7 @@ impl<B> Machine<B> {
             state,
             no_retry: false,
             last_error: None,
+            last_error_at: 0,
             stale_attempts: 0,
             epoch,
             sent_to: None,
@@ -497,11 +516,12 @@ impl<B> Machine<B> {
                     self.retried.push((b, e.code()));
                     f.state = State::Backoff { at: now.saturating_add(backoff(backoff_base, f.attempts)) };
                     f.last_error = Some(e);
+                    f.last_error_at = now;
                 } else {
                     let err = if f.no_retry && would_retry {
                         sequence_reset_error(b, Some(&e))
                     } else if expired && retriable {
-                        delivery_timeout_error(dt, Some(&e))
+                        flight_timeout_error(dt, f.attempts, Some(&e), now, deadline)
                     } else {
                         e
                     };
@@ -538,7 +558,7 @@ impl<B> Machine<B> {
                 f.state = State::Done(BatchOutcome { result: Ok(()), base_offset: -1, log_end_offset: -1, acked_by: None })
             }
             Err(e) if now >= deadline => {
-                let err = delivery_timeout_error(dt, Some(&e));
+                let err = flight_timeout_error(dt, f.attempts, Some(&e), now, deadline);
                 log::warn!("{} bucket {b}: batch failed: {err}", self.p.table);
                 f.state = done_err(err);
             }
@@ -548,6 +568,7 @@ impl<B> Machine<B> {
                 f.stale_attempts += 1;
                 f.state = State::Backoff { at: now };
                 f.last_error = Some(e);
+                f.last_error_at = now;
             }
         }
     }
@@ -754,7 +775,7 @@ impl<B> Machine<B> {
                 }
                 let deadline = self.deadline(f.created);
                 let err = if now >= deadline {
-                    delivery_timeout_error(self.p.delivery_timeout, f.last_error.as_ref())
+                    flight_timeout_error(self.p.delivery_timeout, f.attempts, f.last_error.as_ref(), f.last_error_at, deadline)
                 } else {
                     due(&mut next, deadline);
                     continue;
@@ -1401,6 +1422,36 @@ mod tests {
         let o = &h.completed[&0];
         assert_eq!(code(o), ClientCode::DeliveryTimeout as i32);
         assert!(h.now <= created + 3_000 * MS);
+    }
+
+    /// A batch answered NOT_LEADER_OR_FOLLOWER whose bucket then has no leader is not resent; its
+    /// DELIVERY_TIMEOUT says how often it was sent and how long before the deadline its last
+    /// error came (so a batch that stopped being resent is told from one resent until the end).
+    #[test]
+    fn an_expired_batch_names_its_attempts_and_when_its_last_error_came() {
+        let mut h = Harness::new(fixed(false), 1, true);
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.poll();
+        assert_eq!(h.requests.len(), 1);
+        let n = CODES.iter().position(|&c| c == FlussCode::NOT_LEADER_OR_FOLLOWER).unwrap() + 1;
+        h.apply(Op::Respond { req: 0, whole: false, outcomes: vec![n] });
+        loop {
+            h.poll();
+            if h.metadata.is_some() {
+                h.apply(Op::Metadata { kind: 1, mask: 0xff });
+                h.poll();
+            }
+            assert!(h.requests.is_empty(), "nothing is resent without a leader");
+            if !h.completed.is_empty() {
+                break;
+            }
+            h.apply(Op::Advance { ms: 10_000 });
+        }
+        let o = &h.completed[&0];
+        assert_eq!(code(o), ClientCode::DeliveryTimeout as i32);
+        let message = o.result.as_ref().unwrap_err().message().to_string();
+        assert!(message.contains("after 1 attempt; last error ("), "{message}");
+        assert!(message.contains("before the deadline): NOT_LEADER_OR_FOLLOWER"), "{message}");
     }
 
     /// The scenario: the first send is answered UNKNOWN_TABLE_OR_BUCKET, the metadata
