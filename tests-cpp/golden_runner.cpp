@@ -645,6 +645,7 @@ void Setup(Run& run, const std::string& bootstrap) {
   desc.bucket_count = t["bucket_count"];
   desc.bucket_keys = t["bucket_key"].get<Names>();
   desc.partition_keys = t["partition_keys"].get<Names>();
+  desc.properties = t["properties"].get<std::map<std::string, std::string>>();
   if (run.cluster) {
     // A table of its own per run: the cluster is shared and outlives this process.
     auto nanos = std::chrono::system_clock::now().time_since_epoch() / std::chrono::nanoseconds(1);

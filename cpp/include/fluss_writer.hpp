@@ -1704,7 +1704,7 @@ class Admin {
   /// row by its own partition's count. A coordinator without ALTER_TABLE v1 (Fluss 0.9) is not
   /// asked: UNSUPPORTED naming its versions.
   Result AlterBucketCount(const TablePath& path, int32_t bucket_count, bool ignore_if_not_exists = false);
-  /// Set `out` to whether the servers have `capability` ("alter_bucket_count"), decided from
+  /// Set `out` to whether the servers have `capability` ("alter_bucket_count", "historical_partitions"), decided from
   /// their ApiVersions; an unknown name is INVALID_CONFIG.
   Result ServerSupports(const std::string& capability, bool& out);
   /// Replace `out` with what the server knows of the table (left as it was on error, e.g.

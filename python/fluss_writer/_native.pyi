@@ -402,7 +402,7 @@ class Admin:
         each row by its own partition's count. A coordinator without ALTER_TABLE v1 (Fluss 0.9)
         raises UnsupportedError naming its versions, without being asked. GIL released."""
     def server_supports(self, capability: str) -> bool:
-        """Whether the servers have ``capability`` (``"alter_bucket_count"``), from their
+        """Whether the servers have ``capability`` (``"alter_bucket_count"``, ``"historical_partitions"``), from their
         ApiVersions; an unknown name raises InvalidConfigError."""
     def list_partitions(self, path: PathArg) -> List[PartitionInfo]:
         """The table's partitions; a table without partition keys raises ServerError

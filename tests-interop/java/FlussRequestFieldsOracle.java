@@ -1,5 +1,6 @@
 /*
- * The Fluss 1.0 request and response fields for per-partition bucket counts, decoded by the
+ * The Fluss 1.0 request and response fields for per-partition bucket counts (and the
+ * `original_partition_name` of writes and lookups for historical partitions), decoded by the
  * official Apache Fluss Java client's generated message classes (fluss-client 1.0.0): the oracle
  * that fluss-writer's encoder puts each field under the field number Java reads it from.
  *
@@ -51,6 +52,11 @@ public class FlussRequestFieldsOracle {
         System.out.flush();
     }
 
+    /** A JSON string (a plain name: no escaping needed), or null when the field is absent. */
+    static String quoted(boolean present, String value) {
+        return present ? "\"" + value + "\"" : "null";
+    }
+
     static String decode(String name, byte[] body) {
         StringBuilder j = new StringBuilder("{\"msg\":\"").append(name).append('"');
         switch (name) {
@@ -63,7 +69,9 @@ public class FlussRequestFieldsOracle {
                     j.append(sep).append("{\"partition_id\":").append(b.hasPartitionId() ? String.valueOf(b.getPartitionId()) : "null")
                             .append(",\"bucket_id\":").append(b.getBucketId())
                             .append(",\"routing_bucket_count\":")
-                            .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null").append('}');
+                            .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null")
+                            .append(",\"original_partition_name\":").append(quoted(b.hasOriginalPartitionName(), b.hasOriginalPartitionName() ? b.getOriginalPartitionName() : null))
+                            .append('}');
                     sep = ",";
                 }
                 j.append(']');
@@ -78,7 +86,9 @@ public class FlussRequestFieldsOracle {
                     j.append(sep).append("{\"partition_id\":").append(b.hasPartitionId() ? String.valueOf(b.getPartitionId()) : "null")
                             .append(",\"bucket_id\":").append(b.getBucketId())
                             .append(",\"routing_bucket_count\":")
-                            .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null").append('}');
+                            .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null")
+                            .append(",\"original_partition_name\":").append(quoted(b.hasOriginalPartitionName(), b.hasOriginalPartitionName() ? b.getOriginalPartitionName() : null))
+                            .append('}');
                     sep = ",";
                 }
                 j.append(']');
@@ -91,7 +101,9 @@ public class FlussRequestFieldsOracle {
                 String sep = "";
                 for (PbLookupReqForBucket b : r.getBucketsReqsList()) {
                     j.append(sep).append("{\"bucket_id\":").append(b.getBucketId()).append(",\"routing_bucket_count\":")
-                            .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null").append('}');
+                            .append(b.hasRoutingBucketCount() ? String.valueOf(b.getRoutingBucketCount()) : "null")
+                            .append(",\"original_partition_name\":").append(quoted(b.hasOriginalPartitionName(), b.hasOriginalPartitionName() ? b.getOriginalPartitionName() : null))
+                            .append('}');
                     sep = ",";
                 }
                 j.append(']');

@@ -309,7 +309,7 @@ def run_scenario(plan: dict[str, Any], bootstrap: str, stem: str) -> dict[str, A
         t = plan["table"]
         schema = fw.Schema(_columns(t["columns"]), primary_keys=t["primary_key"] or None)
         desc = fw.TableDescriptor(schema, bucket_count=t["bucket_count"], bucket_keys=t["bucket_key"] or None,
-                                  partition_keys=t["partition_keys"] or None)
+                                  partition_keys=t["partition_keys"] or None, properties=t["properties"] or None)
         if cluster:
             conn.admin().create_database(CLUSTER_DB, True)
             path = create_table(conn, lambda: f"{CLUSTER_DB}.t{stem.split('_')[0]}_{uuid.uuid4().hex[:10]}", desc)

@@ -55,6 +55,9 @@ pub enum Capability {
     /// `alter_bucket_count`: ALTER_TABLE v1 on the coordinator (Fluss 1.0 per-partition bucket
     /// counts).
     AlterBucketCount,
+    /// `historical_partitions`: PUT_KV v3 on the tablet servers (Fluss 1.0.0 writes to
+    /// historical partitions; a table with them also needs the cluster's lake).
+    HistoricalPartitions,
 }
 
 impl Capability {
@@ -62,16 +65,21 @@ impl Capability {
     pub fn from_name(name: &str) -> Result<Capability> {
         match name {
             "alter_bucket_count" => Ok(Capability::AlterBucketCount),
-            other => {
-                Err(Error::client(ClientCode::InvalidConfig, format!("unknown server capability {other:?} (known: alter_bucket_count)")))
-            }
+            "historical_partitions" => Ok(Capability::HistoricalPartitions),
+            other => Err(Error::client(
+                ClientCode::InvalidConfig,
+                format!("unknown server capability {other:?} (known: alter_bucket_count, historical_partitions)"),
+            )),
         }
     }
 
-    /// Where it is asked, its API key, the lowest version that has it, the API's name.
+    /// Where it is asked (`Dest::Tablet(-1)`: any tablet server), its API key, the lowest
+    /// version that has it, the API's name.
     fn needs(self) -> (Dest, i16, i16, &'static str) {
         match self {
             Capability::AlterBucketCount => (Dest::Coordinator, 1044, 1, "ALTER_TABLE"),
+            // Any tablet server (the one the cluster's metadata names first).
+            Capability::HistoricalPartitions => (Dest::Tablet(-1), 1016, 3, "PUT_KV"),
         }
     }
 }
@@ -294,6 +302,13 @@ impl Admin {
     fn capability_missing(&self, c: Capability) -> Result<Option<String>> {
         self.conn.check_usable()?;
         let (dest, key, min, name) = c.needs();
+        let dest = match dest {
+            Dest::Tablet(-1) => match self.run_read(Dest::Any, proto::MetadataRequest::default())?.tablet_servers.first() {
+                Some(n) => Dest::Tablet(n.node_id),
+                None => return Ok(Some("the cluster names no tablet server".to_string())),
+            },
+            d => d,
+        };
         let backend = self.conn.backend.clone();
         let range = self.conn.block_on(async move { backend.api_version_range(dest, key).await })?;
         Ok(match range {

@@ -115,14 +115,32 @@ requests! {
     CreatePartition(CreatePartitionRequest, CreatePartitionResponse) = 1036, 0;
     DropPartition(DropPartitionRequest, DropPartitionResponse) = 1037, 0;
     Metadata(MetadataRequest, MetadataResponse) = 1012, 0;
-    ProduceLog(ProduceLogRequest, ProduceLogResponse) = 1014, 0;
+    // v1 (Fluss 1.0.0): bucket entries may name `original_partition_name` (writes to a historical
+    // partition), which only v1 carries (`Request::min_version`); 0.9.x and the 1.0 snapshots
+    // (max v0) get v0.
+    ProduceLog(ProduceLogRequest, ProduceLogResponse) = 1014, 1;
     FetchLog(FetchLogRequest, FetchLogResponse) = 1015, 0;
     // v2 (Fluss 1.0): the client understands STORAGE_BACKPRESSURE (72) and `pressure`; a 0.9.x
-    // server (max v1) gets v1. v3 (historical partitions) is not sent.
-    PutKv(PutKvRequest, PutKvResponse) = 1016, 2;
+    // server (max v1) gets v1. v3 (Fluss 1.0.0): bucket entries may name
+    // `original_partition_name` (historical partitions), which needs v3 (`Request::min_version`).
+    PutKv(PutKvRequest, PutKvResponse) = 1016, 3;
     Lookup(LookupRequest, LookupResponse) = 1017, 1;
     ListOffsets(ListOffsetsRequest, ListOffsetsResponse) = 1021, 0;
     InitWriter(InitWriterRequest, InitWriterResponse) = 1026, 0;
+}
+
+impl Request {
+    /// The lowest API version that carries everything in this request: a write with a bucket
+    /// entry for a historical partition (`original_partition_name`) needs PRODUCE_LOG v1 or
+    /// PUT_KV v3 (Fluss 1.0.0), as the Fluss 1.0 Java client requires; an older version would
+    /// drop the field and write the rows as if they belonged to the historical partition itself.
+    pub fn min_version(&self) -> i16 {
+        match self {
+            Request::ProduceLog(r) if r.buckets_req.iter().any(|b| b.original_partition_name.is_some()) => 1,
+            Request::PutKv(r) if r.buckets_req.iter().any(|b| b.original_partition_name.is_some()) => 3,
+            _ => 0,
+        }
+    }
 }
 
 /// A typed request: its response type and its place in [`Request`] / [`Response`].

@@ -201,6 +201,10 @@ pub struct Config {
     /// `embedded.kv.compaction-time-per-file` (10 ms, embedded only): how long the model's
     /// compaction takes per L0 file.
     pub embedded_kv_compaction_time_per_file: Duration,
+    /// `embedded.datalake.format` (none): the embedded engine's copy of the server option
+    /// `datalake.format` (the cluster's lake): new tables get it as their `table.datalake.format`
+    /// and may turn `table.datalake.enabled` on (no tiering: the rows stay in the engine).
+    pub embedded_datalake_format: Option<crate::wire::lake::LakeFormat>,
     /// `client.security.protocol` (PLAINTEXT).
     pub security_protocol: SecurityProtocol,
     /// `client.security.sasl.mechanism` (PLAIN, the only one Fluss 0.9 has), upper case.
@@ -248,6 +252,7 @@ impl Default for Config {
             embedded_kv_l0_slowdown_trigger: 8,
             embedded_kv_write_buffer_size: 64 << 20,
             embedded_kv_compaction_time_per_file: Duration::from_millis(10),
+            embedded_datalake_format: None,
             security_protocol: SecurityProtocol::Plaintext,
             sasl_mechanism: "PLAIN".into(),
             sasl_username: None,
@@ -310,6 +315,7 @@ key_table! {
     "embedded.kv.backpressure.l0-slowdown-trigger" => Integer,
     "embedded.kv.rocksdb.writebuffer.size" => Size,
     "embedded.kv.compaction-time-per-file" => Duration,
+    "embedded.datalake.format" => Choice,
     "client.security.protocol" => Choice,
     "client.security.sasl.mechanism" => Text,
     "client.security.sasl.username" => Text,
@@ -586,6 +592,12 @@ impl Config {
                 self.embedded_kv_write_buffer_size = n;
             }
             "embedded.kv.compaction-time-per-file" => self.embedded_kv_compaction_time_per_file = dur()?,
+            "embedded.datalake.format" => {
+                self.embedded_datalake_format = match crate::wire::lake::LakeFormat::from_property(Some(value)) {
+                    Ok(f) => f,
+                    Err(_) => return Err(invalid(key, value, "expected paimon, iceberg, lance or hudi")),
+                }
+            }
             "client.security.protocol" => {
                 self.security_protocol = match value.trim().to_ascii_uppercase().as_str() {
                     "PLAINTEXT" => SecurityProtocol::Plaintext,

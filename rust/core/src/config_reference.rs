@@ -272,6 +272,16 @@ pub const REFERENCE: &[KeyReference] = &[
          starts at 4 files. Longer = the pressure rises faster under a steady load.",
     ),
     key(
+        "embedded.datalake.format",
+        Choice(&["paimon", "iceberg", "lance", "hudi"]),
+        None,
+        false,
+        "Embedded engine only: the server option `datalake.format`, the lake of the cluster. New tables get it as their \
+         `table.datalake.format` and may set `table.datalake.enabled` (and Fluss 1.0's historical partitions, which need \
+         Paimon); the engine keeps their rows itself (it tiers nothing). Unset: no lake, and lake-enabled tables are \
+         refused as by a server without one.",
+    ),
+    key(
         "client.security.protocol",
         Choice(&["PLAINTEXT", "SASL"]),
         Some("PLAINTEXT"),

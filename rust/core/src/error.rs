@@ -293,6 +293,8 @@ impl FlussCode {
     pub const NONE: i32 = ServerCode::NoError.code();
     /// The connection failed or a request timed out (retriable).
     pub const NETWORK_EXCEPTION: i32 = ServerCode::Network.code();
+    /// The server does not support the version of a request that its content needs.
+    pub const UNSUPPORTED_VERSION: i32 = ServerCode::UnsupportedVersion.code();
     /// A message failed its checks (retriable).
     pub const CORRUPT_MESSAGE: i32 = ServerCode::CorruptMessage.code();
     /// The database does not exist.

@@ -17,7 +17,7 @@ use crate::cluster::readback::{fetch_log_routed, list_offsets_routed, lookup_rou
 use crate::connection::ConnInner;
 use crate::embedded::{ChangeType, ScannedRow};
 use crate::error::{ClientCode, Error, FlussCode, Result};
-use crate::metadata::partition::split_partitioned_key;
+use crate::metadata::partition::{historical_partitions, split_partitioned_key, HISTORICAL_PARTITION};
 use crate::metadata::{Schema, TableInfo};
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
@@ -195,12 +195,31 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
     for (v, &i) in key.iter().zip(&pk_full) {
         row[i] = v.clone();
     }
-    let partition = if info.is_partitioned() { Some(split_partitioned_key(info, key)?.0) } else { None };
+    let mut partition = if info.is_partitioned() { Some(split_partitioned_key(info, key)?.0) } else { None };
+    // The expired partition the key belongs to, when its rows are read from the table's
+    // historical partition (Fluss 1.0).
+    let mut original = None;
     // The key's bucket by its partition's own bucket count (Fluss 1.0 per-partition counts).
-    let keys = match &partition {
-        Some(p) if info.bucket_count_epoch.is_some() => match crate::admin::load_partition_counted(conn, info, p) {
+    let keys = match partition.clone() {
+        Some(p) if info.bucket_count_epoch.is_some() => match crate::admin::load_partition_counted(conn, info, &p) {
             Ok((_, _, n)) => KeyCodec::new(&info.with_bucket_count(n))?,
-            Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
+            Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => {
+                // Gone: an expired partition of a table with historical partitions lives on in
+                // its historical partition; any other holds no key.
+                let expired = historical_partitions(&info.descriptor).is_some_and(|a| a.is_expired(&p, crate::timeouts::wall_clock_ms()));
+                if !expired {
+                    return Ok(None);
+                }
+                match crate::admin::load_partition_counted(conn, info, HISTORICAL_PARTITION) {
+                    Ok((_, _, n)) => {
+                        partition = Some(HISTORICAL_PARTITION.to_string());
+                        original = Some(p);
+                        KeyCodec::new(&info.with_bucket_count(n))?
+                    }
+                    Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
+                    Err(e) => return Err(e.context("Lookup")),
+                }
+            }
             Err(e) => return Err(e.context("Lookup")),
         },
         _ => KeyCodec::new(info)?,
@@ -213,8 +232,8 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
     let key_bytes = Bytes::from(key_bytes);
     let values = match at_leader(conn, info, partition.as_deref(), bucket, "Lookup", |leader, pid, n| {
         let b = backend.clone();
-        let k = key_bytes.clone();
-        async move { lookup_routed(&*b, leader, table_id, pid, n, bucket, vec![k]).await }
+        let (k, o) = (key_bytes.clone(), original.clone());
+        async move { lookup_routed(&*b, leader, table_id, pid, n, bucket, vec![k], o).await }
     }) {
         Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
         other => other?,

@@ -50,6 +50,12 @@ pub fn deadline_after(timeout: Option<Duration>) -> Option<Instant> {
     timeout.and_then(|t| Instant::now().checked_add(t))
 }
 
+/// Milliseconds since the Unix epoch by the system clock (0 before it): the time partition
+/// names and retention are reckoned in.
+pub(crate) fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,8 +3,9 @@
 //! wire) and the embedded engine's answers after a bucket count change are decoded by the
 //! generated message classes of `org.apache.fluss:fluss-client:1.0.0`
 //! (tests-interop/java/FlussRequestFieldsOracle.java, via request_fields.sh), and the values
-//! read must be the ones written: `routing_bucket_count` of ProduceLog and PutKv bucket entries,
-//! Lookup, FetchLog and ListOffsets (field 7 there), AlterTable's `modify_bucket_count`, `bucket_count_epoch` of GetTableInfo and table metadata,
+//! read must be the ones written: `routing_bucket_count` and `original_partition_name`
+//! (historical partitions) of ProduceLog, PutKv and Lookup bucket entries, `routing_bucket_count` of
+//! FetchLog and ListOffsets (field 7 there), AlterTable's `modify_bucket_count`, `bucket_count_epoch` of GetTableInfo and table metadata,
 //! `bucket_count` of partition metadata and partition infos.
 //!
 //! Run it with `cargo test -p fluss-writer --test interop_request_fields_java -- --ignored`
@@ -68,7 +69,7 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
                 bucket_id: 5,
                 records: vec![1, 2].into(),
                 routing_bucket_count: Some(8),
-                original_partition_name: None,
+                original_partition_name: Some("20200101".into()),
             },
             proto::PbProduceLogReqForBucket {
                 partition_id: None,
@@ -89,7 +90,7 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
             bucket_id: 2,
             records: vec![4].into(),
             routing_bucket_count: Some(3),
-            original_partition_name: None,
+            original_partition_name: Some("20200102".into()),
         }],
         agg_mode: None,
     });
@@ -100,6 +101,7 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
             bucket_id: 4,
             keys: vec![vec![1u8].into()],
             routing_bucket_count: Some(6),
+            original_partition_name: Some("20200103".into()),
         }],
     });
     let fetch = Request::FetchLog(proto::FetchLogRequest {
@@ -187,7 +189,7 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
     assert_eq!(
         got[6..],
         [
-            json!({"msg": "LookupRequest", "table_id": 9, "buckets": [{"bucket_id": 4, "routing_bucket_count": 6}]}),
+            json!({"msg": "LookupRequest", "table_id": 9, "buckets": [{"bucket_id": 4, "routing_bucket_count": 6, "original_partition_name": "20200103"}]}),
             json!({"msg": "FetchLogRequest", "buckets": [{"bucket_id": 3, "routing_bucket_count": 7}]}),
             json!({"msg": "ListOffsetsRequest", "table_id": 9, "routing_bucket_count": 5}),
         ]
@@ -199,9 +201,10 @@ fn the_1_0_fields_are_where_the_java_client_reads_them() {
         got[..5],
         [
             json!({"msg": "ProduceLogRequest", "table_id": 7, "buckets": [
-                {"partition_id": 11, "bucket_id": 5, "routing_bucket_count": 8},
-                {"partition_id": null, "bucket_id": 0, "routing_bucket_count": null}]}),
-            json!({"msg": "PutKvRequest", "table_id": 9, "buckets": [{"partition_id": 12, "bucket_id": 2, "routing_bucket_count": 3}]}),
+                {"partition_id": 11, "bucket_id": 5, "routing_bucket_count": 8, "original_partition_name": "20200101"},
+                {"partition_id": null, "bucket_id": 0, "routing_bucket_count": null, "original_partition_name": null}]}),
+            json!({"msg": "PutKvRequest", "table_id": 9, "buckets": [
+                {"partition_id": 12, "bucket_id": 2, "routing_bucket_count": 3, "original_partition_name": "20200102"}]}),
             json!({"msg": "AlterTableRequest", "table": "rescaled", "new_bucket_count": 8}),
             json!({"msg": "GetTableInfoResponse", "table_id": table_id, "bucket_count_epoch": 1}),
             json!({"msg": "MetadataResponse", "tables": [{"table_id": table_id, "bucket_count_epoch": 1}], "partitions": [

@@ -45,6 +45,8 @@ pub struct PlanTable {
     pub bucket_count: i32,
     pub bucket_key: Vec<String>,
     pub partition_keys: Vec<String>,
+    /// Table options (`table.*`) for the descriptor.
+    pub properties: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -355,6 +357,7 @@ pub fn plan(sc: &Scenario) -> R<Plan> {
             bucket_count: t.bucket_count,
             bucket_key: t.bucket_key.clone(),
             partition_keys: t.partition_keys.clone(),
+            properties: t.properties.clone(),
         },
         partitions: t.partitions.iter().map(|p| spec(sc, p)).collect::<R<_>>()?,
         faults: faults(&sc.faults)?,

@@ -117,6 +117,8 @@ pub struct Table {
     pub partition_keys: Vec<String>,
     /// Partitions created with the table, by name.
     pub partitions: Vec<String>,
+    /// Table options (`table.*`), passed to the descriptor as they are.
+    pub properties: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -486,6 +488,9 @@ impl Table {
         }
         if !self.partition_keys.is_empty() {
             d = d.with_partition_keys(self.partition_keys.clone());
+        }
+        for (k, v) in &self.properties {
+            d = d.with_property(k, v);
         }
         d.normalized(self.bucket_count).map_err(|e| format!("table: {e}"))
     }

@@ -540,6 +540,9 @@ fn setup(plan: &Plan, cluster: Option<&str>, file: &Path) -> R<Arc<State>> {
     if !t.partition_keys.is_empty() {
         desc = desc.with_partition_keys(t.partition_keys.clone());
     }
+    for (k, v) in &t.properties {
+        desc = desc.with_property(k, v);
+    }
     let path = create_table(&conn, path, &desc, cluster.is_some())?;
     for p in &plan.partitions {
         conn.admin().create_partition(&path, &spec(p), false).map_err(|e| format!("create partition {p:?}: {e}"))?;

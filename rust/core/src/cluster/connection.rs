@@ -402,6 +402,13 @@ impl Connection {
         let queued = self
             .api_versions()
             .negotiate(api_key, name, request.api_version())
+            .and_then(|version| match request.min_version() {
+                min if version < min => Err(Error::server(
+                    FlussCode::UNSUPPORTED_VERSION,
+                    format!("{name} needs version {min} (Fluss 1.0.0) for writes to a historical partition; the server supports up to {version}"),
+                )),
+                _ => Ok(version),
+            })
             .and_then(|version| self.enqueue(api_key, version, name, request.encode_body()));
         async move {
             let body = queued?.await?;

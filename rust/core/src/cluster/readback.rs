@@ -141,10 +141,12 @@ pub async fn lookup(
     bucket: i32,
     keys: Vec<Bytes>,
 ) -> Result<Vec<Option<Bytes>>> {
-    lookup_routed(backend, leader, table_id, partition_id, None, bucket, keys).await
+    lookup_routed(backend, leader, table_id, partition_id, None, bucket, keys, None).await
 }
 
-/// [`lookup`] naming the bucket count (see [`list_offsets_routed`]).
+/// [`lookup`] naming the bucket count (see [`list_offsets_routed`]) and, for a lookup in a
+/// table's historical partition (Fluss 1.0), the expired partition the keys belong to.
+#[allow(clippy::too_many_arguments)]
 pub async fn lookup_routed(
     backend: &dyn Backend,
     leader: i32,
@@ -153,11 +155,12 @@ pub async fn lookup_routed(
     routing_bucket_count: Option<i32>,
     bucket: i32,
     keys: Vec<Bytes>,
+    original_partition_name: Option<String>,
 ) -> Result<Vec<Option<Bytes>>> {
     let n = keys.len();
     let req = proto::LookupRequest {
         table_id,
-        buckets_req: vec![proto::PbLookupReqForBucket { partition_id, bucket_id: bucket, keys, routing_bucket_count }],
+        buckets_req: vec![proto::PbLookupReqForBucket { partition_id, bucket_id: bucket, keys, routing_bucket_count, original_partition_name }],
     };
     let resp = call(backend, Dest::Tablet(leader), req).await?;
     let r = resp

@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use super::frame::{decode_request, encode_error_response, encode_success_response, RequestFrame};
 use super::*;
 use crate::backend::{call, Backend, Dest, LeaderFollowing};
+use crate::error::FlussCode;
 
 const COORDINATOR_KEYS: &[i16] = &[1000, 1001, 1002, 1003, 1005, 1006, 1007, 1012];
 const TABLET_KEYS: &[i16] = &[1000, 1003, 1007, 1012, 1014, 1015, 1016, 1017, 1021, 1026];
@@ -208,6 +209,52 @@ async fn routes_by_destination_and_learns_nodes() {
     call(&*b, Dest::Tablet(1), proto::ProduceLogRequest { acks: -1, table_id: 1, timeout_ms: 100, buckets_req: vec![] }).await.unwrap();
     let log = c.tablet.log.lock().unwrap().clone();
     assert!(log.contains(&(1016, 1)) && log.contains(&(1014, 0)), "{log:?}");
+    // A write for a historical partition (`original_partition_name`) needs PUT_KV v3 /
+    // PRODUCE_LOG v1: refused before anything is sent to a server without them.
+    let sent = c.tablet.keys().len();
+    let historical = |name: &str| Some(name.to_string());
+    let err = call(
+        &*b,
+        Dest::Tablet(1),
+        proto::PutKvRequest {
+            acks: -1,
+            table_id: 1,
+            timeout_ms: 100,
+            buckets_req: vec![proto::PbPutKvReqForBucket {
+                partition_id: Some(3),
+                bucket_id: 0,
+                records: Bytes::new(),
+                original_partition_name: historical("20200101"),
+                routing_bucket_count: None,
+            }],
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!((err.code(), err.is_retriable()), (FlussCode::UNSUPPORTED_VERSION, false), "{err:?}");
+    assert!(err.message().contains("PutKv needs version 3") && err.message().contains("supports up to 1"), "{err}");
+    let err = call(
+        &*b,
+        Dest::Tablet(1),
+        proto::ProduceLogRequest {
+            acks: -1,
+            table_id: 1,
+            timeout_ms: 100,
+            buckets_req: vec![proto::PbProduceLogReqForBucket {
+                partition_id: Some(3),
+                bucket_id: 0,
+                records: Bytes::new(),
+                original_partition_name: historical("20200101"),
+                routing_bucket_count: None,
+            }],
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), FlussCode::UNSUPPORTED_VERSION, "{err:?}");
+    assert!(err.message().contains("ProduceLog needs version 1") && err.message().contains("supports up to 0"), "{err}");
+    assert_eq!(c.tablet.keys().len(), sent, "nothing was sent");
     // An ERROR_RESPONSE passes through with its code.
     let err = call(
         &*b,

@@ -25,6 +25,7 @@ use bytes::Bytes;
 use serde_json::{json, Value as Json};
 
 use crate::error::{ClientCode, Error, FlussCode, Result};
+use crate::metadata::partition::HISTORICAL_PARTITION;
 use crate::metadata::{descriptor_from_json, descriptor_to_json, schema_from_json, schema_to_json, Column, Schema, TableInfo, TablePath};
 
 use crate::row::{Row, Value};
@@ -170,6 +171,12 @@ impl Table {
     /// The partition name (`None` for a table without partitions).
     pub(crate) fn partition_name(&self) -> Option<&str> {
         self.partition.as_ref().map(|(_, n)| n.as_str())
+    }
+
+    /// Whether this is its table's historical partition (Fluss 1.0), which keeps the rows of
+    /// expired partitions.
+    pub(crate) fn is_historical(&self) -> bool {
+        self.partition_name() == Some(HISTORICAL_PARTITION)
     }
 
     pub(crate) fn schema(&self) -> &Schema {
@@ -459,4 +466,22 @@ fn table_to_json(record: &TableRecord) -> Json {
         "bucket_count_epoch": info.bucket_count_epoch.unwrap_or(0),
         "table_json": descriptor,
     })
+}
+
+/// The entry of a primary key in a bucket's key-value state. Keys inside a partition leave out
+/// the partition columns, so the historical partition, which holds the rows of several expired
+/// partitions, keeps each key within the namespace of the partition its row belongs to
+/// (`original`, the write's `original_partition_name`), as the Fluss 1.0 tablet server does
+/// (apache/fluss#4001). Partition names hold no NUL, so the prefix is unambiguous.
+pub(crate) fn kv_key(original: Option<&str>, key: &[u8]) -> Vec<u8> {
+    match original {
+        None => key.to_vec(),
+        Some(o) => {
+            let mut k = Vec::with_capacity(o.len() + 1 + key.len());
+            k.extend_from_slice(o.as_bytes());
+            k.push(0);
+            k.extend_from_slice(key);
+            k
+        }
+    }
 }

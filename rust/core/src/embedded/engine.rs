@@ -8,14 +8,14 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
 use crate::backend::{Backend, BoxFuture, Dest, Request, Response};
 use crate::config::Config;
 use crate::error::{ClientCode, Error, FlussCode, Result};
-use crate::metadata::partition::{AutoPartition, PartitionSpec};
+use crate::metadata::partition::{AutoPartition, PartitionSpec, HISTORICAL_ENABLED, HISTORICAL_PARTITION};
 use crate::metadata::{
     check_field_ids, data_type_from_json, descriptor_from_json, schema_to_json, validate_name, Column, Schema, TableDescriptor, TableInfo,
     TablePath,
@@ -26,7 +26,7 @@ use crate::wire::lake::{self, LakeFormat};
 use crate::wire::proto;
 
 use super::bucket::Bucket;
-use super::catalog::{partition_info, Catalog, CatalogImage, PartitionRecord, Table, TableRecord};
+use super::catalog::{kv_key, partition_info, Catalog, CatalogImage, PartitionRecord, Table, TableRecord};
 use super::faults::{Fault, Faults};
 use super::pressure::PressureConfig;
 use super::store::Store;
@@ -54,16 +54,12 @@ const UNSUPPORTED_PROPERTIES: &[(&str, Option<&str>)] = &[
     ("table.delete.behavior", Some("ALLOW")),
     ("table.log.format", Some("ARROW")),
     ("table.kv.format", Some("COMPACTED")),
-    // Fluss 1.0 historical partitions (FIP-28): a lake table's `__historical__` partition.
-    ("table.datalake.historical-partition.enabled", Some("false")),
 ];
 
 /// Reserved system column names (Fluss refuses them in user schemas).
 const RESERVED_COLUMNS: &[&str] = &["__offset", "__timestamp", "__bucket"];
 
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
+pub(crate) use crate::timeouts::wall_clock_ms as now_ms;
 
 /// An in-process Fluss "server" with real tables, buckets, offsets and primary-key state, in
 /// memory (`embedded`) or durable in a directory (`embedded:<dir>`). See the module docs of
@@ -71,6 +67,8 @@ pub(crate) fn now_ms() -> i64 {
 pub struct EmbeddedEngine {
     location: String,
     default_buckets: i32,
+    /// `embedded.datalake.format`: the lake of this "cluster" (`None`: none).
+    lake: Option<LakeFormat>,
     pressure: PressureConfig,
     store: Option<Store>,
     catalog: Mutex<Catalog>,
@@ -133,12 +131,14 @@ fn close_buckets(t: &Table) {
     }
 }
 
-/// What a 0.9.1 coordinator checks and adds at CreateTable beyond the descriptor's own rules:
-/// a datalake format it knows (kept, though this engine has no lake: the format still decides
-/// key bytes and buckets), `table.datalake.enabled` refused (no lake is configured here, as on a
-/// server without `datalake.format`), and primary-key tables stamped with the current kv format
-/// version (2) unless they name one.
-fn server_table_defaults(path: &TablePath, mut d: TableDescriptor) -> Result<TableDescriptor> {
+/// What a coordinator checks and adds at CreateTable beyond the descriptor's own rules: a
+/// datalake format it knows (kept: the format decides key bytes and buckets); the cluster's lake
+/// (`lake`, `embedded.datalake.format`: the server's `datalake.format`) as the format of a table
+/// that names none; `table.datalake.enabled` refused without a lake (as on a server without
+/// `datalake.format`) and with another format than the lake's; the Fluss 1.0 rules of historical
+/// partitions; and primary-key tables stamped with the current kv format version (2) unless they
+/// name one. With a lake the engine still keeps every row itself (it tiers nothing).
+fn server_table_defaults(path: &TablePath, mut d: TableDescriptor, lake: Option<LakeFormat>) -> Result<TableDescriptor> {
     let config = |m: String| server(FlussCode::INVALID_CONFIG, format!("table {path}: {m}"));
     if let Some(v) = d.properties.get(lake::FORMAT_PROPERTY) {
         LakeFormat::from_property(Some(v)).map_err(|e| config(e.message().to_string()))?;
@@ -146,12 +146,29 @@ fn server_table_defaults(path: &TablePath, mut d: TableDescriptor) -> Result<Tab
     if let Some(c) = d.schema.columns().iter().find(|c| c.agg_function.is_some()) {
         return Err(no_agg_table(&c.name, &c.agg_function.as_ref().map_or(String::new(), |f| f.name.clone())));
     }
-    if d.properties.get("table.datalake.enabled").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+    // The cluster's lake becomes the table's format, unless the table names one.
+    if let Some(f) = lake {
+        d.properties.entry(lake::FORMAT_PROPERTY.to_string()).or_insert_with(|| f.name().to_string());
+    }
+    let lake_enabled = is_true(&d, "table.datalake.enabled");
+    if lake_enabled && lake.is_none() {
         return Err(server(
             FlussCode::INVALID_TABLE,
             "'table.datalake.enabled' is enabled for the table, but the Fluss cluster doesn't enable datalake tables.",
         ));
     }
+    let table_format = LakeFormat::from_property(d.properties.get(lake::FORMAT_PROPERTY).map(String::as_str)).ok().flatten();
+    if let (true, Some(cluster), Some(table)) = (lake_enabled, lake, table_format) {
+        if cluster != table {
+            return Err(config(format!(
+                "'{}' ('{}') must match cluster 'datalake.format' ('{}') when 'table.datalake.enabled' is enabled.",
+                lake::FORMAT_PROPERTY,
+                table.name(),
+                cluster.name()
+            )));
+        }
+    }
+    check_historical_partition(&d, table_format).map_err(|m| server(FlussCode::INVALID_CONFIG, m))?;
     if d.schema.has_primary_key() {
         match d.properties.get(KV_FORMAT_VERSION_PROPERTY) {
             None => {
@@ -169,6 +186,41 @@ fn server_table_defaults(path: &TablePath, mut d: TableDescriptor) -> Result<Tab
         }
     }
     Ok(d)
+}
+
+/// Whether a boolean table option is set to true.
+fn is_true(d: &TableDescriptor, key: &str) -> bool {
+    d.properties.get(key).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// The rules a Fluss 1.0 coordinator applies to `table.datalake.historical-partition.enabled`
+/// (its message, INVALID_CONFIG): an auto-partitioned lake table in Paimon with one partition
+/// key. (The 1.0-SNAPSHOT coordinator also required a primary key; Fluss 1.0.0 routes log
+/// tables too, apache/fluss#4120.)
+fn check_historical_partition(d: &TableDescriptor, format: Option<LakeFormat>) -> std::result::Result<(), String> {
+    if !is_true(d, HISTORICAL_ENABLED) {
+        return Ok(());
+    }
+    let mut unmet = Vec::new();
+    if !is_true(d, AutoPartition::ENABLED) {
+        unmet.push(format!("'{}' must be set to true", AutoPartition::ENABLED));
+    }
+    if !is_true(d, "table.datalake.enabled") {
+        unmet.push("'table.datalake.enabled' must be set to true".to_string());
+    }
+    match format {
+        None => unmet.push(format!("'{}' must be set to 'paimon' (currently not set)", lake::FORMAT_PROPERTY)),
+        Some(LakeFormat::Paimon) => {}
+        Some(f) => unmet.push(format!("'{}' must be set to 'paimon' (currently '{}')", lake::FORMAT_PROPERTY, f.name())),
+    }
+    if d.partition_keys.len() != 1 {
+        unmet.push(format!("the table must define exactly one partition key (found {})", d.partition_keys.len()));
+    }
+    if unmet.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("'{HISTORICAL_ENABLED}' has unmet requirements: {}.", unmet.join("; ")))
+    }
 }
 
 /// What a server answers for a column with an aggregation function in a table without the
@@ -230,6 +282,7 @@ impl EmbeddedEngine {
         Ok(Arc::new(EmbeddedEngine {
             location: location.trim().to_string(),
             default_buckets: config.default_bucket_number,
+            lake: config.embedded_datalake_format,
             pressure: PressureConfig {
                 l0_slowdown_trigger: config.embedded_kv_l0_slowdown_trigger,
                 write_buffer_size: config.embedded_kv_write_buffer_size,
@@ -542,7 +595,7 @@ impl EmbeddedEngine {
                 }
             }
         }
-        let descriptor = server_table_defaults(&path, descriptor)?;
+        let descriptor = server_table_defaults(&path, descriptor, self.lake)?;
         let mut cat = self.lock_catalog();
         if !cat.databases.contains(&path.database) {
             return Err(server(FlussCode::DATABASE_NOT_EXIST, format!("database {} does not exist", path.database)));
@@ -561,12 +614,16 @@ impl EmbeddedEngine {
             TableInfo { path, table_id: id, schema_id: 1, descriptor, created_time: now, modified_time: now, bucket_count_epoch: Some(0) };
         // A partitioned table's buckets live in its partitions; an auto-partitioned one gets its
         // current and next partitions at once (the server creates them right after CreateTable).
-        let precreate: Vec<String> = match &auto {
+        let mut precreate: Vec<String> = match &auto {
             Some(a) if a.num_precreate > 0 && info.partition_keys().len() == 1 => a
                 .names_from(now, 0, a.num_precreate)
                 .map_err(|e| server(FlussCode::INVALID_TABLE, format!("table {}: {}", info.path, e.message())))?,
             _ => Vec::new(),
         };
+        // A table with historical partitions gets its historical partition with it.
+        if is_true(&info.descriptor, HISTORICAL_ENABLED) {
+            precreate.push(HISTORICAL_PARTITION.to_string());
+        }
         let table = Arc::new(self.new_physical(&info, Arc::default(), None)?);
         let mut parts = Vec::new();
         for (i, name) in precreate.iter().enumerate() {
@@ -721,7 +778,12 @@ impl EmbeddedEngine {
             return Err(server(FlussCode::UNKNOWN_SERVER_ERROR, format!("table don't contains this partitionKey: {k}")));
         }
         let mut out = Vec::new();
+        let system = r.include_system_partitions.unwrap_or(false);
         for (name, p) in cat.partitions.get(&t.id()).into_iter().flatten() {
+            // The historical partition is a system partition: listed only when asked for.
+            if p.is_historical() && !system {
+                continue;
+            }
             let spec = PartitionSpec::from_name(keys, name)?;
             if filter.iter().all(|(k, v)| spec.get(k) == Some(v.as_str())) {
                 let partition_key_values =
@@ -1105,6 +1167,7 @@ impl EmbeddedEngine {
                         let mut resp = proto::PbProduceLogRespForBucket {
                             partition_id: req.partition_id,
                             bucket_id: req.bucket_id,
+                            original_partition_name: req.original_partition_name.clone(),
                             ..Default::default()
                         };
                         match e {
@@ -1139,7 +1202,8 @@ impl EmbeddedEngine {
                     format!("Write rejected for bucket {}: flush budget exceeded (storage pressure). Retry after backoff.", bucket.id),
                 ));
             }
-            let end = kv::put(table, bucket, records, target.as_deref(), now, &self.counters)?;
+            let original = r.buckets_req[i].original_partition_name.as_deref();
+            let end = kv::put(table, bucket, records, target.as_deref(), original, now, &self.counters)?;
             bucket.storage.written(cfg, bytes, at);
             pressures[i] = bucket.storage.pressure(cfg);
             Ok(end)
@@ -1152,8 +1216,14 @@ impl EmbeddedEngine {
                     .zip(entries)
                     .zip(pressures)
                     .map(|((req, e), pressure)| {
-                        let mut resp =
-                            proto::PbPutKvRespForBucket { partition_id: req.partition_id, bucket_id: req.bucket_id, ..Default::default() };
+                        // The entry names the request's original partition, as a 1.0.0 server
+                        // echoes it (the client matches answers by bucket and that name).
+                        let mut resp = proto::PbPutKvRespForBucket {
+                            partition_id: req.partition_id,
+                            bucket_id: req.bucket_id,
+                            original_partition_name: req.original_partition_name.clone(),
+                            ..Default::default()
+                        };
                         match e {
                             Ok(end) => {
                                 resp.log_end_offset = Some(end);
@@ -1272,7 +1342,8 @@ impl EmbeddedEngine {
                     }
                     let rows: Vec<Option<crate::row::Row>> = {
                         let bucket = t.bucket(breq.bucket_id).ok_or_else(|| t.no_bucket(breq.bucket_id))?;
-                        breq.keys.iter().map(|k| bucket.kv.get(k.as_ref()).cloned().map(|r| t.fit(r))).collect()
+                        let original = breq.original_partition_name.as_deref();
+                        breq.keys.iter().map(|k| bucket.kv.get(&kv_key(original, k)).cloned().map(|r| t.fit(r))).collect()
                     };
                     rows.into_iter()
                         .map(|row| {
@@ -1327,7 +1398,8 @@ fn routing_error(t: &Table, epoch: i64, routing: Option<i32>) -> Option<(i32, St
 
 fn api_versions() -> proto::ApiVersionsResponse {
     // The keys this engine answers, with the 0.9.1 version ranges and the 1.0 ones of what it
-    // does as 1.0 does (ALTER_TABLE v1 per-partition bucket counts, PutKv v2 back-pressure).
+    // does as 1.0 does (ALTER_TABLE v1 per-partition bucket counts, PutKv v2 back-pressure, PutKv
+    // v3 and ProduceLog v1 for historical partitions).
     let keys: &[(i32, i32)] = &[
         (1000, 0),
         (1001, 0),
@@ -1341,9 +1413,9 @@ fn api_versions() -> proto::ApiVersionsResponse {
         (1009, 0),
         (1010, 0),
         (1012, 0),
-        (1014, 0),
+        (1014, 1),
         (1015, 0),
-        (1016, 2),
+        (1016, 3),
         (1017, 1),
         (1021, 0),
         (1026, 0),

@@ -30,6 +30,7 @@
 use std::collections::HashMap;
 
 use crate::error::{Error, FlussCode, Result};
+use crate::metadata::partition::PartitionRouter;
 use crate::row::{check_row, Row, Value};
 use crate::wire::arrow::RowsToArrow;
 use crate::wire::compacted::{decode_row, null_bitset_len};
@@ -38,7 +39,7 @@ use crate::wire::kv_batch::KvBatch;
 use crate::wire::log_batch::{build_arrow_log_batch, stamp_log_batch, LogBatch};
 
 use super::bucket::{Bucket, SeqCheck};
-use super::catalog::Table;
+use super::catalog::{kv_key, Table};
 use super::produce::mismatch;
 use super::Counters;
 
@@ -134,11 +135,14 @@ fn check_bucket(table: &Table, keys: &KeyCodec, bucket: i32, key: &[u8], row: Op
 }
 
 /// Handle one `PbPutKvReqForBucket`; returns the changelog end offset after the write.
+/// `original`: its `original_partition_name` (a write to the historical partition for an
+/// expired one: its keys live in that partition's namespace, see [`kv_key`]).
 pub(crate) fn put(
     table: &Table,
     bucket: &mut Bucket,
     records: &[u8],
     target: Option<&[bool]>,
+    original: Option<&str>,
     now_ms: i64,
     counters: &Counters,
 ) -> Result<i64> {
@@ -173,9 +177,10 @@ pub(crate) fn put(
         let record = record?;
         count += 1;
         let at = |m: String| mismatch(table, b, format!("record {i}: {m}"));
-        let old = match overlay.get(record.key) {
+        let entry = kv_key(original, record.key);
+        let old = match overlay.get(&entry) {
             Some(v) => v.clone(),
-            None => bucket.kv.get(record.key).cloned().map(|r| table.fit(r)),
+            None => bucket.kv.get(&entry).cloned().map(|r| table.fit(r)),
         };
         let value = match record.value {
             Some(v) => {
@@ -213,7 +218,7 @@ pub(crate) fn put(
             }
         };
         let new = apply_one(table, old.as_ref(), value, target);
-        let key = record.key.to_vec();
+        let key = entry;
         match (old, &new) {
             (None, None) => {}
             (None, Some(n)) => changes.push(Change { change_type: INSERT, key: key.clone(), row: n.clone() }),
@@ -309,9 +314,20 @@ pub(crate) fn replay_changelog(table: &Table, bucket: &mut Bucket, bytes: &[u8])
         return Err(Error::internal(format!("changelog batch at offset {} has no change type per row", batch.base_offset())));
     }
     let keys = table.keys()?;
+    // The historical partition's rows name the partition they belong to by their values.
+    let router = if table.is_historical() { PartitionRouter::new(table.schema(), table.info.partition_keys())? } else { None };
+    let mut original = String::new();
     for (ct, row) in types.into_iter().zip(rows) {
         let mut key = Vec::new();
         keys.encode_pk(table.schema(), &row, &mut key)?;
+        let key = match &router {
+            Some(router) => {
+                original.clear();
+                router.name_of(table.schema(), &row, &mut original)?;
+                kv_key(Some(&original), &key)
+            }
+            None => key,
+        };
         apply_change(bucket, ct, key, row);
     }
     Ok(())

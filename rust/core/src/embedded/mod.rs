@@ -35,10 +35,13 @@
 //! primary key, and a key must be sent to its bucket. Such errors are non-retriable
 //! `UNKNOWN_SERVER_ERROR` (-1) with a message that names the problem: retrying cannot help.
 //! Table properties whose semantics it does not implement (merge engines, non-FULL changelog
-//! image, non-default formats) are refused at CreateTable with `INVALID_CONFIG`. Like a 0.9.1
-//! server without a configured lake, it keeps `table.datalake.format` (which decides key bytes and
+//! image, non-default formats) are refused at CreateTable with `INVALID_CONFIG`. Like a server
+//! without a configured lake, it keeps `table.datalake.format` (which decides key bytes and
 //! buckets, see `wire::lake`), refuses `table.datalake.enabled = true` with `INVALID_TABLE`, and
-//! stamps primary-key tables with `table.kv.format-version = 2`.
+//! stamps primary-key tables with `table.kv.format-version = 2`. With `embedded.datalake.format`
+//! it acts as a server with that lake: new tables get the format, may enable the lake and Fluss
+//! 1.0's historical partitions (a `__historical__` partition created with the table, keys kept
+//! there per original partition), and their rows stay in the engine (nothing is tiered).
 //!
 //! # Semantics
 //!

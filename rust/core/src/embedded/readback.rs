@@ -174,11 +174,24 @@ impl EmbeddedEngine {
         if t.key_schema.is_none() {
             return Err(Error::server(FlussCode::NON_PRIMARY_KEY_TABLE, format!("table {table} has no primary key")));
         }
+        // The expired partition the key belongs to, when its rows live in the table's
+        // historical partition (Fluss 1.0): the key is looked up in that partition's namespace.
+        let mut original = None;
         let (t, key) = if t.info.is_partitioned() {
             let (name, physical) = crate::metadata::partition::split_partitioned_key(&t.info, key)?;
             match self.partition(table, &name) {
                 Ok(p) => (p, physical),
-                Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => return Ok(None),
+                Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => {
+                    let expired = crate::metadata::partition::historical_partitions(&t.info.descriptor)
+                        .is_some_and(|a| a.is_expired(&name, super::engine::now_ms()));
+                    match self.partition(table, crate::metadata::partition::HISTORICAL_PARTITION) {
+                        Ok(h) if expired => {
+                            original = Some(name);
+                            (h, physical)
+                        }
+                        _ => return Ok(None),
+                    }
+                }
                 Err(e) => return Err(e),
             }
         } else {
@@ -202,7 +215,7 @@ impl EmbeddedEngine {
         keys.encode_pk(t.schema(), &row, &mut key_bytes)?;
         let bucket = keys.kv_bucket(t.schema(), &row, &key_bytes, &mut Vec::new())?;
         let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
-        Ok(b.kv.get(&key_bytes).cloned().map(|r| t.fit(r)))
+        Ok(b.kv.get(&super::catalog::kv_key(original.as_deref(), &key_bytes)).cloned().map(|r| t.fit(r)))
     }
 
     /// The table as the engine stores it (descriptor after defaults).

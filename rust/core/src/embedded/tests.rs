@@ -315,8 +315,9 @@ fn api_versions_and_closed_engine() {
     let e = memory();
     let v = send(&e, proto::ApiVersionsRequest { client_software_name: "t".into(), client_software_version: "0".into() }).unwrap();
     let putkv = v.api_versions.iter().find(|a| a.api_key == 1016).unwrap();
-    assert_eq!((putkv.min_version, putkv.max_version), (0, 2), "PutKv v2: Fluss 1.0 back-pressure");
-    assert!(v.api_versions.iter().any(|a| a.api_key == 1014));
+    assert_eq!((putkv.min_version, putkv.max_version), (0, 3), "PutKv v2 (back-pressure) and v3 (historical partitions), Fluss 1.0");
+    let produce = v.api_versions.iter().find(|a| a.api_key == 1014).unwrap();
+    assert_eq!(produce.max_version, 1, "ProduceLog v1 (historical partitions), Fluss 1.0.0");
     e.close();
     let err = send(&e, proto::ListDatabasesRequest {}).unwrap_err();
     assert_eq!(err.client_code(), Some(ClientCode::ConnectionClosed));
@@ -555,7 +556,13 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
         &e,
         proto::LookupRequest {
             table_id: id,
-            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, routing_bucket_count: None, bucket_id: b5, keys }],
+            buckets_req: vec![proto::PbLookupReqForBucket {
+                partition_id: None,
+                routing_bucket_count: None,
+                bucket_id: b5,
+                keys,
+                original_partition_name: None,
+            }],
         },
     )
     .unwrap();
@@ -571,7 +578,13 @@ fn put_kv_upsert_update_delete_with_lookup_and_changelog() {
         &e,
         proto::LookupRequest {
             table_id: log_id,
-            buckets_req: vec![proto::PbLookupReqForBucket { partition_id: None, bucket_id: 0, keys: vec![], routing_bucket_count: None }],
+            buckets_req: vec![proto::PbLookupReqForBucket {
+                partition_id: None,
+                bucket_id: 0,
+                keys: vec![],
+                routing_bucket_count: None,
+                original_partition_name: None,
+            }],
         },
     )
     .unwrap();

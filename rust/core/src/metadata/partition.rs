@@ -37,6 +37,27 @@ pub const PARTITION_SEPARATOR: char = '$';
 /// The longest partition value (and database or table name) Fluss accepts.
 pub const MAX_PARTITION_VALUE_LEN: usize = 200;
 
+/// The system partition of a table with historical partitions (Fluss 1.0, FIP-28): the
+/// coordinator creates it with the table, and rows of partitions that retention has dropped are
+/// written there. No writer creates it; `list_partitions` does not list it.
+pub const HISTORICAL_PARTITION: &str = "__historical__";
+
+/// The table option that gives a table its [`HISTORICAL_PARTITION`] (Fluss 1.0; the server
+/// allows it on auto-partitioned primary-key tables with one partition key whose lake is
+/// Paimon).
+pub const HISTORICAL_ENABLED: &str = "table.datalake.historical-partition.enabled";
+
+/// The auto-partitioning of a table whose rows for expired partitions go to its
+/// [`HISTORICAL_PARTITION`]: `Some` when the descriptor turns [`HISTORICAL_ENABLED`] on and is
+/// auto-partitioned, `None` otherwise.
+pub fn historical_partitions(d: &super::TableDescriptor) -> Option<AutoPartition> {
+    let on = d.properties.get(HISTORICAL_ENABLED).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    if !on {
+        return None;
+    }
+    AutoPartition::from_descriptor(d).ok().flatten()
+}
+
 /// One partition of a table, as `list_partitions` returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionInfo {
@@ -470,6 +491,20 @@ impl AutoPartition {
             return Err(bad(format!("Partition value '{value}' is out-of-date. The earliest retained partition is '{oldest}'.")));
         }
         Ok(())
+    }
+
+    /// Whether the partition called `name` is older than the oldest one the table retains,
+    /// `num_retention` units before the one holding `now_ms` (names compare as strings, as the
+    /// Fluss 1.0 Java client compares them before it routes a row to the historical partition);
+    /// never with a negative retention.
+    pub fn is_expired(&self, name: &str, now_ms: i64) -> bool {
+        if self.num_retention < 0 {
+            return false;
+        }
+        match self.names_from(now_ms, self.num_retention.saturating_neg(), 1) {
+            Ok(oldest) => oldest.first().is_some_and(|oldest| name < oldest.as_str()),
+            Err(_) => false,
+        }
     }
 
     /// The pattern partition names follow: the table's time format, or the time unit's.
@@ -938,6 +973,29 @@ mod tests {
         assert_eq!(d("QUARTER", "UTC").names_from(now, 0, 2).unwrap(), ["20264", "20271"]);
         assert_eq!(d("MONTH", "UTC").names_from(now, -1, 2).unwrap(), ["202611", "202612"]);
         assert_eq!(d("YEAR", "Nowhere/Else").names_from(now, 0, 1).unwrap(), ["2026"]);
+    }
+
+    #[test]
+    fn historical_partitions_route_names_older_than_the_retained_ones() {
+        let schema = Schema::new(vec![Column::new("dt", DataType::String), Column::new("v", DataType::Int)], vec![]).unwrap();
+        let base = super::super::TableDescriptor::new(schema).with_partition_keys(["dt"]);
+        let auto = base.clone().with_property(AutoPartition::ENABLED, "true").with_property(AutoPartition::TIME_ZONE, "UTC");
+        // Without the option, or without auto-partitioning: no historical partition.
+        assert_eq!(historical_partitions(&auto), None);
+        assert_eq!(historical_partitions(&base.clone().with_property(HISTORICAL_ENABLED, "true")), None);
+        let h = historical_partitions(&auto.clone().with_property(HISTORICAL_ENABLED, " TRUE ")).unwrap();
+        // 2026-12-31T23:30:00Z, 7 days retained: 20261224 is the oldest partition kept.
+        let now = 1_798_759_800_000;
+        assert!(h.is_expired("20261223", now));
+        assert!(h.is_expired("20200101", now));
+        assert!(!h.is_expired("20261224", now));
+        assert!(!h.is_expired("20270101", now));
+        // Names compare as strings, as the Java client compares them.
+        assert!(h.is_expired("2026122", now));
+        let keep_all =
+            historical_partitions(&auto.with_property(HISTORICAL_ENABLED, "true").with_property(AutoPartition::NUM_RETENTION, "-1"))
+                .unwrap();
+        assert!(!keep_all.is_expired("20200101", now));
     }
 
     #[test]

@@ -85,7 +85,8 @@ mod tests {
     use super::proto::PbBucketMetadata;
 
     /// Fluss 1.0's historical-partition fields carry the numbers of the 1.0.0 jar's generated
-    /// classes (`_ORIGINAL_PARTITION_NAME_FIELD_NUMBER` 4 in both write requests, 6 in the
+    /// classes (`_ORIGINAL_PARTITION_NAME_FIELD_NUMBER` 4 in both write requests and the Lookup
+    /// request entry, 6 in the
     /// ProduceLog response entry, 7 in the PutKv one; `_INCLUDE_SYSTEM_PARTITIONS_FIELD_NUMBER`
     /// 3), and are absent from the wire when unset, so requests stay what 0.9.1 reads.
     #[test]
@@ -104,7 +105,9 @@ mod tests {
         tail(PbProduceLogReqForBucket { original_partition_name: name.clone(), ..req }.encode_to_vec(), 4 << 3 | 2);
         tail(PbPutKvReqForBucket { partition_id: None, bucket_id: 0, records, original_partition_name: name.clone(), routing_bucket_count: None }.encode_to_vec(), 4 << 3 | 2);
         tail(PbProduceLogRespForBucket { original_partition_name: name.clone(), ..Default::default() }.encode_to_vec(), 6 << 3 | 2);
-        tail(PbPutKvRespForBucket { original_partition_name: name, ..Default::default() }.encode_to_vec(), 7 << 3 | 2);
+        tail(PbPutKvRespForBucket { original_partition_name: name.clone(), ..Default::default() }.encode_to_vec(), 7 << 3 | 2);
+        let lookup = PbLookupReqForBucket { partition_id: None, bucket_id: 0, keys: vec![], original_partition_name: name, routing_bucket_count: None };
+        tail(lookup.encode_to_vec(), 4 << 3 | 2);
         let list = ListPartitionInfosRequest { include_system_partitions: Some(true), ..Default::default() };
         assert!(list.encode_to_vec().ends_with(&[3 << 3, 1]));
     }

@@ -169,8 +169,10 @@ enum Side {
 #[derive(Debug)]
 pub(crate) enum MetadataAnswer {
     /// The table exists: (bucket, leader) pairs (`None`: no leader known), and the id of the
-    /// lane's partition (`None`: a table without partitions).
-    Leaders { leaders: Vec<(i32, Option<i32>)>, partition_id: Option<i64> },
+    /// partition the lane writes to (`None`: a table without partitions); `historical`: that
+    /// partition is the table's historical partition, standing in for the lane's expired one
+    /// (its requests carry the lane's partition name as `original_partition_name`).
+    Leaders { leaders: Vec<(i32, Option<i32>)>, partition_id: Option<i64>, historical: bool },
     /// The table is gone (dropped, or recreated with another id).
     TableGone(Error),
 }
@@ -260,6 +262,8 @@ pub(crate) struct Machine<B> {
     retried: Vec<(usize, i32)>,
     /// The id of the lane's partition, once known (requests go there).
     partition_id: Option<i64>,
+    /// Whether `partition_id` is the table's historical partition (see [`MetadataAnswer`]).
+    historical: bool,
     /// Bumped whenever the partition id changes (the partition was dropped and recreated).
     epoch: u32,
     /// Per bucket: the storage pressure of the server's latest answer (0 for log tables).
@@ -294,6 +298,7 @@ impl<B> Machine<B> {
             aborted: false,
             retried: Vec::new(),
             partition_id,
+            historical: false,
             epoch: 0,
             pressure: vec![0.0; n],
             throttle_until: vec![0; n],
@@ -345,6 +350,11 @@ impl<B> Machine<B> {
     /// not known yet).
     pub fn partition_id(&self) -> Option<i64> {
         self.partition_id
+    }
+
+    /// Whether the lane writes to the table's historical partition (see [`MetadataAnswer`]).
+    pub fn historical(&self) -> bool {
+        self.historical
     }
 
     /// The bucket and error code of each attempt that failed and was scheduled for a retry since
@@ -573,13 +583,15 @@ impl<B> Machine<B> {
         }
     }
 
-    /// The lane's partition has a new id (dropped and recreated): a new bucket for idempotence
-    /// on the server, whose first batch must have sequence 0. Every batch not yet acknowledged
-    /// is (re)sent there, restamped in order from 0 when it is sent; answers still to come from
-    /// the old id are handled by [`Self::on_stale_attempt_result`].
-    fn partition_recreated(&mut self, id: i64) {
+    /// The lane's partition has a new id (dropped and recreated, or dropped and replaced by the
+    /// table's historical partition): a new bucket for idempotence on the server, whose first
+    /// batch must have sequence 0. Every batch not yet acknowledged is (re)sent there, restamped
+    /// in order from 0 when it is sent; answers still to come from the old id are handled by
+    /// [`Self::on_stale_attempt_result`].
+    fn partition_recreated(&mut self, id: i64, historical: bool) {
+        let what = if historical { "partition dropped, its rows go to the historical partition" } else { "partition recreated" };
         log::warn!(
-            "{}: partition recreated (id {:?} -> {id}); batches not yet acknowledged go to the new id with sequences from 0",
+            "{}: {what} (id {:?} -> {id}); batches not yet acknowledged go to the new id with sequences from 0",
             self.p.table,
             self.partition_id
         );
@@ -628,12 +640,13 @@ impl<B> Machine<B> {
             return;
         }
         let retry_at = match res {
-            Ok(MetadataAnswer::Leaders { leaders, partition_id }) => {
+            Ok(MetadataAnswer::Leaders { leaders, partition_id, historical }) => {
                 if let Some(id) = partition_id {
                     if self.partition_id.is_some_and(|old| old != id) {
-                        self.partition_recreated(id);
+                        self.partition_recreated(id, historical);
                     }
                     self.partition_id = Some(id);
+                    self.historical = historical;
                 }
                 for (bucket, leader) in leaders {
                     if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| self.leaders.get_mut(b)) {
@@ -1316,12 +1329,14 @@ mod tests {
                         0 => Ok(MetadataAnswer::Leaders {
                             leaders: (0..n).map(|b| (b as i32, Some(b as i32 % 2))).collect(),
                             partition_id: Some(self.server_pid),
+                            historical: false,
                         }),
                         1 => Ok(MetadataAnswer::Leaders {
                             leaders: (0..n)
                                 .map(|b| (b as i32, if (mask >> (b % 8)) & 1 == 0 { Some(b as i32 % 2) } else { None }))
                                 .collect(),
                             partition_id: Some(self.server_pid),
+                            historical: false,
                         }),
                         2 => Ok(MetadataAnswer::TableGone(Error::server(FlussCode::TABLE_NOT_EXIST, "dropped"))),
                         3 => Err(Error::server(FlussCode::NETWORK_EXCEPTION, "metadata lost")),

@@ -48,6 +48,10 @@
 //!   (found by that refresh, or created by this lane) is a new bucket for the server's
 //!   idempotence: the machine restarts the lane's sequences at 0 and resends what the old id did
 //!   not acknowledge (see `bucket_state.rs`). Requests take the partition id from the machine.
+//!   On a table with historical partitions (Fluss 1.0), a partition older than the table retains
+//!   is never created: while it does not exist the lane writes to the table's `__historical__`
+//!   partition (the same way: a new id, sequences from 0), every entry naming the lane's
+//!   partition as `original_partition_name`.
 //! * Abort (close timeout, connection close): every pending batch fails with `WRITER_CLOSED`,
 //!   in order; late responses are ignored.
 
@@ -66,6 +70,7 @@ use super::completion::BucketResult;
 use crate::backend::{Backend, Dest, Request, Response};
 use crate::config::Config;
 use crate::error::{Error, FlussCode, Result};
+use crate::metadata::partition::HISTORICAL_PARTITION;
 use crate::metadata::TablePath;
 use crate::metrics::{BucketCounters, WriterMetrics};
 use crate::wire::kv_batch::stamp_kv_batch;
@@ -591,6 +596,7 @@ fn spawn_metadata(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<E
                 Some(t) => Ok(MetadataAnswer::Leaders {
                     leaders: t.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect(),
                     partition_id: None,
+                    historical: false,
                 }),
             },
             Ok(other) => Err(Error::protocol(format!("Metadata answered with {other:?}"))),
@@ -604,8 +610,12 @@ fn spawn_metadata(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<E
 pub(crate) struct LanePartition {
     /// Its values as a spec, in partition-key order (for CreatePartition).
     pub spec: proto::PbPartitionSpec,
-    /// `client.writer.dynamic-create-partition.enabled`.
+    /// `client.writer.dynamic-create-partition.enabled`, unless `historical`.
     pub create: bool,
+    /// The table has historical partitions and this partition is older than the ones it
+    /// retains: it is never created, and once it does not exist its rows go to the table's
+    /// historical partition (Fluss 1.0).
+    pub historical: bool,
     /// `client.writer.partition-idle-timeout`, nanos.
     pub idle_timeout: u64,
     /// Called by the sender once it has been idle for `idle_timeout`: the writer releases its
@@ -615,7 +625,8 @@ pub(crate) struct LanePartition {
 
 /// Metadata of a lane's partition: its id and leaders. A partition that does not exist is
 /// created first when the lane may (then its leaders are looked up again), or is fatal with
-/// `PARTITION_NOT_EXISTS`.
+/// `PARTITION_NOT_EXISTS`. An expired partition of a table with historical partitions is never
+/// created: once it does not exist, the lane writes to the table's historical partition.
 fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64, tx: mpsc::UnboundedSender<Event>) {
     let name = shared.target.partition.clone().expect("a partition lane");
     let path = shared.path.clone();
@@ -623,47 +634,57 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
     let target = shared.target.clone();
     let budget = shared.config.request_timeout;
     let wake = shared.acc.wake.clone();
-    let (spec, create) = (p.spec.clone(), p.create);
+    let (spec, create, historical) = (p.spec.clone(), p.create, p.historical);
     let lane_count = shared.acc.bucket_count() as i32;
     let stale = shared.stale.clone();
-    let query = proto::MetadataRequest {
-        partitions_path: vec![proto::PbPhysicalTablePath {
-            database_name: path.database.clone(),
-            table_name: path.table.clone(),
-            partition_name: Some(name.to_string()),
-        }],
-        ..Default::default()
+    let query = {
+        let path = path.clone();
+        move |partition: &str| proto::MetadataRequest {
+            partitions_path: vec![proto::PbPhysicalTablePath {
+                database_name: path.database.clone(),
+                table_name: path.table.clone(),
+                partition_name: Some(partition.to_string()),
+            }],
+            ..Default::default()
+        }
     };
-    let lookup = move |r: Result<Response>| -> Result<Option<MetadataAnswer>> {
-        match r {
-            Ok(Response::Metadata(m)) => match m.partition_metadata.iter().find(|pm| pm.partition_name == *name) {
-                Some(pm) if pm.table_id != target.table_id => Ok(Some(MetadataAnswer::TableGone(Error::server(
-                    FlussCode::TABLE_NOT_EXIST,
-                    format!("table {path} no longer exists (or was recreated)"),
-                )))),
-                // A changed id (the partition was dropped and recreated) is the machine's to act
-                // on: it restarts the lane's sequences for the new id.
-                // The lane's rows were routed by `lane_count` buckets: a partition with another
-                // count (recreated, or created after a bucket count change) cannot take them.
-                Some(pm) if pm.bucket_count.is_some_and(|n| n != lane_count) => {
-                    stale.store(true, Ordering::Release);
-                    Ok(Some(MetadataAnswer::TableGone(Error::server(
-                        FlussCode::INVALID_BUCKET_ROUTING,
-                        format!(
-                            "partition {name} of {path} has {} buckets, but these rows were routed by {lane_count}; they were not written (write them again: the writer routes new rows by the partition's count)",
-                            pm.bucket_count.unwrap_or_default()
-                        ),
-                    ))))
-                }
-                Some(pm) => Ok(Some(MetadataAnswer::Leaders {
-                    leaders: pm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect(),
-                    partition_id: Some(pm.partition_id),
-                })),
-                None => Err(Error::protocol(format!("Metadata for partition {name} of {path} did not answer for it"))),
-            },
-            Ok(other) => Err(Error::protocol(format!("Metadata answered with {other:?}"))),
-            Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => Ok(None),
-            Err(e) => Err(e),
+    // The answer for `partition` (the lane's own, or the historical one standing in for it).
+    let lookup = {
+        let path = path.clone();
+        move |r: Result<Response>, partition: &str| -> Result<Option<MetadataAnswer>> {
+            let is_historical = partition == HISTORICAL_PARTITION;
+            match r {
+                Ok(Response::Metadata(m)) => match m.partition_metadata.iter().find(|pm| pm.partition_name == partition) {
+                    Some(pm) if pm.table_id != target.table_id => Ok(Some(MetadataAnswer::TableGone(Error::server(
+                        FlussCode::TABLE_NOT_EXIST,
+                        format!("table {path} no longer exists (or was recreated)"),
+                    )))),
+                    // A changed id (the partition was dropped and recreated, or replaced by the
+                    // historical one) is the machine's to act on: it restarts the lane's
+                    // sequences for the new id.
+                    // The lane's rows were routed by `lane_count` buckets: a partition with another
+                    // count (recreated, or created after a bucket count change) cannot take them.
+                    Some(pm) if pm.bucket_count.is_some_and(|n| n != lane_count) => {
+                        stale.store(true, Ordering::Release);
+                        Ok(Some(MetadataAnswer::TableGone(Error::server(
+                            FlussCode::INVALID_BUCKET_ROUTING,
+                            format!(
+                                "partition {partition} of {path} has {} buckets, but these rows were routed by {lane_count}; they were not written (write them again: the writer routes new rows by the partition's count)",
+                                pm.bucket_count.unwrap_or_default()
+                            ),
+                        ))))
+                    }
+                    Some(pm) => Ok(Some(MetadataAnswer::Leaders {
+                        leaders: pm.bucket_metadata.iter().map(|bm| (bm.bucket_id, bm.leader())).collect(),
+                        partition_id: Some(pm.partition_id),
+                        historical: is_historical,
+                    })),
+                    None => Err(Error::protocol(format!("Metadata for partition {partition} of {path} did not answer for it"))),
+                },
+                Ok(other) => Err(Error::protocol(format!("Metadata answered with {other:?}"))),
+                Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => Ok(None),
+                Err(e) => Err(e),
+            }
         }
     };
     let pb_path = proto::PbTablePath { database_name: shared.path.database.clone(), table_name: shared.path.table.clone() };
@@ -678,8 +699,20 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
                 }
             }
         };
-        let result = match lookup(timed(Request::Metadata(query.clone()), Dest::Any).await) {
+        let result = match lookup(timed(Request::Metadata(query(&name)), Dest::Any).await, &name) {
             Ok(Some(answer)) => Ok(answer),
+            // Expired and gone: the table's historical partition takes its rows (the coordinator
+            // creates and keeps that partition; a writer never does).
+            Ok(None) if historical => {
+                match lookup(timed(Request::Metadata(query(HISTORICAL_PARTITION)), Dest::Any).await, HISTORICAL_PARTITION) {
+                    Ok(Some(answer)) => Ok(answer),
+                    Ok(None) => Ok(MetadataAnswer::TableGone(Error::server(
+                        FlussCode::PARTITION_NOT_EXISTS,
+                        format!("{missing} (it is older than the table retains), and the table has no {HISTORICAL_PARTITION} partition to take its rows"),
+                    ))),
+                    Err(e) => Err(e),
+                }
+            }
             Ok(None) if !create => Ok(MetadataAnswer::TableGone(Error::server(
                 FlussCode::PARTITION_NOT_EXISTS,
                 format!("{missing} (client.writer.dynamic-create-partition.enabled is false)"),
@@ -688,7 +721,7 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
                 log::info!("{missing}: creating it");
                 let req = proto::CreatePartitionRequest { table_path: pb_path, partition_spec: spec, ignore_if_not_exists: true };
                 match timed(Request::CreatePartition(req), Dest::Coordinator).await {
-                    Ok(_) => match lookup(timed(Request::Metadata(query), Dest::Any).await) {
+                    Ok(_) => match lookup(timed(Request::Metadata(query(&name)), Dest::Any).await, &name) {
                         Ok(Some(answer)) => Ok(answer),
                         // Created but not visible yet: ask again after the usual backoff.
                         Ok(None) => Err(Error::server(FlussCode::LEADER_NOT_AVAILABLE, format!("{missing} yet (just created)"))),
@@ -758,8 +791,10 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
         until = until.min(m.until(p).unwrap_or(now));
         items.push((p.bucket, o.bytes.clone()));
     }
-    // The machine's partition id: the one the batches' sequences were stamped for.
+    // The machine's partition id: the one the batches' sequences were stamped for. Batches for
+    // the historical partition name the partition their rows belong to.
     let partition_id = m.partition_id();
+    let original = if m.historical() { shared.target.partition.as_deref().map(str::to_string) } else { None };
     let request = match shared.kind {
         BatchKind::Log => Request::ProduceLog(proto::ProduceLogRequest {
             acks: cfg.acks,
@@ -772,7 +807,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
                     bucket_id: b,
                     records,
                     routing_bucket_count: shared.routing_count,
-                    original_partition_name: None,
+                    original_partition_name: original.clone(),
                 })
                 .collect(),
         }),
@@ -788,7 +823,7 @@ fn send_one(shared: &SenderShared, m: &Machine<Outgoing>, leader: i32, parts: Ve
                     bucket_id: b,
                     records,
                     routing_bucket_count: shared.routing_count,
-                    original_partition_name: None,
+                    original_partition_name: original.clone(),
                 })
                 .collect(),
             agg_mode: None,

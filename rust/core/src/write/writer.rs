@@ -33,7 +33,7 @@ use super::sender::{self, LanePartition, SenderShared};
 use crate::config::NoKeyAssigner;
 use crate::connection::ConnInner;
 use crate::error::{ClientCode, Error, Result};
-use crate::metadata::partition::{PartitionRouter, PARTITION_SEPARATOR};
+use crate::metadata::partition::{historical_partitions, AutoPartition, PartitionRouter, HISTORICAL_PARTITION, PARTITION_SEPARATOR};
 use crate::metadata::{Schema, TableInfo};
 use crate::metrics::{BucketCount, BucketCounters, CodeCount, Report, Reports, WriterMetrics};
 use crate::row::{check_value, Value};
@@ -327,7 +327,9 @@ enum Lanes {
     /// A table without partitions: one lane, created with the writer.
     Single(Lane),
     /// A partitioned table: a lane per partition written to, created by the first row for it.
-    Partitioned { router: PartitionRouter, keys: Vec<String>, lanes: RwLock<PartitionLanes> },
+    /// `historical`: the table's auto-partitioning when it has historical partitions (rows of
+    /// partitions older than it retains go to its historical partition once theirs is gone).
+    Partitioned { router: PartitionRouter, keys: Vec<String>, lanes: RwLock<PartitionLanes>, historical: Option<AutoPartition> },
 }
 
 /// How many partitions' lanes [`PartitionLanes::by_values`] finds by their key values.
@@ -481,7 +483,12 @@ impl WriterCore {
         let keys = KeyCodec::new(info)?;
         let lanes = match PartitionRouter::new(info.schema(), info.partition_keys())? {
             None => Lanes::Single(build_lane(&conn, info, &schema, &scope, &lane_config, None, table.leaders())),
-            Some(router) => Lanes::Partitioned { router, keys: info.partition_keys().to_vec(), lanes: RwLock::default() },
+            Some(router) => Lanes::Partitioned {
+                router,
+                keys: info.partition_keys().to_vec(),
+                lanes: RwLock::default(),
+                historical: historical_partitions(&info.descriptor),
+            },
         };
         let budget = match config.buffer_wait_timeout {
             None => WaitBudget::Unbounded,
@@ -551,12 +558,14 @@ impl WriterCore {
 
     /// The lane of the partition called `name`, created (with its sender) on first use.
     fn lane_named(&self, name: &str) -> Result<Arc<Lane>> {
-        let Lanes::Partitioned { keys, lanes, .. } = &self.lanes else { unreachable!("a partitioned writer") };
+        let Lanes::Partitioned { keys, lanes, historical, .. } = &self.lanes else { unreachable!("a partitioned writer") };
         if let Some(l) = lanes.read().unwrap_or_else(|p| p.into_inner()).by_name.get(name).filter(|l| !l.shared.is_stale()) {
             return Ok(l.clone());
         }
+        // A partition older than the table retains, on a table with historical partitions.
+        let expired = historical.as_ref().is_some_and(|a| a.is_expired(name, crate::timeouts::wall_clock_ms()));
         // Outside the lock: the partition's own bucket count (a request to the server).
-        let bucket_count = self.partition_bucket_count(name);
+        let bucket_count = self.partition_bucket_count(name, expired);
         let mut map = lanes.write().unwrap_or_else(|p| p.into_inner());
         if let Some(l) = map.by_name.get(name) {
             if !l.shared.is_stale() {
@@ -588,7 +597,7 @@ impl WriterCore {
             &self.schema,
             &self.scope,
             &self.lane_config,
-            Some((name.clone(), spec, on_idle)),
+            Some((name.clone(), spec, on_idle, expired)),
             leaders,
         ));
         map.by_name.insert(name, lane.clone());
@@ -601,14 +610,22 @@ impl WriterCore {
     /// Metadata; for a partition that does not exist yet, the table's count as the server has it
     /// now (what the partition will get when it is created). If neither can be asked (a network
     /// error), the table's count as loaded: should the partition have another one, the lane's
-    /// sender finds out before it sends and the rows fail with INVALID_BUCKET_ROUTING.
-    fn partition_bucket_count(&self, name: &str) -> i32 {
+    /// sender finds out before it sends and the rows fail with INVALID_BUCKET_ROUTING. An
+    /// `expired` partition that does not exist (its rows go to the historical partition) has the
+    /// historical partition's count.
+    fn partition_bucket_count(&self, name: &str, expired: bool) -> i32 {
         let info = self.table.info();
         if info.bucket_count_epoch.is_none() {
             return info.bucket_count();
         }
         match crate::admin::load_partition_counted(&self.conn, info, name) {
             Ok((_, _, n)) => n,
+            Err(e) if e.code() == crate::FlussCode::PARTITION_NOT_EXISTS && expired => {
+                match crate::admin::load_partition_counted(&self.conn, info, HISTORICAL_PARTITION) {
+                    Ok((_, _, n)) => n,
+                    Err(_) => info.bucket_count(),
+                }
+            }
             Err(e) if e.code() == crate::FlussCode::PARTITION_NOT_EXISTS => match crate::admin::load_table(&self.conn, &info.path) {
                 Ok((fresh, _)) if fresh.table_id == info.table_id => fresh.bucket_count(),
                 _ => info.bucket_count(),
@@ -1180,7 +1197,7 @@ fn build_lane(
     schema: &Arc<Schema>,
     scope: &Scope,
     lc: &LaneConfig,
-    partition: Option<(Arc<str>, crate::wire::proto::PbPartitionSpec, OnIdle)>,
+    partition: Option<(Arc<str>, crate::wire::proto::PbPartitionSpec, OnIdle, bool)>,
     leaders: Vec<Option<i32>>,
 ) -> Lane {
     let config = conn.config.clone();
@@ -1190,11 +1207,12 @@ fn build_lane(
     let acc = Arc::new(Accumulator::new(buckets as usize, schema.clone(), info.schema_id as i16, lc.kind, lc.limits.clone()));
     let (name, lane_partition) = match partition {
         None => (None, None),
-        Some((name, spec, on_idle)) => (
+        Some((name, spec, on_idle, historical)) => (
             Some(name),
             Some(LanePartition {
                 spec,
-                create: config.dynamic_create_partition,
+                create: config.dynamic_create_partition && !historical,
+                historical,
                 idle_timeout: config.partition_idle_timeout.as_nanos().min(u64::MAX as u128) as u64,
                 on_idle,
             }),
