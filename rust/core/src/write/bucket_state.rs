@@ -1412,13 +1412,9 @@ mod tests {
         o.result.as_ref().err().map_or(0, Error::code)
     }
 
-    /// Metadata keeps reporting no leader for the bucket: the batch waits for one, metadata is
-    /// asked for again and again, and at the deadline the batch fails with DELIVERY_TIMEOUT.
-    #[test]
-    fn a_leader_that_stays_unknown_expires_the_batch_at_its_deadline() {
-        let mut h = Harness::new(fixed(false), 1, false);
-        h.apply(Op::Append { bucket: 0, new_batch: false });
-        let created = h.now;
+    /// Until a batch completes: every metadata request is answered "no leader", and nothing may
+    /// be sent; 10 s pass between turns. Returns how many metadata requests there were.
+    fn run_without_leaders(h: &mut Harness) -> usize {
         let mut refreshes = 0;
         loop {
             h.poll();
@@ -1429,10 +1425,20 @@ mod tests {
             }
             assert!(h.requests.is_empty(), "nothing is sent without a leader");
             if !h.completed.is_empty() {
-                break;
+                return refreshes;
             }
             h.apply(Op::Advance { ms: 10_000 });
         }
+    }
+
+    /// Metadata keeps reporting no leader for the bucket: the batch waits for one, metadata is
+    /// asked for again and again, and at the deadline the batch fails with DELIVERY_TIMEOUT.
+    #[test]
+    fn a_leader_that_stays_unknown_expires_the_batch_at_its_deadline() {
+        let mut h = Harness::new(fixed(false), 1, false);
+        h.apply(Op::Append { bucket: 0, new_batch: false });
+        let created = h.now;
+        let refreshes = run_without_leaders(&mut h);
         assert!(refreshes >= 5, "metadata refreshed {refreshes} times");
         let o = &h.completed[&0];
         assert_eq!(code(o), ClientCode::DeliveryTimeout as i32);
@@ -1450,18 +1456,7 @@ mod tests {
         assert_eq!(h.requests.len(), 1);
         let n = CODES.iter().position(|&c| c == FlussCode::NOT_LEADER_OR_FOLLOWER).unwrap() + 1;
         h.apply(Op::Respond { req: 0, whole: false, outcomes: vec![n] });
-        loop {
-            h.poll();
-            if h.metadata.is_some() {
-                h.apply(Op::Metadata { kind: 1, mask: 0xff });
-                h.poll();
-            }
-            assert!(h.requests.is_empty(), "nothing is resent without a leader");
-            if !h.completed.is_empty() {
-                break;
-            }
-            h.apply(Op::Advance { ms: 10_000 });
-        }
+        run_without_leaders(&mut h);
         let o = &h.completed[&0];
         assert_eq!(code(o), ClientCode::DeliveryTimeout as i32);
         let message = o.result.as_ref().unwrap_err().message().to_string();
