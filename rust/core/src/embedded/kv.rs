@@ -147,6 +147,13 @@ pub(crate) fn put(
     counters: &Counters,
 ) -> Result<i64> {
     let b = bucket.id;
+    if table.is_historical() && original.is_none() {
+        // Its keys live per original partition: a write that names none has no place there.
+        return Err(Error::server(
+            FlussCode::UNKNOWN_SERVER_ERROR,
+            format!("a write to {} must name the partition its rows belong to (original_partition_name)", table.describe()),
+        ));
+    }
     if !table.is_pk() {
         return Err(Error::server(
             FlussCode::NON_PRIMARY_KEY_TABLE,

@@ -43,8 +43,8 @@ pub const MAX_PARTITION_VALUE_LEN: usize = 200;
 pub const HISTORICAL_PARTITION: &str = "__historical__";
 
 /// The table option that gives a table its [`HISTORICAL_PARTITION`] (Fluss 1.0; the server
-/// allows it on auto-partitioned primary-key tables with one partition key whose lake is
-/// Paimon).
+/// allows it on auto-partitioned lake tables in Paimon with one partition key; the 1.0-SNAPSHOT
+/// coordinator also wanted a primary key, the 1.0.0 client routes log tables too).
 pub const HISTORICAL_ENABLED: &str = "table.datalake.historical-partition.enabled";
 
 /// The auto-partitioning of a table whose rows for expired partitions go to its

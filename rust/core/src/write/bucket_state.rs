@@ -264,6 +264,10 @@ pub(crate) struct Machine<B> {
     partition_id: Option<i64>,
     /// Whether `partition_id` is the table's historical partition (see [`MetadataAnswer`]).
     historical: bool,
+    /// Partition ids the lane left under its current writer id. The server keeps that writer's
+    /// sequences per id, so going back to one of them (a lane that returns to the historical
+    /// partition) must not restart at sequence 0 under the same writer id.
+    left_ids: Vec<i64>,
     /// Bumped whenever the partition id changes (the partition was dropped and recreated).
     epoch: u32,
     /// Per bucket: the storage pressure of the server's latest answer (0 for log tables).
@@ -299,6 +303,7 @@ impl<B> Machine<B> {
             retried: Vec::new(),
             partition_id,
             historical: false,
+            left_ids: Vec::new(),
             epoch: 0,
             pressure: vec![0.0; n],
             throttle_until: vec![0; n],
@@ -598,6 +603,17 @@ impl<B> Machine<B> {
         self.epoch = self.epoch.wrapping_add(1);
         self.next_seq.iter_mut().for_each(|s| *s = 0);
         self.last_acked.iter_mut().for_each(|s| *s = None);
+        if let Some(old) = self.partition_id.filter(|old| !self.left_ids.contains(old)) {
+            self.left_ids.push(old);
+        }
+        if self.p.idempotent && self.left_ids.contains(&id) {
+            // This writer id wrote there before: a new writer id starts every id at sequence 0
+            // (the batches wait for it; they are restamped when resent).
+            log::warn!("{}: back to partition id {id}: asking for a new writer id", self.p.table);
+            self.writer_id = None;
+            self.init = Side::Idle { retry_at: 0 };
+            self.left_ids.clear();
+        }
         for q in &mut self.buckets {
             for f in q.iter_mut().filter(|f| !matches!(f.state, State::Done(_))) {
                 // A sequence reset of the old id stopped retries to avoid gaps there; the new
@@ -684,6 +700,7 @@ impl<B> Machine<B> {
             Ok(id) => {
                 log::debug!("writer for {} got writer id {id}", self.p.table);
                 self.writer_id = Some(id);
+                self.left_ids.clear();
                 self.next_seq.iter_mut().for_each(|s| *s = 0);
                 self.init_attempts = 0;
                 self.fatal = None;
@@ -1677,6 +1694,56 @@ mod tests {
         assert_eq!(h.requests.len(), 1);
         assert_eq!(h.sent[&(102, 7, 0)], vec![0], "the new writer id starts at sequence 0");
         assert_eq!(h.sent[&(101, 7, 0)], vec![0, 1, 2]);
+    }
+
+    /// A lane that goes back to a partition id it wrote to before (it left the historical
+    /// partition for a recreated one, which was dropped again) asks for a new writer id: the
+    /// server still holds the old writer's sequences there, and sequence 0 again would be taken
+    /// for a duplicate. Moving to the historical partition marks the lane's requests.
+    #[test]
+    fn a_lane_back_at_a_partition_id_it_left_gets_a_new_writer_id() {
+        let mut h = Harness::new(fixed(true), 1, true);
+        h.apply(Op::Append { bucket: 0, new_batch: false });
+        h.poll();
+        h.apply(Op::WriterId { kind: 0 });
+        // A new batch, flushed; every send answered with success.
+        let answer = |h: &mut Harness| {
+            h.apply(Op::Append { bucket: 0, new_batch: true });
+            h.apply(Op::Flush { bucket: 0 });
+            h.poll();
+            for part in h.requests.drain(..).flatten().collect::<Vec<_>>() {
+                h.m.on_response(part, Ok((0, -1)), h.now);
+            }
+            h.poll();
+        };
+        answer(&mut h);
+        assert_eq!(h.sent[&(101, 7, 0)], vec![0, 1]);
+        let moved = |h: &mut Harness, pid: i64, historical: bool| {
+            let token = h.m.token();
+            h.m.metadata = Side::InFlight { token, until: u64::MAX };
+            h.m.on_metadata(token, Ok(MetadataAnswer::Leaders { leaders: vec![(0, Some(0))], partition_id: Some(pid), historical }), h.now);
+            h.server_pid = pid;
+        };
+        moved(&mut h, 8, true);
+        assert!(h.m.historical());
+        answer(&mut h);
+        assert_eq!(h.sent[&(101, 8, 0)], vec![0], "the historical partition from sequence 0");
+        moved(&mut h, 7, false);
+        assert!(!h.m.historical());
+        assert_eq!(h.m.writer_id, None, "back at partition 7: a new writer id first");
+        h.apply(Op::Append { bucket: 0, new_batch: true });
+        h.apply(Op::Flush { bucket: 0 });
+        h.poll();
+        assert!(h.requests.is_empty(), "nothing goes out before the new writer id");
+        h.apply(Op::WriterId { kind: 0 });
+        h.poll();
+        let sent: Vec<Part> = h.requests.drain(..).flatten().collect();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(h.sent[&(101, 7, 0)], vec![0, 1], "nothing more under the old writer id at partition 7");
+        assert_eq!(h.sent[&(102, 7, 0)], vec![0]);
+        h.m.on_response(sent[0], Ok((1, -1)), h.now);
+        h.run_out();
+        h.check_end();
     }
 
     /// Issue 28 item 9: the partition is dropped and recreated (new id) while batches are in

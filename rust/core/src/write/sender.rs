@@ -610,12 +610,13 @@ fn spawn_metadata(shared: &SenderShared, token: u64, tx: mpsc::UnboundedSender<E
 pub(crate) struct LanePartition {
     /// Its values as a spec, in partition-key order (for CreatePartition).
     pub spec: proto::PbPartitionSpec,
-    /// `client.writer.dynamic-create-partition.enabled`, unless `historical`.
+    /// `client.writer.dynamic-create-partition.enabled`.
     pub create: bool,
-    /// The table has historical partitions and this partition is older than the ones it
-    /// retains: it is never created, and once it does not exist its rows go to the table's
-    /// historical partition (Fluss 1.0).
-    pub historical: bool,
+    /// The table's auto-partitioning when it has historical partitions (Fluss 1.0): whenever
+    /// the partition turns out not to exist, the sender asks whether it is older than the table
+    /// retains now; then it is never created, and its rows go to the table's historical
+    /// partition (a lane outlives its partition's expiry when late rows keep it busy).
+    pub historical: Option<crate::metadata::partition::AutoPartition>,
     /// `client.writer.partition-idle-timeout`, nanos.
     pub idle_timeout: u64,
     /// Called by the sender once it has been idle for `idle_timeout`: the writer releases its
@@ -634,7 +635,9 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
     let target = shared.target.clone();
     let budget = shared.config.request_timeout;
     let wake = shared.acc.wake.clone();
-    let (spec, create, historical) = (p.spec.clone(), p.create, p.historical);
+    let (spec, create) = (p.spec.clone(), p.create);
+    // Decided when the partition is looked up, not when the lane was made.
+    let expired = p.historical.as_ref().is_some_and(|a| a.is_expired(&name, crate::timeouts::wall_clock_ms()));
     let lane_count = shared.acc.bucket_count() as i32;
     let stale = shared.stale.clone();
     let query = {
@@ -703,7 +706,7 @@ fn spawn_partition_metadata(shared: &SenderShared, p: &LanePartition, token: u64
             Ok(Some(answer)) => Ok(answer),
             // Expired and gone: the table's historical partition takes its rows (the coordinator
             // creates and keeps that partition; a writer never does).
-            Ok(None) if historical => {
+            Ok(None) if expired => {
                 match lookup(timed(Request::Metadata(query(HISTORICAL_PARTITION)), Dest::Any).await, HISTORICAL_PARTITION) {
                     Ok(Some(answer)) => Ok(answer),
                     Ok(None) => Ok(MetadataAnswer::TableGone(Error::server(

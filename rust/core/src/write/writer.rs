@@ -597,7 +597,7 @@ impl WriterCore {
             &self.schema,
             &self.scope,
             &self.lane_config,
-            Some((name.clone(), spec, on_idle, expired)),
+            Some((name.clone(), spec, on_idle, historical.clone())),
             leaders,
         ));
         map.by_name.insert(name, lane.clone());
@@ -1197,7 +1197,7 @@ fn build_lane(
     schema: &Arc<Schema>,
     scope: &Scope,
     lc: &LaneConfig,
-    partition: Option<(Arc<str>, crate::wire::proto::PbPartitionSpec, OnIdle, bool)>,
+    partition: Option<(Arc<str>, crate::wire::proto::PbPartitionSpec, OnIdle, Option<AutoPartition>)>,
     leaders: Vec<Option<i32>>,
 ) -> Lane {
     let config = conn.config.clone();
@@ -1211,7 +1211,7 @@ fn build_lane(
             Some(name),
             Some(LanePartition {
                 spec,
-                create: config.dynamic_create_partition && !historical,
+                create: config.dynamic_create_partition,
                 historical,
                 idle_timeout: config.partition_idle_timeout.as_nanos().min(u64::MAX as u128) as u64,
                 on_idle,
