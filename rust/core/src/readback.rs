@@ -17,7 +17,7 @@ use crate::cluster::readback::{fetch_log_routed, list_offsets_routed, lookup_rou
 use crate::connection::ConnInner;
 use crate::embedded::{ChangeType, ScannedRow};
 use crate::error::{ClientCode, Error, FlussCode, Result};
-use crate::metadata::partition::{historical_partitions, split_partitioned_key, HISTORICAL_PARTITION};
+use crate::metadata::partition::{expired_to_historical, split_partitioned_key, HISTORICAL_PARTITION};
 use crate::metadata::{Schema, TableInfo};
 use crate::row::{Row, Value};
 use crate::wire::arrow::record_batch_to_rows;
@@ -206,8 +206,7 @@ pub(crate) fn lookup_key(conn: &Arc<ConnInner>, info: &TableInfo, key: &[Value])
             Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => {
                 // Gone: an expired partition of a table with historical partitions lives on in
                 // its historical partition; any other holds no key.
-                let expired = historical_partitions(&info.descriptor).is_some_and(|a| a.is_expired(&p, crate::timeouts::wall_clock_ms()));
-                if !expired {
+                if !expired_to_historical(&info.descriptor, &p) {
                     return Ok(None);
                 }
                 match crate::admin::load_partition_counted(conn, info, HISTORICAL_PARTITION) {

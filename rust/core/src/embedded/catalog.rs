@@ -473,15 +473,15 @@ fn table_to_json(record: &TableRecord) -> Json {
 /// partitions, keeps each key within the namespace of the partition its row belongs to
 /// (`original`, the write's `original_partition_name`), as the Fluss 1.0 tablet server does
 /// (apache/fluss#4001). Partition names hold no NUL, so the prefix is unambiguous.
-pub(crate) fn kv_key(original: Option<&str>, key: &[u8]) -> Vec<u8> {
+pub(crate) fn kv_key<'a>(original: Option<&str>, key: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
     match original {
-        None => key.to_vec(),
+        None => std::borrow::Cow::Borrowed(key),
         Some(o) => {
             let mut k = Vec::with_capacity(o.len() + 1 + key.len());
             k.extend_from_slice(o.as_bytes());
             k.push(0);
             k.extend_from_slice(key);
-            k
+            std::borrow::Cow::Owned(k)
         }
     }
 }

@@ -150,7 +150,7 @@ fn server_table_defaults(path: &TablePath, mut d: TableDescriptor, lake: Option<
     if let Some(f) = lake {
         d.properties.entry(lake::FORMAT_PROPERTY.to_string()).or_insert_with(|| f.name().to_string());
     }
-    let lake_enabled = is_true(&d, "table.datalake.enabled");
+    let lake_enabled = d.flag("table.datalake.enabled");
     if lake_enabled && lake.is_none() {
         return Err(server(
             FlussCode::INVALID_TABLE,
@@ -188,24 +188,19 @@ fn server_table_defaults(path: &TablePath, mut d: TableDescriptor, lake: Option<
     Ok(d)
 }
 
-/// Whether a boolean table option is set to true.
-fn is_true(d: &TableDescriptor, key: &str) -> bool {
-    d.properties.get(key).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-}
-
 /// The rules a Fluss 1.0 coordinator applies to `table.datalake.historical-partition.enabled`
 /// (its message, INVALID_CONFIG): an auto-partitioned lake table in Paimon with one partition
 /// key. (The 1.0-SNAPSHOT coordinator also required a primary key; Fluss 1.0.0 routes log
 /// tables too, apache/fluss#4120.)
 fn check_historical_partition(d: &TableDescriptor, format: Option<LakeFormat>) -> std::result::Result<(), String> {
-    if !is_true(d, HISTORICAL_ENABLED) {
+    if !d.flag(HISTORICAL_ENABLED) {
         return Ok(());
     }
     let mut unmet = Vec::new();
-    if !is_true(d, AutoPartition::ENABLED) {
+    if !d.flag(AutoPartition::ENABLED) {
         unmet.push(format!("'{}' must be set to true", AutoPartition::ENABLED));
     }
-    if !is_true(d, "table.datalake.enabled") {
+    if !d.flag("table.datalake.enabled") {
         unmet.push("'table.datalake.enabled' must be set to true".to_string());
     }
     match format {
@@ -621,7 +616,7 @@ impl EmbeddedEngine {
             _ => Vec::new(),
         };
         // A table with historical partitions gets its historical partition with it.
-        if is_true(&info.descriptor, HISTORICAL_ENABLED) {
+        if info.descriptor.flag(HISTORICAL_ENABLED) {
             precreate.push(HISTORICAL_PARTITION.to_string());
         }
         let table = Arc::new(self.new_physical(&info, Arc::default(), None)?);
@@ -1343,7 +1338,7 @@ impl EmbeddedEngine {
                     let rows: Vec<Option<crate::row::Row>> = {
                         let bucket = t.bucket(breq.bucket_id).ok_or_else(|| t.no_bucket(breq.bucket_id))?;
                         let original = breq.original_partition_name.as_deref();
-                        breq.keys.iter().map(|k| bucket.kv.get(&kv_key(original, k)).cloned().map(|r| t.fit(r))).collect()
+                        breq.keys.iter().map(|k| bucket.kv.get(kv_key(original, k).as_ref()).cloned().map(|r| t.fit(r))).collect()
                     };
                     rows.into_iter()
                         .map(|row| {

@@ -185,9 +185,9 @@ pub(crate) fn put(
         count += 1;
         let at = |m: String| mismatch(table, b, format!("record {i}: {m}"));
         let entry = kv_key(original, record.key);
-        let old = match overlay.get(&entry) {
+        let old = match overlay.get(entry.as_ref()) {
             Some(v) => v.clone(),
-            None => bucket.kv.get(&entry).cloned().map(|r| table.fit(r)),
+            None => bucket.kv.get(entry.as_ref()).cloned().map(|r| table.fit(r)),
         };
         let value = match record.value {
             Some(v) => {
@@ -225,7 +225,7 @@ pub(crate) fn put(
             }
         };
         let new = apply_one(table, old.as_ref(), value, target);
-        let key = entry;
+        let key = entry.into_owned();
         match (old, &new) {
             (None, None) => {}
             (None, Some(n)) => changes.push(Change { change_type: INSERT, key: key.clone(), row: n.clone() }),
@@ -331,7 +331,7 @@ pub(crate) fn replay_changelog(table: &Table, bucket: &mut Bucket, bytes: &[u8])
             Some(router) => {
                 original.clear();
                 router.name_of(table.schema(), &row, &mut original)?;
-                kv_key(Some(&original), &key)
+                kv_key(Some(&original), &key).into_owned()
             }
             None => key,
         };

@@ -182,8 +182,7 @@ impl EmbeddedEngine {
             match self.partition(table, &name) {
                 Ok(p) => (p, physical),
                 Err(e) if e.code() == FlussCode::PARTITION_NOT_EXISTS => {
-                    let expired = crate::metadata::partition::historical_partitions(&t.info.descriptor)
-                        .is_some_and(|a| a.is_expired(&name, super::engine::now_ms()));
+                    let expired = crate::metadata::partition::expired_to_historical(&t.info.descriptor, &name);
                     match self.partition(table, crate::metadata::partition::HISTORICAL_PARTITION) {
                         Ok(h) if expired => {
                             original = Some(name);
@@ -215,7 +214,7 @@ impl EmbeddedEngine {
         keys.encode_pk(t.schema(), &row, &mut key_bytes)?;
         let bucket = keys.kv_bucket(t.schema(), &row, &key_bytes, &mut Vec::new())?;
         let b = t.bucket(bucket).ok_or_else(|| t.no_bucket(bucket))?;
-        Ok(b.kv.get(&super::catalog::kv_key(original.as_deref(), &key_bytes)).cloned().map(|r| t.fit(r)))
+        Ok(b.kv.get(super::catalog::kv_key(original.as_deref(), &key_bytes).as_ref()).cloned().map(|r| t.fit(r)))
     }
 
     /// The table as the engine stores it (descriptor after defaults).

@@ -51,11 +51,16 @@ pub const HISTORICAL_ENABLED: &str = "table.datalake.historical-partition.enable
 /// [`HISTORICAL_PARTITION`]: `Some` when the descriptor turns [`HISTORICAL_ENABLED`] on and is
 /// auto-partitioned, `None` otherwise.
 pub fn historical_partitions(d: &super::TableDescriptor) -> Option<AutoPartition> {
-    let on = d.properties.get(HISTORICAL_ENABLED).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-    if !on {
+    if !d.flag(HISTORICAL_ENABLED) {
         return None;
     }
     AutoPartition::from_descriptor(d).ok().flatten()
+}
+
+/// Whether the rows of partition `name` live in the table's [`HISTORICAL_PARTITION`] once
+/// `name` is gone: the table has historical partitions and `name` has expired by now.
+pub(crate) fn expired_to_historical(d: &super::TableDescriptor, name: &str) -> bool {
+    historical_partitions(d).is_some_and(|a| a.is_expired(name, crate::timeouts::wall_clock_ms()))
 }
 
 /// One partition of a table, as `list_partitions` returns it.

@@ -712,6 +712,11 @@ impl TableDescriptor {
         self
     }
 
+    /// Whether the boolean table option `key` is set to true (as Fluss reads it: case aside).
+    pub(crate) fn flag(&self, key: &str) -> bool {
+        self.properties.get(key).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+    }
+
     /// Set a Fluss table property (`table.*`).
     pub fn with_property(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
         self.properties.insert(k.into(), v.into());
